@@ -1,0 +1,1 @@
+"""Texas hold'em as the ACPC plays it: game definitions, rules, features."""
