@@ -1,0 +1,307 @@
+"""ACPC game definitions: the ``.game`` files the dealer reads, and the built-ins.
+
+A game file looks like this (the ACPC server's heads-up limit game)::
+
+    GAMEDEF
+    limit
+    numPlayers = 2
+    numRounds = 4
+    blind = 10 5
+    raiseSize = 10 10 20 20
+    firstPlayer = 2 1 1 1
+    maxRaises = 3 4 4 4
+    numSuits = 4
+    numRanks = 13
+    numHoleCards = 2
+    numBoardCards = 0 3 1 1
+    END GAMEDEF
+
+Players are numbered from 0 here; the file numbers ``firstPlayer`` from 1.
+Logs name their game by a path that will not exist on the reader's machine, so
+the standard ACPC files are recognised by their file name (``builtin_by_filename``).
+
+>>> HEADS_UP_LIMIT.blind, HEADS_UP_LIMIT.raise_size, HEADS_UP_LIMIT.max_raises
+((10, 5), (10, 10, 20, 20), (3, 4, 4, 4))
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import asdict, dataclass, field
+from pathlib import Path, PurePosixPath, PureWindowsPath
+from typing import Any
+
+# The ACPC server's "no stack" for limit games: nobody ever goes all-in.
+UNLIMITED_STACK = 2**31 - 1
+
+
+class GameDefError(ValueError):
+    """A game definition that cannot be read or that batchrl cannot play."""
+
+
+@dataclass(frozen=True, slots=True)
+class GameDef:
+    """One poker game as the ACPC dealer defines it (players numbered from 0)."""
+
+    name: str
+    betting: str  # "limit" or "nolimit"
+    num_players: int
+    num_rounds: int
+    blind: tuple[int, ...]
+    raise_size: tuple[int, ...]  # limit only: the fixed bet per round
+    first_player: tuple[int, ...]  # who acts first in each round, from 0
+    max_raises: tuple[int, ...]  # raises allowed per round (the blind is no raise)
+    num_board_cards: tuple[int, ...]
+    stack: tuple[int, ...] = ()
+    num_suits: int = 4
+    num_ranks: int = 13
+    num_hole_cards: int = 2
+    description: str = field(default="", compare=False)
+
+    def __post_init__(self) -> None:
+        per_player = {"blind": self.blind, "stack": self.stack}
+        for key, values in per_player.items():
+            if values and len(values) != self.num_players:
+                raise GameDefError(
+                    f"{self.name}: {key} has {len(values)} values for {self.num_players} players"
+                )
+        per_round = {
+            "firstPlayer": self.first_player,
+            "maxRaises": self.max_raises,
+            "numBoardCards": self.num_board_cards,
+        }
+        if self.betting == "limit":
+            per_round["raiseSize"] = self.raise_size
+        for key, values in per_round.items():
+            if len(values) != self.num_rounds:
+                raise GameDefError(
+                    f"{self.name}: {key} has {len(values)} values for {self.num_rounds} rounds"
+                )
+        if self.betting not in ("limit", "nolimit"):
+            raise GameDefError(f"{self.name}: betting must be limit or nolimit, not {self.betting}")
+        if any(not 0 <= p < self.num_players for p in self.first_player):
+            raise GameDefError(f"{self.name}: firstPlayer names a player who is not at the table")
+
+    @property
+    def is_limit(self) -> bool:
+        return self.betting == "limit"
+
+    @property
+    def big_blind(self) -> int:
+        return max(self.blind)
+
+    @property
+    def small_blind_player(self) -> int:
+        """The seat that posts the smaller non-zero blind (the button, heads-up)."""
+        posted = [(b, p) for p, b in enumerate(self.blind) if b > 0]
+        return min(posted)[1]
+
+    def board_cards_before(self, round_: int) -> int:
+        """How many board cards are visible during ``round_``."""
+        return sum(self.num_board_cards[: round_ + 1])
+
+    def stacks(self) -> tuple[int, ...]:
+        return self.stack or (UNLIMITED_STACK,) * self.num_players
+
+    def params(self) -> dict[str, Any]:
+        """The game's identity as plain JSON data (stores compare it)."""
+        data = asdict(self)
+        data.pop("description")
+        data.pop("name")
+        if not self.stack:
+            data.pop("stack")
+        return data
+
+    def to_text(self) -> str:
+        """The game in the ACPC ``.game`` file format (round-trips through ``parse``)."""
+        lines = ["GAMEDEF", self.betting, f"numPlayers = {self.num_players}"]
+        lines.append(f"numRounds = {self.num_rounds}")
+        if self.stack:
+            lines.append("stack = " + " ".join(map(str, self.stack)))
+        lines.append("blind = " + " ".join(map(str, self.blind)))
+        if self.is_limit:
+            lines.append("raiseSize = " + " ".join(map(str, self.raise_size)))
+        lines.append("firstPlayer = " + " ".join(str(p + 1) for p in self.first_player))
+        lines.append("maxRaises = " + " ".join(map(str, self.max_raises)))
+        lines.append(f"numSuits = {self.num_suits}")
+        lines.append(f"numRanks = {self.num_ranks}")
+        lines.append(f"numHoleCards = {self.num_hole_cards}")
+        lines.append("numBoardCards = " + " ".join(map(str, self.num_board_cards)))
+        lines.append("END GAMEDEF")
+        return "\n".join(lines) + "\n"
+
+
+_KEYS = {
+    "numplayers": "num_players",
+    "numrounds": "num_rounds",
+    "stack": "stack",
+    "blind": "blind",
+    "raisesize": "raise_size",
+    "firstplayer": "first_player",
+    "maxraises": "max_raises",
+    "numsuits": "num_suits",
+    "numranks": "num_ranks",
+    "numholecards": "num_hole_cards",
+    "numboardcards": "num_board_cards",
+}
+_SCALARS = {"num_players", "num_rounds", "num_suits", "num_ranks", "num_hole_cards"}
+_ASSIGN = re.compile(r"^\s*([A-Za-z]+)\s*=\s*(.*)$")
+
+
+def parse(text: str, name: str = "custom") -> GameDef:
+    """Read a game in the ACPC ``.game`` format; the error names the line."""
+    values: dict[str, Any] = {}
+    betting = None
+    inside = False
+    for lineno, raw in enumerate(text.splitlines(), 1):
+        line = raw.split("#", 1)[0].strip()
+        if not line:
+            continue
+        upper = line.upper()
+        if upper == "GAMEDEF":
+            inside = True
+            continue
+        if upper == "END GAMEDEF":
+            break
+        if not inside:
+            raise GameDefError(f"{name}, line {lineno}: expected GAMEDEF, got {line!r}")
+        if line.lower() in ("limit", "nolimit"):
+            betting = line.lower()
+            continue
+        match = _ASSIGN.match(line)
+        if not match or match.group(1).lower() not in _KEYS:
+            raise GameDefError(f"{name}, line {lineno}: unknown setting {line!r}")
+        key = _KEYS[match.group(1).lower()]
+        try:
+            numbers = tuple(int(v) for v in match.group(2).split())
+        except ValueError:
+            raise GameDefError(f"{name}, line {lineno}: {line!r} wants integers") from None
+        if not numbers:
+            raise GameDefError(f"{name}, line {lineno}: {line!r} has no value")
+        values[key] = numbers[0] if key in _SCALARS else numbers
+    else:
+        if inside:
+            raise GameDefError(f"{name}: no END GAMEDEF")
+    if not inside:
+        raise GameDefError(f"{name}: no GAMEDEF block")
+    if betting is None:
+        raise GameDefError(f"{name}: the game says neither limit nor nolimit")
+    for required in ("num_players", "num_rounds", "blind", "num_board_cards"):
+        if required not in values:
+            raise GameDefError(f"{name}: missing {required}")
+    rounds = values["num_rounds"]
+    # The ACPC server's defaults: first player 1 every round, no raise cap.
+    values.setdefault("first_player", (1,) * rounds)
+    values["first_player"] = tuple(p - 1 for p in values["first_player"])
+    values.setdefault("max_raises", (255,) * rounds)
+    if betting == "limit" and "raise_size" not in values:
+        raise GameDefError(f"{name}: a limit game needs raiseSize")
+    values.setdefault("raise_size", ())
+    return GameDef(name=name, betting=betting, description=text, **values)
+
+
+def load(path: str | Path) -> GameDef:
+    """Read a ``.game`` file; the game is named after the file (without ``.game``)."""
+    p = Path(path)
+    try:
+        text = p.read_text()
+    except OSError as exc:
+        raise GameDefError(f"cannot read game file {p}: {exc.strerror}") from None
+    return parse(text, name=p.name.removesuffix(".game"))
+
+
+HEADS_UP_LIMIT = GameDef(
+    name="holdem.limit.2p.reverse_blinds",
+    betting="limit",
+    num_players=2,
+    num_rounds=4,
+    blind=(10, 5),
+    raise_size=(10, 10, 20, 20),
+    first_player=(1, 0, 0, 0),
+    max_raises=(3, 4, 4, 4),
+    num_board_cards=(0, 3, 1, 1),
+    description="ACPC heads-up limit hold'em: blinds 10/5, bets 10/10/20/20",
+)
+
+# The AAAI/Glassfrog dealer's units for the same game: blinds 2/1, bets 2/2/4/4.
+GLASSFROG_LIMIT = GameDef(
+    name="glassfrog.limit.2p",
+    betting="limit",
+    num_players=2,
+    num_rounds=4,
+    blind=(2, 1),
+    raise_size=(2, 2, 4, 4),
+    first_player=(1, 0, 0, 0),
+    max_raises=(3, 4, 4, 4),
+    num_board_cards=(0, 3, 1, 1),
+    description="Glassfrog dealer-summary units: blinds 1/2, bets 2/4",
+)
+
+HEADS_UP_NOLIMIT = GameDef(
+    name="holdem.nolimit.2p.reverse_blinds",
+    betting="nolimit",
+    num_players=2,
+    num_rounds=4,
+    stack=(20000, 20000),
+    blind=(100, 50),
+    raise_size=(),
+    first_player=(1, 0, 0, 0),
+    max_raises=(255, 255, 255, 255),
+    num_board_cards=(0, 3, 1, 1),
+    description="ACPC heads-up no-limit hold'em: stacks 20000, blinds 100/50",
+)
+
+THREE_PLAYER_LIMIT = GameDef(
+    name="holdem.limit.3p",
+    betting="limit",
+    num_players=3,
+    num_rounds=4,
+    blind=(5, 10, 0),
+    raise_size=(10, 10, 20, 20),
+    first_player=(2, 0, 0, 0),
+    max_raises=(3, 4, 4, 4),
+    num_board_cards=(0, 3, 1, 1),
+    description="ACPC 3-player limit hold'em: blinds 5/10/0, bets 10/10/20/20",
+)
+
+THREE_PLAYER_NOLIMIT = GameDef(
+    name="holdem.nolimit.3p",
+    betting="nolimit",
+    num_players=3,
+    num_rounds=4,
+    stack=(20000, 20000, 20000),
+    blind=(50, 100, 0),
+    raise_size=(),
+    first_player=(2, 0, 0, 0),
+    max_raises=(255, 255, 255, 255),
+    num_board_cards=(0, 3, 1, 1),
+    description="ACPC 3-player no-limit hold'em: stacks 20000, blinds 50/100/0",
+)
+
+BUILTINS: dict[str, GameDef] = {
+    g.name: g
+    for g in (HEADS_UP_LIMIT, GLASSFROG_LIMIT, HEADS_UP_NOLIMIT, THREE_PLAYER_LIMIT,
+              THREE_PLAYER_NOLIMIT)
+}
+
+
+def builtin_by_filename(path_in_log: str) -> GameDef | None:
+    """The built-in game a log's header names by path, or None if it is not standard.
+
+    >>> builtin_by_filename("/home/x/project_acpc_server/holdem.limit.2p.reverse_blinds.game").name
+    'holdem.limit.2p.reverse_blinds'
+    """
+    base = PureWindowsPath(PurePosixPath(path_in_log).name).name
+    return BUILTINS.get(base.removesuffix(".game"))
+
+
+def resolve(spec: str) -> GameDef:
+    """A game from a built-in name or a ``.game`` file path (what ``--game`` takes)."""
+    if spec in BUILTINS:
+        return BUILTINS[spec]
+    if spec.removesuffix(".game") in BUILTINS and not Path(spec).exists():
+        return BUILTINS[spec.removesuffix(".game")]
+    if not Path(spec).exists():
+        names = ", ".join(sorted(BUILTINS))
+        raise GameDefError(f"no game file {spec!r} and no built-in game of that name ({names})")
+    return load(spec)

@@ -1,0 +1,120 @@
+"""Replaying a logged hand through the rules, and checking its payoffs.
+
+A logged hand is trusted only once every action was legal in turn, the rounds
+break where the rules say, the board has the right number of cards, and the
+payoffs the rules compute equal the logged ones. Anything else raises
+``ReplayError`` saying what disagreed; the caller adds the file and line.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from batchrl.games.holdem.gamedef import GameDef
+from batchrl.games.holdem.rules import (
+    CALL,
+    FOLD,
+    RAISE,
+    HandState,
+    IllegalAction,
+    deal,
+    payoffs,
+    showdown_seats,
+    step,
+)
+
+# ACPC letters; the server also accepts b (bet) and k (check) and capitals.
+_ACTIONS = {"f": FOLD, "c": CALL, "k": CALL, "r": RAISE, "b": RAISE}
+
+# Payoffs are compared with a tolerance because logs print fractions in decimal.
+PAYOFF_TOLERANCE = 1e-6
+
+
+class ReplayError(ValueError):
+    """A logged hand the rules do not accept."""
+
+
+@dataclass(frozen=True, slots=True)
+class Replayed:
+    """A hand replayed: the state before each action, and the final state."""
+
+    decisions: tuple[tuple[HandState, int], ...]  # (state before, action), in order
+    final: HandState
+
+    @property
+    def needs_showdown(self) -> bool:
+        return bool(showdown_seats(self.final))
+
+
+def replay(
+    game: GameDef,
+    betting: str,
+    hole: Sequence[Sequence[int]],
+    board: Sequence[Sequence[int]],
+) -> Replayed:
+    """Play ``betting`` (ACPC letters, rounds split by '/') from the deal, checking each step."""
+    if len(hole) != game.num_players:
+        raise ReplayError(f"{len(hole)} players in the log, {game.num_players} in {game.name}")
+    for seat, cards in enumerate(hole):
+        if cards and len(cards) != game.num_hole_cards:
+            raise ReplayError(f"seat {seat} has {len(cards)} hole cards, "
+                              f"{game.name} deals {game.num_hole_cards}")
+    rounds = betting.split("/")
+    if len(rounds) > game.num_rounds:
+        raise ReplayError(f"betting {betting!r} has {len(rounds)} rounds, "
+                          f"{game.name} has {game.num_rounds}")
+    if len(board) > game.num_rounds - 1:
+        raise ReplayError(f"{len(board)} groups of board cards, {game.name} deals "
+                          f"at most {game.num_rounds - 1}")
+    for r, cards in enumerate(board, 1):
+        if len(cards) != game.num_board_cards[r]:
+            raise ReplayError(f"round {r + 1} shows {len(cards)} board cards, "
+                              f"{game.name} deals {game.num_board_cards[r]}")
+    state = deal(game, hole, [c for group in board for c in group])
+    decisions: list[tuple[HandState, int]] = []
+    for r, sequence in enumerate(rounds):
+        if state.finished:
+            raise ReplayError(f"betting {betting!r} goes on after the hand ended in round {r}")
+        if state.round != r:
+            raise ReplayError(f"betting {betting!r}: round {r + 1} starts while round "
+                              f"{state.round + 1} is still open")
+        for ch in sequence:
+            action = _ACTIONS.get(ch.lower())
+            if action is None:
+                raise ReplayError(f"betting {betting!r}: {ch!r} is not a limit action (f, c, r)")
+            if state.finished or state.round != r:
+                raise ReplayError(f"betting {betting!r}: round {r + 1} goes on after it closed")
+            decisions.append((state, action))
+            try:
+                state = step(state, action)
+            except IllegalAction as exc:
+                raise ReplayError(f"betting {betting!r}, round {r + 1}, action "
+                                  f"{len(decisions)} ({ch!r}): {exc}") from None
+    if not state.finished:
+        raise ReplayError(f"betting {betting!r} stops before the hand is over")
+    if len(rounds) != state.round + 1:
+        raise ReplayError(f"betting {betting!r} has {len(rounds)} rounds but the hand "
+                          f"ended in round {state.round + 1}")
+    if len(board) != state.round:
+        raise ReplayError(f"the hand reached round {state.round + 1} but the log shows "
+                          f"{len(board)} groups of board cards, not {state.round}")
+    if showdown_seats(state) and any(not state.hole[p] for p in showdown_seats(state)):
+        raise ReplayError("a showdown seat's hole cards are missing")
+    return Replayed(tuple(decisions), state)
+
+
+def check_payoffs(
+    replayed: Replayed, logged: Sequence[float], strengths: Sequence[int] | None
+) -> tuple[float, ...]:
+    """The rules' payoffs, after checking that they equal the logged ones."""
+    computed = payoffs(replayed.final, strengths)
+    if any(abs(a - b) > PAYOFF_TOLERANCE for a, b in zip(computed, logged, strict=True)):
+        raise ReplayError(f"logged payoffs {_fmt(logged)} but the rules give {_fmt(computed)} "
+                          f"(pot {sum(replayed.final.spent)}, betting "
+                          f"{replayed.final.betting!r})")
+    return computed
+
+
+def _fmt(values: Sequence[float]) -> str:
+    return "|".join(f"{v:g}" for v in values)

@@ -1,0 +1,228 @@
+"""ACPC poker logs as text: dealer ``STATE`` logs and Glassfrog dealer summaries.
+
+This module turns lines into ``LoggedHand`` records and nothing else: it checks
+that each line has the right shape, and leaves the poker (is the betting legal,
+do the payoffs add up) to ``batchrl.games.holdem``. A line that is not a hand
+comes out as a ``BadLine`` naming the file, the line and what was wrong, so the
+caller decides whether to stop or to skip it; no other exception escapes for
+bad input.
+
+Dealer log (ACPC server 2.x), fields in *player* order::
+
+    # name/game/hands/seed 2p.limit.h1000.r0 …/holdem.limit.2p.reverse_blinds.game 1000 0
+    STATE:0:cc/crc/cc/cc:5d5c|9hQd/8dAs8s/4h/6d:20|-20:p1|p2
+    SCORE:455|-455:p1|p2
+
+Glassfrog dealer summary (the big blind listed first)::
+
+    GGValuta|HyperboreanLimit-Eqm:0:rc/crc/cc/rc:8hTd|As9c/KsJcJh/Qc/8d:10|-10
+
+>>> hand = next(h for h in read_acpc(["STATE:3:rrrc/rrf:4s8s|6hJd/QhJs9d:-50|50:p2|p1"], "x.log")
+...             if isinstance(h, LoggedHand))
+>>> hand.number, hand.betting, hand.board, hand.payoffs
+(3, 'rrrc/rrf', ((42, 37, 31),), (-50.0, 50.0))
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+from batchrl.games.holdem.cards import parse_cards
+
+
+@dataclass(frozen=True, slots=True)
+class LoggedHand:
+    """One hand as a log line tells it (players in the log's player order)."""
+
+    source: str
+    line: int  # 1-based
+    index: int  # ordinal among the file's hands: hand numbers repeat in real logs
+    number: int  # the hand number as logged
+    betting: str  # as logged, e.g. "rc/crc/cc/rc"
+    hole: tuple[tuple[int, ...], ...]  # per player; () where the log hides them
+    board: tuple[tuple[int, ...], ...]  # board cards per '/'-group after the hole cards
+    payoffs: tuple[float, ...]
+    names: tuple[str, ...]
+    cards: str  # the cards field as logged (for audit)
+
+    @property
+    def num_players(self) -> int:
+        return len(self.hole)
+
+    @property
+    def is_nolimit(self) -> bool:
+        """Raise sizes (``r300``) or blind tokens (``b50``) only appear in no-limit logs."""
+        return any(ch.isdigit() or ch == "b" for ch in self.betting)
+
+
+@dataclass(frozen=True, slots=True)
+class Header:
+    """A dealer log's ``# name/game/hands/seed`` line; runs appended to a file repeat it."""
+
+    source: str
+    line: int
+    match: str
+    game_path: str
+    hands: int | None
+    seed: int | None
+
+
+@dataclass(frozen=True, slots=True)
+class BadLine:
+    source: str
+    line: int
+    reason: str
+    text: str
+
+    def __str__(self) -> str:
+        return f"{self.source}, line {self.line}: {self.reason}"
+
+
+class ParseError(ValueError):
+    """Bad input, naming the file, the line and what was wrong."""
+
+    def __init__(self, source: str, line: int, reason: str, text: str = "") -> None:
+        super().__init__(f"{source}, line {line}: {reason}")
+        self.source = source
+        self.line = line
+        self.reason = reason
+        self.text = text
+
+
+Record = LoggedHand | Header | BadLine
+
+_HEADER = re.compile(r"^#\s*name/game/hands/seed\s+(\S+)\s+(\S+)(?:\s+(\d+))?(?:\s+(\d+))?")
+_BETTING = re.compile(r"^[fcrbk/0-9FCRBK]*$")
+_SCORE_PREFIX = "SCORE:"
+_STATE_PREFIX = "STATE:"
+
+# How far into a file to look when guessing its format.
+SNIFF_LINES = 50
+
+
+def read_lines(path: str | Path) -> Iterator[tuple[int, str]]:
+    """(line number, text) for each line, CRLF and trailing whitespace removed.
+
+    Bytes that are not UTF-8 are replaced, so one bad byte spoils one line, which
+    the readers then report, instead of the whole file.
+    """
+    with open(path, encoding="utf-8", errors="replace", newline="") as f:
+        for lineno, raw in enumerate(f, 1):
+            yield lineno, raw.rstrip("\r\n \t")
+
+
+def sniff_format(lines: Iterable[str]) -> str | None:
+    """``"acpc"`` or ``"glassfrog"`` from a file's first lines, or None if neither."""
+    for n, text in enumerate(lines):
+        if n >= SNIFF_LINES:
+            break
+        if text.startswith(_STATE_PREFIX) or _HEADER.match(text):
+            return "acpc"
+        if not text or text.startswith("#"):
+            continue
+        fields = text.split(":")
+        if len(fields) == 5 and "|" in fields[0] and "|" in fields[4]:
+            return "glassfrog"
+    return None
+
+
+def read_acpc(lines: Iterable[str], source: str, start: int = 1) -> Iterator[Record]:
+    """Records of an ACPC dealer log from its lines (numbered from ``start``)."""
+    index = 0
+    for lineno, text in enumerate(lines, start):
+        record = _acpc_line(text, source, lineno, index)
+        if record is None:
+            continue
+        if isinstance(record, LoggedHand):
+            index += 1
+        yield record
+
+
+def read_glassfrog(lines: Iterable[str], source: str, start: int = 1) -> Iterator[Record]:
+    """Records of a Glassfrog ``.dealer.summary`` from its lines."""
+    index = 0
+    for lineno, text in enumerate(lines, start):
+        text = _strip_comment(text)
+        if not text or text.startswith("#"):
+            continue
+        fields = text.split(":")
+        if len(fields) != 5:
+            yield BadLine(source, lineno, f"expected 5 ':'-separated fields "
+                          f"(names:hand:betting:cards:payoffs), found {len(fields)}", text)
+            continue
+        names, number, betting, cards, payoffs = fields
+        record = _hand(source, lineno, index, number, betting, cards, payoffs, names, text)
+        if isinstance(record, LoggedHand):
+            index += 1
+        yield record
+
+
+def _acpc_line(text: str, source: str, lineno: int, index: int) -> Record | None:
+    if text.startswith("#"):
+        match = _HEADER.match(text)
+        if match is None:
+            return None  # the dealer's "#--t_response" settings and other comments
+        hands, seed = match.group(3), match.group(4)
+        return Header(source, lineno, match.group(1), match.group(2),
+                      int(hands) if hands else None, int(seed) if seed else None)
+    text = _strip_comment(text)
+    if not text or text.startswith(_SCORE_PREFIX):
+        return None
+    if not text.startswith(_STATE_PREFIX):
+        return BadLine(source, lineno, "expected a STATE:, SCORE: or # line", text)
+    fields = text.split(":")
+    if len(fields) not in (5, 6):
+        return BadLine(source, lineno, f"a STATE line has 5 or 6 ':'-separated fields, "
+                       f"found {len(fields)}", text)
+    names = fields[5] if len(fields) == 6 else ""
+    return _hand(source, lineno, index, fields[1], fields[2], fields[3], fields[4], names, text)
+
+
+def _strip_comment(text: str) -> str:
+    # The DeepStack logs end each line with " # <unix time>".
+    cut = text.find(" #")
+    return text if cut < 0 else text[:cut].rstrip()
+
+
+def _hand(
+    source: str, lineno: int, index: int, number: str, betting: str, cards: str,
+    payoffs: str, names: str, text: str,
+) -> LoggedHand | BadLine:
+    def bad(reason: str) -> BadLine:
+        return BadLine(source, lineno, reason, text)
+
+    if not number.isdigit():
+        return bad(f"hand number {number!r} is not a non-negative integer")
+    if not _BETTING.match(betting):
+        odd = sorted(set(betting) - set("fcrbk/0123456789FCRBK"))
+        return bad(f"betting {betting!r} has characters other than f c r and '/': {odd}")
+    groups = cards.split("/")
+    holes = groups[0].split("|")
+    if len(holes) < 2:
+        return bad(f"cards {cards!r} should start with one '|'-separated hand per player")
+    try:
+        hole = tuple(parse_cards(h) for h in holes)
+        board = tuple(parse_cards(g) for g in groups[1:])
+    except ValueError as exc:
+        return bad(f"cards {cards!r}: {exc}")
+    seen = [c for h in hole for c in h] + [c for g in board for c in g]
+    if len(set(seen)) != len(seen):
+        return bad(f"cards {cards!r} deal the same card twice")
+    values = payoffs.split("|")
+    if len(values) != len(hole):
+        return bad(f"{len(values)} payoffs {payoffs!r} for {len(hole)} players")
+    try:
+        payoff = tuple(float(v) for v in values)
+    except ValueError:
+        return bad(f"payoffs {payoffs!r} are not numbers")
+    if not all(math.isfinite(v) for v in payoff):
+        return bad(f"payoffs {payoffs!r} are not finite numbers")
+    who = tuple(names.split("|")) if names else ()
+    if who and len(who) != len(hole):
+        return bad(f"{len(who)} player names {names!r} for {len(hole)} players")
+    return LoggedHand(source, lineno, index, int(number), betting, hole, board, payoff, who,
+                      cards)
