@@ -41,7 +41,11 @@ def parse_cards(text: str) -> tuple[int, ...]:
     """A run of cards written together, such as ``"KsJcJh"``."""
     if len(text) % 2:
         raise ValueError(f"not a run of cards: {text!r} (odd length)")
-    return tuple(parse_card(text[i : i + 2]) for i in range(0, len(text), 2))
+    try:
+        return tuple([_CARD_OF[text[i : i + 2]] for i in range(0, len(text), 2)])
+    except KeyError as exc:
+        raise ValueError(f"not a card: {exc.args[0]!r} (want rank {RANKS} then suit {SUITS})"
+                         ) from None
 
 
 def card_str(card: int) -> str:

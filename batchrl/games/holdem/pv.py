@@ -1,0 +1,443 @@
+"""PV: the exact chance that two hole cards beat one random opponent hand.
+
+PV ("probability of victory") counts a tie as half a win. The opponent's two
+cards are uniform over the cards the player cannot see, and the board cards
+still to come are uniform over what is left; every (opponent, runout) pair is
+equally likely, and PV is exact up to float64 rounding.
+
+* pre-flop: a 169-class table shipped in ``data/pv_preflop.npy``;
+* flop: a table over the 1,755 flops distinct up to suit relabelling,
+  ``data/pv_flop.npz``;
+* turn and river: exact enumeration at run time.
+
+Both tables come from ``python -m batchrl.games.holdem.pv_tables``.
+
+>>> from batchrl.games.holdem.cards import parse_cards
+>>> round(pv(parse_cards("AhAd"), ()), 4)
+0.852
+>>> pv(parse_cards("AhAd"), parse_cards("AsAc2d7h9s"))
+1.0
+"""
+
+from __future__ import annotations
+
+import functools
+import itertools
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from numpy.typing import NDArray
+
+from batchrl.games.holdem import evaluator as ev
+
+DATA_DIR = Path(__file__).parent / "data"
+FLOP_FILE = "pv_flop.npz"
+PREFLOP_FILE = "pv_preflop.npy"
+
+# Outcomes behind each count, so that PV = count / (2 * outcomes): the count is
+# 2 * wins + ties over every equally likely (runout, opponent) pair.
+N_FLOPS = 19600  # C(50, 3) flops around a given hole pair
+FLOP_OUTCOMES = 1081 * 990  # C(47, 2) turn-river runouts x C(45, 2) opponents
+TURN_OUTCOMES = 46 * 990
+RIVER_OUTCOMES = 990
+
+Request = tuple[tuple[int, int], tuple[int, ...]]
+
+
+# --- Card combinatorics shared with the table generator ---------------------
+
+
+@functools.cache
+def pair_tables() -> tuple[NDArray[np.int64], NDArray[np.int64]]:
+    """The 1,326 two-card sets as ``(lo, hi)`` rows, and a 52x52 index into them.
+
+    Pair ``{a, b}`` with ``a < b`` has index ``b * (b - 1) / 2 + a``; the
+    index table is symmetric with -1 on the diagonal.
+    """
+    pairs = np.array([(a, b) for b in range(52) for a in range(b)], dtype=np.int64)
+    index = np.full((52, 52), -1, dtype=np.int64)
+    index[pairs[:, 0], pairs[:, 1]] = np.arange(len(pairs))
+    index[pairs[:, 1], pairs[:, 0]] = np.arange(len(pairs))
+    return pairs, index
+
+
+@functools.cache
+def suit_perms() -> NDArray[np.int64]:
+    """``(24, 52)``: card ``c`` under each of the 24 relabellings of the suits."""
+    cards = np.arange(52)
+    perms = np.array(list(itertools.permutations(range(4))), dtype=np.int64)
+    return (cards >> 2) * 4 + perms[:, cards & 3]
+
+
+@dataclass(frozen=True)
+class FlopCanon:
+    """Flops up to suit relabelling.
+
+    ``flops`` lists the 1,755 canonical flops (sorted cards, each the least
+    flop of its class in ``c0*2704 + c1*52 + c2`` order, rows in that order).
+    ``row[a, b, c]`` is the canonical row of flop ``{a, b, c}`` (any order)
+    and ``perm[a, b, c]`` a relabelling in :func:`suit_perms` that maps it
+    onto that canonical flop.
+    """
+
+    flops: NDArray[np.int64]
+    row: NDArray[np.int16]
+    perm: NDArray[np.int8]
+
+
+@functools.cache
+def flop_canon() -> FlopCanon:
+    flops = np.array(list(itertools.combinations(range(52), 3)), dtype=np.int64)
+    mapped = np.sort(suit_perms()[:, flops], axis=2)  # (24, 22100, 3)
+    codes = mapped[..., 0] * 2704 + mapped[..., 1] * 52 + mapped[..., 2]
+    best = np.argmin(codes, axis=0)
+    canon_codes = codes[best, np.arange(len(flops))]
+    distinct, rows = np.unique(canon_codes, return_inverse=True)
+    row = np.full((52, 52, 52), -1, dtype=np.int16)
+    perm = np.full((52, 52, 52), -1, dtype=np.int8)
+    for a, b, c in itertools.permutations(range(3)):
+        row[flops[:, a], flops[:, b], flops[:, c]] = rows
+        perm[flops[:, a], flops[:, b], flops[:, c]] = best
+    canon = np.stack([distinct // 2704, distinct // 52 % 52, distinct % 52], axis=1)
+    return FlopCanon(flops=canon, row=row, perm=perm)
+
+
+def preflop_cell(hole: NDArray[np.int64]) -> tuple[NDArray[np.int64], NDArray[np.int64]]:
+    """Cell of each hole pair ``(n, 2)`` in the 13x13 pre-flop table.
+
+    Pairs sit on the diagonal, suited hands at ``[high, low]`` and offsuit
+    ones at ``[low, high]`` (ranks 0..12 for 2..A).
+    """
+    r0, r1 = hole[:, 0] >> 2, hole[:, 1] >> 2
+    hi, lo = np.maximum(r0, r1), np.minimum(r0, r1)
+    suited = (hole[:, 0] & 3) == (hole[:, 1] & 3)
+    return np.where(suited, hi, lo), np.where(suited, lo, hi)
+
+
+# --- Shipped tables ----------------------------------------------------------
+
+
+def _data_file(name: str) -> Path:
+    path = DATA_DIR / name
+    if not path.exists():
+        raise FileNotFoundError(
+            f"{path} is missing; generate it with `python -m batchrl.games.holdem.pv_tables`"
+        )
+    return path
+
+
+@functools.cache
+def flop_counts() -> NDArray[np.uint32]:
+    """``(1755, 1326)`` 2*wins+ties of each hole pair on each canonical flop."""
+    with np.load(_data_file(FLOP_FILE)) as data:
+        counts: NDArray[np.uint32] = data["counts"]
+        if not np.array_equal(data["flops"], flop_canon().flops):
+            raise ValueError(f"{FLOP_FILE} was made for other canonical flops; regenerate it")
+    return counts
+
+
+@functools.cache
+def preflop_counts() -> NDArray[np.int64]:
+    """``(13, 13)`` 2*wins+ties summed over all flops, laid out as :func:`preflop_cell`."""
+    counts: NDArray[np.int64] = np.load(_data_file(PREFLOP_FILE))
+    return counts
+
+
+# --- PV by stage: each takes hole cards (n, 2) and a board (n, k) -------------
+
+
+def _pv_preflop(hole: NDArray[np.int64]) -> NDArray[np.float64]:
+    i, j = preflop_cell(hole)
+    return preflop_counts()[i, j] / (2.0 * N_FLOPS * FLOP_OUTCOMES)
+
+
+def _pv_flop(hole: NDArray[np.int64], flop: NDArray[np.int64]) -> NDArray[np.float64]:
+    canon = flop_canon()
+    _, index = pair_tables()
+    a, b, c = flop[:, 0], flop[:, 1], flop[:, 2]
+    relabel = suit_perms()[canon.perm[a, b, c]]
+    rows = np.arange(len(hole))
+    h = index[relabel[rows, hole[:, 0]], relabel[rows, hole[:, 1]]]
+    return flop_counts()[canon.row[a, b, c], h] / (2.0 * FLOP_OUTCOMES)
+
+
+def _card_sums(cards: NDArray[np.int64]) -> tuple[NDArray[np.int64], NDArray[np.int64]]:
+    """Summed evaluator keys and suit bits of each row of cards."""
+    t = ev.tables()
+    return t.card_keys[cards].sum(axis=1), t.card_suit_bits[cards].sum(axis=1)
+
+
+def _dead_masks(cards: NDArray[np.int64]) -> NDArray[np.uint64]:
+    masks: NDArray[np.uint64] = np.bitwise_or.reduce(
+        np.uint64(1) << cards.astype(np.uint64), axis=1
+    )
+    return masks
+
+
+@functools.cache
+def _pair_sums() -> tuple[NDArray[np.int64], NDArray[np.int64], NDArray[np.uint64]]:
+    pairs, _ = pair_tables()
+    keys, bits = _card_sums(pairs)
+    return keys, bits, _dead_masks(pairs)
+
+
+def _pv_river(hole: NDArray[np.int64], board: NDArray[np.int64]) -> NDArray[np.float64]:
+    # All 1,326 pairs against every request, masked: a fixed-shape grid beats
+    # gathering each request's own 990 pairs.
+    pair_keys, pair_bits, pair_masks = _pair_sums()
+    board_keys, board_bits = _card_sums(board)
+    hole_keys, hole_bits = _card_sums(hole)
+    dead = _dead_masks(np.hstack([hole, board]))
+    mine = ev.strengths7(board_keys + hole_keys, lambda r: (board_bits + hole_bits)[r])
+
+    def opp_bits(rows: NDArray[np.intp]) -> NDArray[np.int64]:
+        return board_bits[rows // len(pair_keys)] + pair_bits[rows % len(pair_keys)]
+
+    # Pairs that meet the request's cards get key 0 (no such hand, no flush):
+    # their sums could index past the table.
+    live = (dead[:, None] & pair_masks) == 0
+    opp = ev.strengths7(np.where(live, board_keys[:, None] + pair_keys, 0), opp_bits)
+    score: NDArray[np.int64] = np.where(live, np.sign(mine[:, None] - opp) + 1, 0).sum(axis=1)
+    return score / (2.0 * RIVER_OUTCOMES)
+
+
+@functools.cache
+def _rank_pairs() -> tuple[NDArray[np.int64], NDArray[np.int64], NDArray[np.int64]]:
+    """The 91 rank multisets ``{x, y}`` of an opponent's hand, and their key sums."""
+    xy = np.array([(x, y) for y in range(13) for x in range(y + 1)], dtype=np.int64)
+    weights = np.array(ev.RANK_WEIGHTS, dtype=np.int64)
+    return xy[:, 0], xy[:, 1], weights[xy[:, 0]] + weights[xy[:, 1]]
+
+
+@dataclass(frozen=True)
+class _Triples:
+    """Three-card sets, with what a flush correction needs of each."""
+
+    cards: tuple[NDArray[np.int64], NDArray[np.int64], NDArray[np.int64]]
+    masks: NDArray[np.uint64]  # the cards as bits
+    rank_keys: NDArray[np.int64]  # summed rank weights
+    suit_ranks: NDArray[np.int64]  # 13-bit rank mask of the cards of the flush suit
+
+
+@functools.cache
+def _flush_triples(suit: int, need: int) -> _Triples:
+    """Three-card sets holding at least ``need`` cards of ``suit``."""
+    cards = np.array(list(itertools.combinations(range(52), 3)), dtype=np.int64)
+    cards = cards[((cards & 3) == suit).sum(axis=1) >= need]
+    weights = np.array(ev.RANK_WEIGHTS, dtype=np.int64)
+    in_suit = (cards & 3) == suit
+    return _Triples(
+        cards=(cards[:, 0], cards[:, 1], cards[:, 2]),
+        masks=_dead_masks(cards),
+        rank_keys=weights[cards >> 2].sum(axis=1),
+        suit_ranks=(in_suit << (cards >> 2)).sum(axis=1),
+    )
+
+
+def _pv_turn(hole: NDArray[np.int64], board: NDArray[np.int64]) -> NDArray[np.float64]:
+    """Turn PV by river card and opponent *rank* pair, then flush corrections.
+
+    Without a flush the opponent's strength depends only on the ranks of
+    the two hole cards, so for each river card 91 rank pairs, weighted by how
+    many card pairs have those ranks, stand in for the 990 opponent hands.
+    Opponent flushes are then patched in hand by hand; they need at least
+    two of the flush suit on the turn board, and the sets of three cards
+    (river plus opponent pair) that make them are few.
+    """
+    n = len(hole)
+    t = ev.tables()
+    seen = np.hstack([hole, board])
+    alive = np.ones((n, 52), dtype=bool)
+    alive[np.arange(n)[:, None], seen] = False
+    unseen = np.nonzero(alive)[1].reshape(n, 46)  # the possible river cards
+
+    board_keys, board_bits = _card_sums(board)
+    hole_keys, hole_bits = _card_sums(hole)
+    mine_keys = (board_keys + hole_keys)[:, None] + t.card_keys[unseen]
+    mine_bits = board_bits + hole_bits
+
+    def my_bits(rows: NDArray[np.intp]) -> NDArray[np.int64]:
+        return mine_bits[rows // 46] + t.card_suit_bits[unseen.ravel()[rows]]
+
+    mine_of_card = np.zeros((n, 52), dtype=np.int32)
+    np.put_along_axis(mine_of_card, unseen, ev.strengths7(mine_keys, my_bits), axis=1)
+
+    # By river rank (13) and opponent rank pair (91): how many opponent hands
+    # have those ranks once the river is out, and what they make without a flush.
+    x, y, xy_keys = _rank_pairs()
+    rank_eye = np.eye(13, dtype=np.int32)
+    avail = alive.reshape(n, 13, 4).sum(axis=2, dtype=np.int32)
+    lx = avail[:, None, x] - rank_eye[:, x]
+    ly = avail[:, None, y] - rank_eye[:, y]
+    mult = np.where(x == y, lx * (lx - 1) // 2, lx * ly)  # (n, 13, 91)
+    weights = np.array(ev.RANK_WEIGHTS, dtype=np.int64)
+    keys = ((board_keys & ev.RANK_MASK)[:, None] + weights)[:, :, None] + xy_keys
+    # Rank multisets with multiplicity 0 may not exist (five of a rank): any
+    # in-range index will do for them.
+    opp = t.nonflush7[np.minimum(keys, len(t.nonflush7) - 1)].astype(np.int32)
+    mine = mine_of_card.reshape(n, 13, 4, 1)
+    per_river = (mult[:, :, None, :] * (np.sign(mine - opp[:, :, None, :]) + 1)).sum(axis=3)
+    score: NDArray[np.int64] = (per_river * alive.reshape(n, 13, 4)).sum(
+        axis=(1, 2), dtype=np.int64
+    )
+
+    suit_counts = np.stack([(board & 3) == s for s in range(4)], axis=2).sum(axis=1)
+    dead = _dead_masks(seen)
+    for suit in range(4):
+        for have in (2, 3, 4):
+            reqs = np.flatnonzero(suit_counts[:, suit] == have)
+            if reqs.size:
+                score += _flush_corrections(
+                    reqs, suit, 5 - have, dead, board_keys, board_bits, mine_of_card
+                )
+    return score / (2.0 * TURN_OUTCOMES)
+
+
+def _flush_corrections(
+    reqs: NDArray[np.intp],
+    suit: int,
+    need: int,
+    dead: NDArray[np.uint64],
+    board_keys: NDArray[np.int64],
+    board_bits: NDArray[np.int64],
+    mine_of_card: NDArray[np.int32],
+) -> NDArray[np.int64]:
+    """Score change of each request when opponent flushes replace their ranks-only value.
+
+    ``reqs`` are the requests whose board holds ``5 - need`` cards of ``suit``.
+    """
+    t = ev.tables()
+    tri = _flush_triples(suit, need)
+    hit_req, hit = np.nonzero((dead[reqs, None] & tri.masks) == 0)
+    req = reqs[hit_req]
+    # Every hit is a flush in ``suit`` by construction, so the flush table
+    # gives its strength directly.
+    board_suit_ranks = (board_bits[req] >> (ev.SUIT_RANKS_SHIFT * suit)) & 0x1FFF
+    true = t.flush[board_suit_ranks | tri.suit_ranks[hit]].astype(np.int32)
+    ranks_only = t.nonflush7[(board_keys[req] & ev.RANK_MASK) + tri.rank_keys[hit]].astype(np.int32)
+    mine_flat = mine_of_card.ravel()
+    delta = np.zeros(len(req), dtype=np.int32)
+    # Each of the three cards can be the river, the other two the opponent's.
+    for col in tri.cards:
+        mine = mine_flat[req * 52 + col[hit]]
+        delta += np.sign(mine - true) - np.sign(mine - ranks_only)
+    return np.bincount(req, weights=delta, minlength=len(mine_of_card)).astype(np.int64)
+
+
+# --- Public API --------------------------------------------------------------
+
+
+def _as_requests(requests: Sequence[Request]) -> NDArray[np.int64]:
+    """``(n, 7)`` cards: the hole pair, then the board padded with -1."""
+    rows = []
+    for hole, board in requests:
+        if len(hole) != 2 or len(board) not in (0, 3, 4, 5):
+            raise ValueError(f"want 2 hole cards and 0, 3, 4 or 5 board cards: {hole}, {board}")
+        rows.append((*hole, *board, *(-1,) * (5 - len(board))))
+    return np.array(rows, dtype=np.int64).reshape(-1, 7)
+
+
+def _check(cards: NDArray[np.int64]) -> NDArray[np.int64]:
+    """Board sizes of valid ``(n, 7)`` requests; raises on anything else."""
+    board = cards[:, 2:] >= 0
+    sizes: NDArray[np.int64] = board.sum(axis=1)
+    if np.any(cards > 51) or np.any(cards[:, :2] < 0) or np.any(cards[:, 2:] < -1):
+        raise ValueError("cards must be ints in 0..51 (boards padded with -1)")
+    if np.any(board[:, 1:] > board[:, :-1]) or np.any(np.isin(sizes, (1, 2))):
+        raise ValueError("a board holds 0, 3, 4 or 5 cards, padded at the end with -1")
+    ordered = np.sort(cards, axis=1)
+    repeated = ((ordered[:, 1:] == ordered[:, :-1]) & (ordered[:, 1:] >= 0)).any(axis=1)
+    if repeated.any():
+        raise ValueError(f"repeated card in request {cards[int(np.argmax(repeated))].tolist()}")
+    return sizes
+
+
+def _canonical(cards: NDArray[np.int64], sizes: NDArray[np.int64]) -> NDArray[np.int64]:
+    # PV does not depend on the order of the hole cards or of the flop cards.
+    out = cards.copy()
+    out[:, :2] = np.sort(cards[:, :2], axis=1)
+    flop = sizes >= 3
+    out[flop, 2:5] = np.sort(cards[flop, 2:5], axis=1)
+    return out
+
+
+def _pv_unique(cards: NDArray[np.int64], sizes: NDArray[np.int64]) -> NDArray[np.float64]:
+    out = np.empty(len(cards), dtype=np.float64)
+    hole = cards[:, :2]
+    for size in (0, 3, 4, 5):
+        rows = np.flatnonzero(sizes == size)
+        if not rows.size:
+            continue
+        if size == 0:
+            out[rows] = _pv_preflop(hole[rows])
+        elif size == 3:
+            out[rows] = _pv_flop(hole[rows], cards[rows, 2:5])
+        else:
+            stage = _pv_turn if size == 4 else _pv_river
+            # Chunks bound the memory of the per-request grids.
+            step = 256
+            for lo in range(0, len(rows), step):
+                part = rows[lo : lo + step]
+                out[part] = stage(hole[part], cards[part, 2 : 2 + size])
+    return out
+
+
+# Turn and river PVs cost tens of microseconds: keep them across calls, so a
+# log that repeats its deals (logs made with one seed do) pays once per deal.
+CACHE_LIMIT = 1 << 21
+_cache: dict[int, float] = {}
+
+
+def pv_cards(cards: NDArray[np.integer[Any]]) -> NDArray[np.float64]:
+    """PV of each row of ``(n, 7)`` cards: two hole cards, then 0/3/4/5 board cards and -1s.
+
+    Deduplicated within the call and cached across calls.
+
+    >>> from batchrl.games.holdem.cards import parse_cards
+    >>> pv_cards(np.array([[*parse_cards("AhAd"), -1, -1, -1, -1, -1]])).round(4)
+    array([0.852])
+    """
+    cards = np.asarray(cards, dtype=np.int64).reshape(-1, 7)
+    if not len(cards):
+        return np.zeros(0, dtype=np.float64)
+    sizes = _check(cards)
+    canon = _canonical(cards, sizes)
+    code = np.zeros(len(canon), dtype=np.int64)
+    for j in range(7):
+        code = code * 53 + canon[:, j] + 1
+    unique, first, inverse = np.unique(code, return_index=True, return_inverse=True)
+    keys = unique.tolist()
+    found = [_cache.get(k) for k in keys]
+    missing = [i for i, v in enumerate(found) if v is None]
+    values = np.array([0.0 if v is None else v for v in found], dtype=np.float64)
+    if missing:
+        rows = first[missing]
+        values[missing] = _pv_unique(canon[rows], sizes[rows])
+        if len(_cache) + len(missing) > CACHE_LIMIT:
+            _cache.clear()
+        _cache.update(zip([keys[i] for i in missing], values[missing].tolist(), strict=True))
+    return values[inverse]
+
+
+def pv_many(requests: Sequence[Request]) -> NDArray[np.float64]:
+    """PV of each ``(hole, board)`` request, batched, deduplicated and cached.
+
+    >>> from batchrl.games.holdem.cards import parse_cards
+    >>> reqs = [(parse_cards("AhAd"), parse_cards("AsAc2d7h9s")), (parse_cards("7h2d"), ())]
+    >>> pv_many(reqs).round(4)
+    array([1.    , 0.3458])
+    """
+    return pv_cards(_as_requests(requests))
+
+
+def pv(hole: tuple[int, int], board: tuple[int, ...]) -> float:
+    """PV of ``hole`` on ``board`` (0, 3, 4 or 5 cards); cached.
+
+    >>> from batchrl.games.holdem.cards import parse_cards
+    >>> round(pv(parse_cards("Ks7h"), parse_cards("Kd9c2s")), 4)
+    0.8389
+    """
+    return float(pv_many([(hole, board)])[0])
