@@ -2,9 +2,21 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+
 import numpy as np
 
-from batchrl.games.holdem.rules import CALL, FOLD, RAISE, HandState, legal_actions
+from batchrl.games.holdem.gamedef import GameDef
+from batchrl.games.holdem.rules import (
+    CALL,
+    FOLD,
+    RAISE,
+    HandState,
+    legal_actions,
+    new_hand,
+    returns,
+    step,
+)
 
 
 def random_action(state: HandState, rng: np.random.Generator,
@@ -24,3 +36,14 @@ def random_action(state: HandState, rng: np.random.Generator,
     else:
         choice = RAISE
     return choice if choice in legal else CALL
+
+
+def random_match(
+    game: GameDef, hands: int, rng: np.random.Generator
+) -> Iterator[tuple[HandState, tuple[float, ...]]]:
+    """Finished hands of two random players, with their payoffs."""
+    for _ in range(hands):
+        state = new_hand(game, rng)
+        while not state.finished:
+            state = step(state, random_action(state, rng))
+        yield state, returns(state)

@@ -6,7 +6,8 @@ same hands. Payoffs are printed as the dealer prints them: integers when whole.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
+from pathlib import Path
 
 from batchrl.games.holdem.cards import cards_str
 from batchrl.games.holdem.gamedef import GameDef
@@ -53,3 +54,29 @@ def header_lines(match: str, game: GameDef, hands: int, seed: int) -> list[str]:
         "#--t_hand 600000",
         "#--t_per_hand 7000",
     ]
+
+
+def write_log(path: Path, hands: Iterable[tuple[HandState, Sequence[float]]],
+              fmt: str = "acpc", match: str = "match", seed: int = 0,
+              players: tuple[str, str] = ("alice", "bob")) -> int:
+    """Write finished heads-up hands as a dealer log (``"acpc"``) or summary (``"glassfrog"``).
+
+    Seats rotate every hand, as the dealer rotates them, so the names alternate.
+    Returns the number of hands written.
+    """
+    played = list(hands)
+    lines = []
+    if fmt == "acpc" and played:
+        lines += header_lines(match, played[0][0].game, len(played), seed)
+    totals = dict.fromkeys(players, 0.0)
+    for number, (state, payoff) in enumerate(played):
+        names = players if number % 2 == 0 else players[::-1]
+        for name, value in zip(names, payoff, strict=True):
+            totals[name] += value
+        write = state_line if fmt == "acpc" else summary_line
+        lines.append(write(number, state, payoff, names))
+    if fmt == "acpc":
+        lines.append("SCORE:" + "|".join(_number(totals[p]) for p in players) + ":"
+                     + "|".join(players))
+    path.write_text("\n".join(lines) + "\n")
+    return len(played)

@@ -8,6 +8,7 @@ payoffs the rules compute equal the logged ones. Anything else raises
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -41,10 +42,7 @@ class Replayed:
 
     decisions: tuple[tuple[HandState, int], ...]  # (state before, action), in order
     final: HandState
-
-    @property
-    def needs_showdown(self) -> bool:
-        return bool(showdown_seats(self.final))
+    needs_showdown: bool
 
 
 def replay(
@@ -53,17 +51,35 @@ def replay(
     hole: Sequence[Sequence[int]],
     board: Sequence[Sequence[int]],
 ) -> Replayed:
-    """Play ``betting`` (ACPC letters, rounds split by '/') from the deal, checking each step."""
+    """Play ``betting`` (ACPC letters, rounds split by '/'), checking each step and the cards.
+
+    The returned states carry no cards: the betting alone decides every state
+    the rules track, so ``replay_betting`` is memoized per betting string (real
+    logs hold a few thousand distinct ones) and the cards are checked per hand.
+    """
+    check_deal(game, hole, board)
+    replayed = replay_betting(game, betting)
+    reached = replayed.final.round
+    if len(board) != reached:
+        raise ReplayError(f"the hand reached round {reached + 1} but the log shows "
+                          f"{len(board)} groups of board cards, not {reached}")
+    for state, _ in replayed.decisions:
+        if not hole[state.current]:
+            raise ReplayError(f"seat {state.current} acts, but the log hides its hole cards")
+    if replayed.needs_showdown and any(not hole[p] for p in showdown_seats(replayed.final)):
+        raise ReplayError("a showdown seat's hole cards are missing")
+    return replayed
+
+
+def check_deal(game: GameDef, hole: Sequence[Sequence[int]], board: Sequence[Sequence[int]]
+               ) -> None:
+    """The log deals as many cards as the game does."""
     if len(hole) != game.num_players:
         raise ReplayError(f"{len(hole)} players in the log, {game.num_players} in {game.name}")
     for seat, cards in enumerate(hole):
         if cards and len(cards) != game.num_hole_cards:
             raise ReplayError(f"seat {seat} has {len(cards)} hole cards, "
                               f"{game.name} deals {game.num_hole_cards}")
-    rounds = betting.split("/")
-    if len(rounds) > game.num_rounds:
-        raise ReplayError(f"betting {betting!r} has {len(rounds)} rounds, "
-                          f"{game.name} has {game.num_rounds}")
     if len(board) > game.num_rounds - 1:
         raise ReplayError(f"{len(board)} groups of board cards, {game.name} deals "
                           f"at most {game.num_rounds - 1}")
@@ -71,7 +87,16 @@ def replay(
         if len(cards) != game.num_board_cards[r]:
             raise ReplayError(f"round {r + 1} shows {len(cards)} board cards, "
                               f"{game.name} deals {game.num_board_cards[r]}")
-    state = deal(game, hole, [c for group in board for c in group])
+
+
+@functools.lru_cache(maxsize=1 << 16)
+def replay_betting(game: GameDef, betting: str) -> Replayed:
+    """The betting replayed from the blinds, every step through ``rules.step``."""
+    rounds = betting.split("/")
+    if len(rounds) > game.num_rounds:
+        raise ReplayError(f"betting {betting!r} has {len(rounds)} rounds, "
+                          f"{game.name} has {game.num_rounds}")
+    state = deal(game, ((),) * game.num_players, ())
     decisions: list[tuple[HandState, int]] = []
     for r, sequence in enumerate(rounds):
         if state.finished:
@@ -96,12 +121,7 @@ def replay(
     if len(rounds) != state.round + 1:
         raise ReplayError(f"betting {betting!r} has {len(rounds)} rounds but the hand "
                           f"ended in round {state.round + 1}")
-    if len(board) != state.round:
-        raise ReplayError(f"the hand reached round {state.round + 1} but the log shows "
-                          f"{len(board)} groups of board cards, not {state.round}")
-    if showdown_seats(state) and any(not state.hole[p] for p in showdown_seats(state)):
-        raise ReplayError("a showdown seat's hole cards are missing")
-    return Replayed(tuple(decisions), state)
+    return Replayed(tuple(decisions), state, bool(showdown_seats(state)))
 
 
 def check_payoffs(

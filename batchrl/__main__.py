@@ -1,0 +1,3 @@
+from batchrl.cli import main
+
+main()

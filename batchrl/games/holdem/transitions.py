@@ -1,0 +1,264 @@
+"""Logged hands to store rows: one row per decision, from the acting seat's view.
+
+The thesis's model (Vilella 2011, ch. 2.2 and 4.1): a row holds the features
+the seat saw, its action, and a reward; ``next_state`` is the same seat's next
+decision, after the opponent's reply, and the row is terminal when the hand
+ends first. The reward is minus the chips the seat puts in with this action
+(its blind counted on its first decision), plus, on its last decision, the chips
+it takes from the pot. So for every seat that acts, its rewards add up to its
+logged payoff.
+
+Hands are processed in chunks so that the showdowns and the PVs of a few
+thousand hands are computed in one vectorized call each.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+import numpy as np
+from numpy.typing import NDArray
+
+from batchrl.games.holdem import features
+from batchrl.games.holdem.gamedef import GameDef
+from batchrl.games.holdem.replay import (
+    Replayed,
+    ReplayError,
+    check_payoffs,
+    replay,
+    replay_betting,
+)
+from batchrl.games.holdem.rules import legal_mask
+
+AUDIT_COLUMNS = ("cards", "betting")
+
+
+class LoggedHandLike(Protocol):
+    """What the rows need from a parsed hand (``parsers.acpc.LoggedHand`` has it)."""
+
+    @property
+    def line(self) -> int: ...
+    @property
+    def index(self) -> int: ...
+    @property
+    def betting(self) -> str: ...
+    @property
+    def cards(self) -> str: ...
+    @property
+    def hole(self) -> tuple[tuple[int, ...], ...]: ...
+    @property
+    def board(self) -> tuple[tuple[int, ...], ...]: ...
+    @property
+    def payoffs(self) -> tuple[float, ...]: ...
+
+
+@dataclass
+class Chunk:
+    """The rows of a chunk of hands, and the hands refused, with why."""
+
+    columns: dict[str, Any]
+    hands: int
+    rows: int
+    rejected: list[tuple[LoggedHandLike, str]] = field(default_factory=list)
+
+
+def check_hands(
+    game: GameDef, hands: Sequence[LoggedHandLike]
+) -> tuple[list[tuple[LoggedHandLike, Replayed]], list[tuple[LoggedHandLike, str]]]:
+    """Replay each hand and compare payoffs; the showdowns are evaluated in one batch."""
+    from batchrl.games.holdem.evaluator import evaluate7
+
+    replayed: list[tuple[LoggedHandLike, Replayed]] = []
+    rejected: list[tuple[LoggedHandLike, str]] = []
+    for hand in hands:
+        try:
+            replayed.append((hand, replay(game, hand.betting, hand.hole, hand.board)))
+        except ReplayError as exc:
+            rejected.append((hand, str(exc)))
+    showdown_cards: list[tuple[int, ...]] = []
+    showdown_hands: list[int] = []
+    for i, (hand, rep) in enumerate(replayed):
+        if rep.needs_showdown:
+            board = tuple(c for group in hand.board for c in group)
+            for seat in range(game.num_players):
+                hole = hand.hole[seat]
+                # A seat that folded or hid its cards gets a dummy; its strength is unused.
+                showdown_cards.append((*hole, *board) if hole else (*board[:2], *board))
+            showdown_hands.append(i)
+    strengths: dict[int, list[int]] = {}
+    if showdown_cards:
+        values = evaluate7(np.array(showdown_cards, dtype=np.int64)).reshape(
+            len(showdown_hands), game.num_players
+        )
+        strengths = {i: values[k].tolist() for k, i in enumerate(showdown_hands)}
+    accepted: list[tuple[LoggedHandLike, Replayed]] = []
+    for i, (hand, rep) in enumerate(replayed):
+        try:
+            check_payoffs(rep, hand.payoffs, strengths.get(i))
+        except ReplayError as exc:
+            rejected.append((hand, str(exc)))
+            continue
+        accepted.append((hand, rep))
+    return accepted, rejected
+
+
+@dataclass(frozen=True, slots=True)
+class Template:
+    """The rows one betting string gives, before the cards and payoffs are known.
+
+    Every public feature, the actions, the chips put in and the legal masks
+    follow from the betting alone, so they are computed once per distinct
+    betting string; only PV, the payoffs and the audit columns vary by hand.
+    Rows are ordered seat by seat, each seat's decisions in turn.
+    """
+
+    seat: NDArray[np.int8]
+    step: NDArray[np.int32]
+    action: NDArray[np.int8]
+    state: NDArray[np.float32]  # (k, n_features), pv NaN
+    put_in: NDArray[np.float64]  # chips put in by the action (the blind on the first)
+    last: NDArray[np.bool_]
+    next_row: NDArray[np.int64]  # row of the same seat's next decision, -1 if last
+    next_legal: NDArray[np.bool_]  # (k, 3)
+    board_seen: NDArray[np.int64]  # board cards visible at each decision
+    final_spent: NDArray[np.float64]  # (k,) what the row's seat put in over the hand
+
+
+@functools.lru_cache(maxsize=1 << 16)
+def template(game: GameDef, betting: str) -> Template:
+    """The rows of ``betting``; raises ``ReplayError`` if the rules refuse it."""
+    rep = replay_betting(game, betting)
+    final = rep.final
+    decisions = rep.decisions
+    after = [d[0] for d in decisions[1:]] + [final]
+    seat_l: list[int] = []
+    step_l: list[int] = []
+    action_l: list[int] = []
+    state_l: list[list[float]] = []
+    put_in: list[float] = []
+    last_l: list[bool] = []
+    next_l: list[int] = []
+    legal_l: list[tuple[bool, bool, bool]] = []
+    seen: list[int] = []
+    spent_l: list[float] = []
+    for seat in range(game.num_players):
+        mine = [k for k, (s, _) in enumerate(decisions) if s.current == seat]
+        first = len(seat_l)
+        for i, k in enumerate(mine):
+            s, a = decisions[k]
+            last = i == len(mine) - 1
+            seat_l.append(seat)
+            step_l.append(i)
+            action_l.append(a)
+            state_l.append(features.public_features(s, seat))
+            put_in.append(after[k].spent[seat] - (0 if i == 0 else s.spent[seat]))
+            last_l.append(last)
+            next_l.append(-1 if last else first + i + 1)
+            legal_l.append((False, False, False) if last else legal_mask(decisions[mine[i + 1]][0]))
+            seen.append(game.board_cards_before(s.round))
+            spent_l.append(final.spent[seat])
+    n_features = len(features.feature_names(game))
+    return Template(
+        seat=np.asarray(seat_l, dtype=np.int8),
+        step=np.asarray(step_l, dtype=np.int32),
+        action=np.asarray(action_l, dtype=np.int8),
+        state=np.asarray(state_l, dtype=np.float32).reshape(len(seat_l), n_features),
+        put_in=np.asarray(put_in, dtype=np.float64),
+        last=np.asarray(last_l, dtype=bool),
+        next_row=np.asarray(next_l, dtype=np.int64),
+        next_legal=np.asarray(legal_l, dtype=bool).reshape(len(seat_l), 3),
+        board_seen=np.asarray(seen, dtype=np.int64),
+        final_spent=np.asarray(spent_l, dtype=np.float64),
+    )
+
+
+def build_rows(
+    game: GameDef, hands: Sequence[tuple[LoggedHandLike, Replayed]], episode_prefix: str,
+    pv: bool = True,
+) -> dict[str, Any]:
+    """Store columns for accepted hands (see ``batchrl.store`` for their meaning)."""
+    temps = [template(game, hand.betting) for hand, _ in hands]
+    counts = np.fromiter((len(t.seat) for t in temps), dtype=np.int64, count=len(temps))
+    n = int(counts.sum())
+    starts = np.cumsum(counts) - counts
+    hand_of_row = np.repeat(np.arange(len(temps)), counts)
+
+    def cat(name: str) -> Any:
+        if not temps:
+            return getattr(template(game, "f" if game.num_players == 2 else "ff"), name)[:0]
+        return np.concatenate([getattr(t, name) for t in temps])
+
+    seat = cat("seat")
+    state = cat("state")
+    next_row = cat("next_row")
+    last = cat("last")
+    payoffs = np.array([hand.payoffs for hand, _ in hands], dtype=np.float64).reshape(
+        len(hands), game.num_players)
+    # The last decision takes the seat's share of the pot: its payoff plus its stake.
+    reward = -cat("put_in") + np.where(last, payoffs[hand_of_row, seat] + cat("final_spent"), 0.0)
+    if pv:
+        state[:, features.PV_INDEX] = _pvs(hands, hand_of_row, seat, cat("board_seen"))
+    else:
+        state = np.ascontiguousarray(np.delete(state, features.PV_INDEX, axis=1))
+    has_next = next_row >= 0
+    global_next = next_row + np.repeat(starts, counts)
+    next_state = np.zeros_like(state)
+    next_state[has_next] = state[global_next[has_next]]
+    per_hand = {
+        "episode": [f"{episode_prefix}{hand.index}" for hand, _ in hands],
+        "line": [hand.line for hand, _ in hands],
+        "cards": [hand.cards for hand, _ in hands],
+        "betting": [hand.betting for hand, _ in hands],
+    }
+    audit = {k: np.repeat(np.asarray(v, dtype=np.int64 if k == "line" else object), counts)
+             for k, v in per_hand.items()}
+    return {
+        "episode": audit["episode"],
+        "step": cat("step"),
+        "player": seat,
+        "state": state,
+        "action": cat("action"),
+        "reward": reward,
+        "next_state": next_state,
+        "next_legal": cat("next_legal"),
+        "terminal": last,
+        "truncated": np.zeros(n, dtype=bool),
+        "line": audit["line"],
+        "cards": audit["cards"],
+        "betting": audit["betting"],
+    }
+
+
+def _pvs(
+    hands: Sequence[tuple[LoggedHandLike, Replayed]], hand_of_row: NDArray[np.int64],
+    seat: NDArray[np.int8], board_seen: NDArray[np.int64],
+) -> NDArray[np.float64]:
+    """Each row's PV: its seat's hole cards against the board visible at its decision."""
+    from batchrl.games.holdem.pv import pv_cards
+
+    if not hands:
+        return np.zeros(0, dtype=np.float64)
+    n_seats = len(hands[0][0].hole)
+    holes = np.full((len(hands), n_seats, 2), -1, dtype=np.int64)
+    boards = np.full((len(hands), 5), -1, dtype=np.int64)
+    for h, (hand, _) in enumerate(hands):
+        for p, hole in enumerate(hand.hole):
+            if len(hole) == 2:
+                holes[h, p] = hole
+        board = [c for group in hand.board for c in group][:5]
+        boards[h, : len(board)] = board
+    rows = np.concatenate([holes[hand_of_row, seat], boards[hand_of_row]], axis=1)
+    rows[:, 2:][np.arange(5) >= board_seen[:, None]] = -1
+    return pv_cards(rows)
+
+
+def process_chunk(
+    game: GameDef, hands: Sequence[LoggedHandLike], episode_prefix: str, pv: bool = True
+) -> Chunk:
+    """Check and convert a chunk of logged hands; refused hands are returned with why."""
+    accepted, rejected = check_hands(game, hands)
+    columns = build_rows(game, accepted, episode_prefix, pv)
+    return Chunk(columns, len(accepted), len(columns["step"]), rejected)

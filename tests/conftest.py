@@ -1,0 +1,26 @@
+"""Shared fixtures: the bundled samples, and the real logs in ../shared/data when present."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from locations import SAMPLES, SHARED_ACPC
+
+
+@pytest.fixture
+def shared_acpc() -> Path:
+    if not SHARED_ACPC.is_dir():
+        pytest.skip("../shared/data/acpc is absent: the real ACPC logs live beside the "
+                    "team's checkouts, not in a user's clone")
+    return SHARED_ACPC
+
+
+@pytest.fixture
+def sample_log() -> Path:
+    return SAMPLES / "random_vs_random.2p.limit.log"
+
+
+@pytest.fixture
+def sample_summary() -> Path:
+    return SAMPLES / "ROOM_90.dealer.summary"

@@ -1,0 +1,234 @@
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from locations import HEADS_UP_LIMIT_LOGS, ROOT
+
+from batchrl.games.holdem import gamedef
+from batchrl.ingest import IngestConfig, IngestError, ingest
+from batchrl.store import Store
+from parsers.acpc import LoggedHand, read_acpc, read_glassfrog
+
+
+def run(paths, store, **kw):
+    return ingest(IngestConfig(paths=tuple(Path(p) for p in paths), store=store, **kw))
+
+
+def logged_hands(path, reader=read_acpc):
+    lines = Path(path).read_text(encoding="utf-8").splitlines()
+    return [r for r in reader(lines, str(path)) if isinstance(r, LoggedHand)]
+
+
+def assert_rewards_add_up(store_dir, path, reader=read_acpc):
+    """For every seat that acts in a hand, its rewards sum to its logged payoff."""
+    frame = Store.open(store_dir).to_pandas(columns=["episode", "player", "reward"])
+    sums = frame.groupby(["episode", "player"]).reward.sum()
+    hands = logged_hands(path, reader)
+    by_index = {h.index: h for h in hands}
+    checked = 0
+    for (episode, seat), total in sums.items():
+        hand = by_index[int(episode.split(":")[1])]
+        assert total == pytest.approx(hand.payoffs[seat], abs=1e-9), (hand.line, seat)
+        checked += 1
+    acted = sum(len({0, 1} if len(h.betting.replace("/", "")) > 1 else {1}) for h in hands)
+    assert checked == acted
+    return len(hands)
+
+
+@pytest.mark.parametrize("name", HEADS_UP_LIMIT_LOGS)
+def test_every_real_heads_up_limit_hand_adds_up(shared_acpc, tmp_path, name):
+    (report,) = run([shared_acpc / name], tmp_path / "store")
+    assert report.hands == 1000 and not report.skipped
+    assert report.game == "holdem.limit.2p.reverse_blinds"
+    assert assert_rewards_add_up(tmp_path / "store", shared_acpc / name) == 1000
+
+
+def test_custom_game_needs_its_file_and_then_adds_up(shared_acpc, tmp_path):
+    log = shared_acpc / "Michael-Z__poker-2__foo.log"
+    with pytest.raises(IngestError, match=r"wvholdem\.limit\.2p\.game.*--game FILE"):
+        run([log], tmp_path / "refused")
+    # Two rounds, the whole board on the second; sizes read off the logged payoffs.
+    game_file = tmp_path / "wvholdem.limit.2p.game"
+    game_file.write_text("GAMEDEF\nlimit\nnumPlayers = 2\nnumRounds = 2\nblind = 10 5\n"
+                         "raiseSize = 10 20\nfirstPlayer = 2 1\nmaxRaises = 3 4\n"
+                         "numSuits = 4\nnumRanks = 13\nnumHoleCards = 2\n"
+                         "numBoardCards = 0 5\nEND GAMEDEF\n")
+    (report,) = run([log], tmp_path / "store", game=str(game_file))
+    assert report.hands == 1100  # two appended runs, hand numbers repeated
+    assert assert_rewards_add_up(tmp_path / "store", log) == 1100
+    info = Store.open(tmp_path / "store").info()
+    assert "bet_round1" in info.features and "bet_river" not in info.features
+
+
+def test_nolimit_and_three_player_logs_are_refused_by_name(shared_acpc, tmp_path):
+    expected = {
+        "dmorrill10__acpc_poker_gui_client__spec__support__dealer_logs__2p.nolimit.h1000.r0.log":
+            "holdem.nolimit.2p.reverse_blinds",
+        "dmorrill10__acpc_poker_gui_client__spec__support__dealer_logs__3p.limit.h1000.r0.log":
+            "holdem.limit.3p",
+        "liuxinyuanxy__ACPCServer__qwq.log": "holdem.nolimit.3p",
+        "obventio56__approximating_deepstack__ACPC__all_hands.log":
+            "holdem.nolimit.2p.reverse_blinds",  # no header: recognised from the betting
+    }
+    for name, game in expected.items():
+        with pytest.raises(IngestError, match=game.replace(".", r"\.")):
+            run([shared_acpc / name], tmp_path / "store")
+    assert not (tmp_path / "store" / "parts").exists() or not any(
+        (tmp_path / "store" / "parts").glob("*.parquet"))
+
+
+def test_bundled_sample_ingests_and_reingest_is_idempotent(sample_log, tmp_path):
+    (first,) = run([sample_log], tmp_path / "s")
+    store = Store.open(tmp_path / "s")
+    rows = store.info().rows
+    assert first.rows == rows > 0 and first.hands == 500
+    run([sample_log], tmp_path / "s")
+    assert Store.open(tmp_path / "s").info().rows == rows
+    assert assert_rewards_add_up(tmp_path / "s", sample_log) == 500
+
+
+def test_glassfrog_units_are_inferred(sample_summary, tmp_path):
+    (report,) = run([sample_summary], tmp_path / "gf")
+    assert report.game == gamedef.GLASSFROG_LIMIT.name
+    assert any("blinds 1/2" in note for note in report.notes)
+    assert_rewards_add_up(tmp_path / "gf", sample_summary, read_glassfrog)
+
+
+def write(tmp_path, name, lines):
+    path = tmp_path / name
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+def test_thesis_lines_give_the_rows_worked_out_by_hand(tmp_path):
+    # Thesis Fig. 4.5: blinds 5/10, bets 10/20, so the ACPC heads-up limit game.
+    path = write(tmp_path, "thesis.dealer.summary",
+                 ["PLAYER1|PLAYER2:0:cc/rc/cc/crrrc:8sAs|Ac2h/8h4h2s/5c/6s:80|-80"])
+    (report,) = run([path], tmp_path / "t")
+    assert report.game == gamedef.HEADS_UP_LIMIT.name
+    rows = Store.open(tmp_path / "t").to_pandas().sort_values(["player", "step"])
+    names = Store.open(tmp_path / "t").info().features
+    assert names == ("stage", "raises", "raises_sb", "facing_raise", "to_act", "pv", "pot",
+                     "bet_preflop", "bet_flop", "bet_turn", "bet_river")
+    # (stage, raises, raises_sb, facing_raise, to_act, pot, 4 betting codes), action, reward
+    big_blind = [
+        ((0, 0, 0, 0, 0, 20, 2, 0, 0, 0), 1, -10),   # SB called: BB checks, blind counted
+        ((1, 0, 0, 0, 0, 20, 4, 1, 0, 0), 2, -10),   # flop: bets 10
+        ((2, 1, 0, 0, 0, 40, 4, 6, 1, 0), 1, 0),     # turn: checks
+        ((3, 1, 0, 0, 0, 40, 4, 6, 4, 1), 1, 0),     # river: checks
+        ((3, 2, 1, 1, 0, 60, 4, 6, 4, 5), 2, -40),   # SB bet 20: raises to 60
+        ((3, 4, 2, 1, 0, 140, 4, 6, 4, 23), 1, 140),  # calls 20 and wins the pot of 160
+    ]
+    small_blind = [
+        ((0, 0, 0, 1, 1, 15, 1, 0, 0, 0), 1, -10),   # completes the blind: 5 + 5
+        ((1, 1, 0, 1, 1, 30, 4, 3, 0, 0), 1, -10),   # calls the flop bet
+        ((2, 1, 0, 0, 1, 40, 4, 6, 2, 0), 1, 0),
+        ((3, 1, 0, 0, 1, 40, 4, 6, 4, 2), 2, -20),   # bets the river
+        ((3, 3, 1, 1, 1, 100, 4, 6, 4, 11), 2, -40),  # re-raises 40, then loses
+    ]
+    pv_col = names.index("pv")
+    for seat, expected in ((0, big_blind), (1, small_blind)):
+        mine = rows[rows.player == seat]
+        assert len(mine) == len(expected)
+        for (_, row), (feats, action, reward) in zip(mine.iterrows(), expected, strict=True):
+            state = np.delete(np.asarray(row.state), pv_col)
+            assert tuple(state) == feats
+            assert 0.0 < row.state[pv_col] < 1.0
+            assert row.action == action and row.reward == reward
+        assert list(mine.terminal) == [False] * (len(expected) - 1) + [True]
+        # next_state is the seat's own next decision state
+        states = [np.asarray(s) for s in mine.state]
+        for k in range(len(states) - 1):
+            assert np.array_equal(np.asarray(mine.next_state.iloc[k]), states[k + 1])
+        assert not np.asarray(mine.next_state.iloc[-1]).any()
+    assert rows.reward[rows.player == 0].sum() == 80 and rows.reward[rows.player == 1].sum() == -80
+
+
+def test_thesis_glassfrog_units_lines(tmp_path):
+    path = write(tmp_path, "ROOM_90.dealer.summary", [
+        "GGValuta|HyperboreanLimit-Eqm:0:rc/crc/cc/rc:8hTd|As9c/KsJcJh/Qc/8d:10|-10",
+        "HyperboreanLimit-Eqm|GGValuta:1:rc/crf:5d6s|6dKd/ThTdJs:-4|4",
+    ])
+    (report,) = run([path], tmp_path / "t")
+    assert report.game == gamedef.GLASSFROG_LIMIT.name and report.hands == 2
+    rows = Store.open(tmp_path / "t").to_pandas()
+    first = rows[rows.episode.str.endswith(":0")].sort_values(["player", "step"])
+    assert list(first.reward[first.player == 0]) == [-4, 0, -2, 0, 16]
+    assert list(first.reward[first.player == 1]) == [-4, -2, 0, -4]
+    assert list(first.action[first.player == 1]) == [2, 2, 1, 1]
+
+
+def test_bad_hands_fail_with_file_and_line_or_are_skipped(sample_log, tmp_path):
+    lines = sample_log.read_text().splitlines()
+    hand_lines = [i for i, t in enumerate(lines) if t.startswith("STATE:")]
+    broken = list(lines)
+    k = hand_lines[10]
+    fields = broken[k].split(":")
+    fields[4] = "|".join(str(float(v) + 1) for v in fields[4].split("|"))  # wrong payoffs
+    broken[k] = ":".join(fields)
+    broken[hand_lines[20]] = "STATE:20:crf:5d5c"  # cut off
+    path = write(tmp_path, "broken.log", broken)
+    with pytest.raises(IngestError, match=rf"broken\.log, line {k + 1}: logged payoffs"):
+        run([path], tmp_path / "fail")
+    (report,) = run([path], tmp_path / "skip", on_error="skip")
+    assert report.hands == 498
+    assert report.skipped == {"payoffs disagree": 1, "malformed line": 1}
+
+
+LINE_CHARS = st.sampled_from(list("STAE:0123456789cfr/|AKQJT98765432shdc -#"))
+
+
+@settings(max_examples=60, deadline=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(st.data())
+def test_mutated_logs_give_clean_errors_only(sample_log, tmp_path_factory, data):
+    lines = sample_log.read_text().splitlines()[:40]
+    for _ in range(data.draw(st.integers(1, 4))):
+        i = data.draw(st.integers(0, len(lines) - 1))
+        pos = data.draw(st.integers(0, len(lines[i])))
+        cut = data.draw(st.integers(0, 4))
+        lines[i] = lines[i][:pos] + data.draw(st.text(LINE_CHARS, max_size=4)) + \
+            lines[i][pos + cut:]
+    tmp = tmp_path_factory.mktemp("fuzz")
+    path = write(tmp, "fuzz.log", lines)
+    try:
+        run([path], tmp / "fail")
+    except IngestError as exc:
+        assert str(exc).startswith(str(path))
+    (report,) = run([path], tmp / "skip", on_error="skip",
+                    game="holdem.limit.2p.reverse_blinds")
+    assert report.hands + sum(report.skipped.values()) >= 1
+
+
+def test_killed_ingest_leaves_whole_sources_only(sample_log, tmp_path):
+    store_dir = tmp_path / "store"
+    run([sample_log], store_dir)
+    before = Store.open(store_dir).info().rows
+    big = tmp_path / "big.log"
+    body = [t for t in sample_log.read_text().splitlines() if t.startswith("STATE:")]
+    big.write_text("\n".join(body * 200) + "\n")  # 100,000 hands: seconds to ingest
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "batchrl", "ingest", str(big), "--store", str(store_dir)],
+        cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+    )
+    parts = store_dir / "parts"
+    deadline = time.monotonic() + 120
+    while not any(p.name.startswith(".") for p in parts.iterdir()):
+        assert proc.poll() is None, "the ingest ended before it could be killed"
+        assert time.monotonic() < deadline
+        time.sleep(0.01)
+    proc.send_signal(signal.SIGKILL)
+    proc.wait()
+    after = Store.open(store_dir)
+    assert [s.path for s in after.sources()] == [str(sample_log)]
+    assert after.info().rows == before
+    run([sample_log], store_dir)
+    assert Store.open(store_dir).info().rows == before
