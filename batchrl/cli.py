@@ -71,9 +71,12 @@ def ingest(paths: tuple[Path, ...], store: Path | None, fmt: str, game: str | No
                           pv=pv)
     total = sum(p.stat().st_size for p in paths)
     try:
-        with click.progressbar(length=total, label="ingesting", file=sys.stderr,
-                               show_pos=False, show_percent=True) as bar:
-            reports = run(config, progress=bar.update)
+        if sys.stderr.isatty():
+            with click.progressbar(length=total, label="ingesting", file=sys.stderr,
+                                   show_eta=True, show_percent=True) as bar:
+                reports = run(config, progress=bar.update)
+        else:
+            reports = run(config)
     except (IngestError, StoreError) as exc:
         raise click.ClickException(str(exc)) from None
     hands = sum(r.hands for r in reports)

@@ -20,7 +20,7 @@ Glassfrog dealer summary (the big blind listed first)::
 >>> hand = next(h for h in read_acpc(["STATE:3:rrrc/rrf:4s8s|6hJd/QhJs9d:-50|50:p2|p1"], "x.log")
 ...             if isinstance(h, LoggedHand))
 >>> hand.number, hand.betting, hand.board, hand.payoffs
-(3, 'rrrc/rrf', ((42, 37, 31),), (-50.0, 50.0))
+(3, 'rrrc/rrf', ((42, 39, 29),), (-50.0, 50.0))
 """
 
 from __future__ import annotations
