@@ -55,8 +55,8 @@ class LoggedHand:
 
     @property
     def is_nolimit(self) -> bool:
-        """Raise sizes (``r300``) or blind tokens (``b50``) only appear in no-limit logs."""
-        return any(ch.isdigit() or ch == "b" for ch in self.betting)
+        """Raise sizes (``r300``) and blind tokens (``b50``) carry amounts: no-limit only."""
+        return any(ch.isdigit() for ch in self.betting)
 
 
 @dataclass(frozen=True, slots=True)
