@@ -123,6 +123,8 @@ def info(store: Path | None) -> None:
     for src in summary.sources:
         click.echo(f"  {src.path}  {src.rows:,} rows, {src.episodes:,} episodes, "
                    f"sha256 {src.digest[:12]}")
+        for note in src.extra.get("notes", []) if src.extra else []:
+            click.echo(f"    {note}")
         skipped = src.extra.get("skipped") if src.extra else None
         if skipped:
             click.echo("    skipped: " + ", ".join(f"{v} {k}" for k, v in skipped.items()))

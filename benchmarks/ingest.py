@@ -114,13 +114,15 @@ def time_pokerkit(path: Path, hands: int) -> tuple[int, float]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--hands", type=int, default=100_000)
+    parser.add_argument("--fresh-hands", type=int, default=100_000,
+                        help="hands of new deals (simulating them costs about 1 ms each)")
     parser.add_argument("--pokerkit-hands", type=int, default=5_000)
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         work = Path(tmp)
         sources = heads_up_limit_logs()
         n_rep = repeated_log(sources, args.hands, work / "repeated.log")
-        n_fresh = fresh_log(args.hands, work / "fresh.log")
+        n_fresh = fresh_log(args.fresh_hands, work / "fresh.log")
         print(f"repeated: {n_rep:,} hands from {', '.join(p.name for p in sources)}")
         print(f"fresh:    {n_fresh:,} hands of two random players, every deal new")
         parsed, pk_seconds = time_pokerkit(work / "repeated.log", args.pokerkit_hands)
