@@ -324,6 +324,27 @@ class SourceWriter:
         return encoded
 
 
+def _difference(held: StoreSchema, new: StoreSchema) -> str:
+    """What sets a store's schema apart from the one asked for, in words."""
+    if held.game != new.game:
+        return f"game {held.game}, not {new.game}"
+    parts = []
+    if held.feature_names != new.feature_names:
+        only_held = [f for f in held.feature_names if f not in new.feature_names]
+        only_new = [f for f in new.feature_names if f not in held.feature_names]
+        if only_held:
+            parts.append(f"{', '.join(only_held)} among its features, which this ingest "
+                         "leaves out")
+        if only_new:
+            parts.append(f"no {', '.join(only_new)} among its features")
+        if not only_held and not only_new:
+            parts.append("the same features in another order")
+    old, now = held.identity(), new.identity()
+    parts += [f"{k} {old[k]} (not {now[k]})" for k in old
+              if old[k] != now[k] and k not in ("game", "feature_names")]
+    return f"game {held.game} with " + "; ".join(parts)
+
+
 class Store:
     """A directory of Parquet parts; get one with `Store.create` or `Store.open`."""
 
@@ -336,13 +357,14 @@ class Store:
         """A new store at ``root``, or the one already there if its schema is equal."""
         root = Path(root)
         if (root / "store.json").exists():
-            if (store := cls.open(root)).schema != schema:
-                old, new = store.schema.identity(), schema.identity()
-                diff = "; ".join(f"{k}: {old[k]} vs {new[k]}" for k in old if old[k] != new[k])
-                raise StoreError(f"store {root} holds game {store.schema.game}, not game "
-                                 f"{schema.game} ({diff}): use another --store directory")
-            return store
-        if root.exists() and (not root.is_dir() or any(root.iterdir())):
+            store = cls.open(root)
+            if store.schema == schema:
+                return store
+            if store._part_files():
+                raise StoreError(f"store {root} holds {_difference(store.schema, schema)}: "
+                                 "use another --store directory")
+            # A store without parts has no rows to protect: it takes the new schema.
+        elif root.exists() and (not root.is_dir() or any(root.iterdir())):
             raise StoreError(f"{root} exists and is not a batchrl store (no store.json): "
                              "use a new or empty --store directory")
         (root / "parts").mkdir(parents=True, exist_ok=True)

@@ -207,13 +207,26 @@ def test_other_schema_version_is_refused_with_what_to_do(store: Store) -> None:
 
 
 def test_other_game_is_refused_naming_both(store: Store, tmp_path: Path) -> None:
+    path, digest = source(tmp_path, "a.log")
+    ingest(store, path, digest, make_batch(digest, range(2)))
     assert Store.create(store.root, SCHEMA).schema == SCHEMA
     hanabi = StoreSchema(game="hanabi.2p", feature_names=("hints",), action_names=("play",))
-    with pytest.raises(StoreError, match=r"test.limit.2p.*hanabi.2p.*another --store"):
+    with pytest.raises(StoreError, match=r"test.limit.2p, not hanabi.2p.*another --store"):
         Store.create(store.root, hanabi)
     other_blinds = StoreSchema(SCHEMA.game, FEATURES, ACTIONS, ("cards",), {"big_blind": 4})
     with pytest.raises(StoreError, match="game_params"):
         Store.create(store.root, other_blinds)
+    fewer = StoreSchema(SCHEMA.game, FEATURES[1:], ACTIONS, ("cards",), SCHEMA.game_params)
+    with pytest.raises(StoreError,
+                       match=f"{FEATURES[0]} among its features, which this ingest leaves out"):
+        Store.create(store.root, fewer)
+
+
+def test_an_empty_store_takes_a_new_schema(store: Store) -> None:
+    # A failed first ingest must not pin an empty store to its game.
+    hanabi = StoreSchema(game="hanabi.2p", feature_names=("hints",), action_names=("play",))
+    assert Store.create(store.root, hanabi).schema == hanabi
+    assert Store.open(store.root).schema == hanabi
 
 
 def test_missing_or_foreign_directories_are_refused(tmp_path: Path) -> None:
