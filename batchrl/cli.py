@@ -4,10 +4,16 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
 from batchrl import __version__
+from batchrl.games.holdem.gamedef import BUILTINS
+from parsers import FORMATS
+
+if TYPE_CHECKING:
+    from batchrl.ingest import SourceReport
 
 _STORE_HELP = "Store directory [default: datasets/store, or $BATCHRL_STORE]."
 
@@ -27,23 +33,34 @@ def main() -> None:
     """
 
 
+def _print_report(report: SourceReport) -> None:
+    click.echo(f"{report.path}: {report.fmt}, {report.game}: {report.hands:,} hands, "
+               f"{report.rows:,} decisions in {report.seconds:.2f} s "
+               f"({report.hands_per_second:,.0f} hands/s)")
+    for note in report.notes:
+        click.echo(f"  {note}")
+    for kind, count in report.skipped.most_common():
+        click.echo(f"  skipped {count:,} ({kind}), e.g.:")
+        for example in report.examples.get(kind, []):
+            click.echo(f"    {example}")
+
+
 @main.command()
 @click.argument("paths", nargs=-1, required=True,
                 type=click.Path(exists=True, dir_okay=False, path_type=Path))
 @click.option("--store", "store", type=click.Path(file_okay=False, path_type=Path),
               default=None, help=_STORE_HELP)
-@click.option("--format", "fmt", type=click.Choice(["auto", "acpc", "glassfrog"]),
-              default="auto", show_default=True,
+@click.option("--format", "fmt", type=click.Choice(FORMATS), default="auto", show_default=True,
               help="Log format: ACPC dealer .log (STATE lines), Glassfrog .dealer.summary, "
-                   "or guessed from the content.")
+                   "or told from the content.")
 @click.option("--game", "game", metavar="FILE|NAME", default=None,
-              help="An ACPC .game file, or a built-in game name. Default: the game the "
-                   "log's header names, else the format's usual game (Glassfrog units are "
-                   "inferred from the payoffs).")
+              help="An ACPC .game file, or a built-in game: " + ", ".join(BUILTINS) + ". "
+                   "Default: the game the log's header names, else the built-in whose "
+                   "rules give the logged payoffs (this picks a Glassfrog summary's units).")
 @click.option("--on-error", type=click.Choice(["fail", "skip"]), default="fail",
               show_default=True,
-              help="On a bad line or an illegal hand: stop (nothing of that file is stored), "
-                   "or skip it, count it and keep the good hands.")
+              help="On a bad line or an illegal hand: stop (nothing of that file is stored; "
+                   "files before it are), or skip it, count it and keep the good hands.")
 @click.option("--pv/--no-pv", default=True, show_default=True,
               help="Compute pv, the exact probability of victory, for every decision. "
                    "--no-pv leaves the feature out: ingest runs several times faster.")
@@ -74,27 +91,19 @@ def ingest(paths: tuple[Path, ...], store: Path | None, fmt: str, game: str | No
         if sys.stderr.isatty():
             with click.progressbar(length=total, label="ingesting", file=sys.stderr,
                                    show_eta=True, show_percent=True) as bar:
-                reports = run(config, progress=bar.update)
+                reports = run(config, progress=bar.update, on_report=_print_report)
         else:
-            reports = run(config)
+            reports = run(config, on_report=_print_report)
     except (IngestError, StoreError) as exc:
         raise click.ClickException(str(exc)) from None
-    hands = sum(r.hands for r in reports)
-    rows = sum(r.rows for r in reports)
-    seconds = sum(r.seconds for r in reports)
-    for r in reports:
-        click.echo(f"{r.path}: {r.fmt}, {r.game}: {r.hands:,} hands, {r.rows:,} decisions "
-                   f"in {r.seconds:.2f} s ({r.hands_per_second:,.0f} hands/s)")
-        for note in r.notes:
-            click.echo(f"  {note}")
-        for kind, count in r.skipped.most_common():
-            click.echo(f"  skipped {count:,} ({kind}), e.g.:")
-            for example in r.examples.get(kind, []):
-                click.echo(f"    {example}")
+    except OSError as exc:
+        raise click.ClickException(f"{exc.filename or root}: {exc.strerror}") from None
     if len(reports) > 1:
+        hands = sum(r.hands for r in reports)
+        seconds = sum(r.seconds for r in reports)
         rate = hands / seconds if seconds else 0.0
-        click.echo(f"total: {hands:,} hands, {rows:,} decisions in {seconds:.2f} s "
-                   f"({rate:,.0f} hands/s)")
+        click.echo(f"total: {hands:,} hands, {sum(r.rows for r in reports):,} decisions in "
+                   f"{seconds:.2f} s ({rate:,.0f} hands/s)")
     click.echo(f"store: {root}")
 
 

@@ -5,13 +5,14 @@ part that replaces the source's earlier part only when the file is done. With
 ``on_error="skip"`` a bad line or an illegal hand is counted, reported and
 left out, and the good hands around it are kept; with ``"fail"`` the first one
 stops the file with an error naming the file, the line and what was wrong.
+A last line cut off mid-write is never an error: it is dropped with a note.
 """
 
 from __future__ import annotations
 
 import time
 from collections import Counter
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -20,11 +21,15 @@ from batchrl.games.holdem import features, gamedef
 from batchrl.games.holdem.gamedef import GameDef, GameDefError
 from batchrl.games.holdem.transitions import AUDIT_COLUMNS, check_hands, process_chunk
 from batchrl.store import Store, StoreSchema, file_digest
-from parsers.acpc import BadLine, Header, LoggedHand, read_acpc, read_glassfrog, sniff_format
+from parsers import FORMATS, READERS
+from parsers.acpc import SNIFF_LINES, BadLine, Header, LoggedHand, LogLines, sniff_format
 
-FORMATS = ("auto", "acpc", "glassfrog")
 # Examples of each kind of skipped line kept for the report.
 EXAMPLES_PER_KIND = 3
+# Hands read ahead, at most, to tell a log's game or units from its payoffs.
+LOOKAHEAD_HANDS = 1000
+# PV is defined for these numbers of visible board cards.
+PV_BOARDS = frozenset({0, 3, 4, 5})
 
 
 class IngestError(Exception):
@@ -60,8 +65,8 @@ class SourceReport:
     def hands_per_second(self) -> float:
         return self.hands / self.seconds if self.seconds > 0 else 0.0
 
-    def skip(self, kind: str, message: str) -> None:
-        self.skipped[kind] += 1
+    def skip(self, kind: str, message: str, count: int = 1) -> None:
+        self.skipped[kind] += count
         kept = self.examples.setdefault(kind, [])
         if len(kept) < EXAMPLES_PER_KIND:
             kept.append(message)
@@ -80,6 +85,7 @@ class SourceReport:
 
 
 ProgressFn = Callable[[int], None]
+ReportFn = Callable[[SourceReport], None]
 
 
 def schema_for(game: GameDef, pv: bool = True) -> StoreSchema:
@@ -93,9 +99,10 @@ def schema_for(game: GameDef, pv: bool = True) -> StoreSchema:
 
 
 def ingest(
-    config: IngestConfig, progress: ProgressFn | None = None
+    config: IngestConfig, progress: ProgressFn | None = None, on_report: ReportFn | None = None
 ) -> list[SourceReport]:
-    """Ingest every path in ``config`` in turn; ``progress`` gets bytes read."""
+    """Ingest every path in ``config`` in turn; ``progress`` gets bytes read, ``on_report``
+    each file's report as soon as the file is stored (before a later file can fail)."""
     if config.fmt not in FORMATS:
         raise IngestError(f"unknown format {config.fmt!r}: use one of {', '.join(FORMATS)}")
     if config.on_error not in ("fail", "skip"):
@@ -106,102 +113,135 @@ def ingest(
             forced = gamedef.resolve(config.game)
         except GameDefError as exc:
             raise IngestError(str(exc)) from None
-    return [ingest_file(p, config, forced, progress) for p in config.paths]
+        _refuse_unsupported(f"--game {config.game}", forced, config.pv)
+    reports = []
+    for path in config.paths:
+        reports.append(ingest_file(path, config, forced, progress))
+        if on_report is not None:
+            on_report(reports[-1])
+    return reports
 
 
 def ingest_file(
     path: Path, config: IngestConfig, forced: GameDef | None, progress: ProgressFn | None
 ) -> SourceReport:
     report = SourceReport(path=path)
-    if not path.is_file():
+    if not path.exists():
         raise IngestError(f"{path}: no such file")
+    if not path.is_file():
+        raise IngestError(f"{path}: not a file")
+    if path.stat().st_size == 0:
+        raise IngestError(f"{path}: the file is empty")
     started = time.perf_counter()
     digest = file_digest(path)
     fmt = config.fmt if config.fmt != "auto" else _sniff(path)
     report.fmt = fmt
-    records = _records(path, fmt, progress)
+    lines = LogLines(path, progress)
+    records = READERS[fmt](lines, str(path))
     game, pending = _decide_game(path, fmt, records, forced, report)
     report.game = game.name
-    _refuse_unsupported(path, game)
+    if forced is None:
+        _refuse_unsupported(str(path), game, config.pv)
     store = Store.create(config.store, schema_for(game, config.pv))
-    prefix = digest[:16] + ":"
-    chunk: list[LoggedHand] = []
+    run = _Run(game, forced, config, report, digest[:16] + ":")
     with store.writer(path, digest) as writer:
         for record in _chain(pending, records):
-            if isinstance(record, BadLine):
-                if config.on_error == "fail" and chunk:
-                    # An illegal hand earlier in the file is the error to report.
-                    _flush(game, chunk, prefix, writer, report, config)
-                    chunk = []
-                _bad(report, config, "malformed line", str(record))
+            if isinstance(record, LoggedHand):
+                run.hand(record, writer)
             elif isinstance(record, Header):
-                _check_header(record, game, forced, config, report)
+                run.header(record, writer)
+            elif record.line == lines.unterminated:
+                run.flush(writer)
+                report.notes.append(f"line {record.line} is cut off (the file ends in the "
+                                    f"middle of it): dropped")
+                report.skip("cut-off last line", str(record))
             else:
-                chunk.append(record)
-                if len(chunk) >= config.chunk_size:
-                    _flush(game, chunk, prefix, writer, report, config)
-                    chunk = []
-        if chunk:
-            _flush(game, chunk, prefix, writer, report, config)
+                run.bad(record, writer)
+        run.close(writer)
         report.seconds = time.perf_counter() - started
         writer.set_stats(extra=report.stats())
     report.seconds = time.perf_counter() - started
     return report
 
 
-def _flush(
-    game: GameDef, chunk: Sequence[LoggedHand], prefix: str, writer: Any,
-    report: SourceReport, config: IngestConfig,
-) -> None:
-    result = process_chunk(game, chunk, prefix, config.pv)
-    for hand, reason in sorted(result.rejected, key=lambda hr: hr[0].line):
-        kind = "payoffs disagree" if "payoffs" in reason else "illegal or incomplete betting"
-        _bad(report, config, kind, f"{hand_source(hand)}, line {hand.line}: {reason}")
-    if result.rows:
-        writer.write(result.columns)
-    report.hands += result.hands
-    report.rows += result.rows
+class _Run:
+    """The hands of one source on their way to the writer, in chunks."""
 
+    def __init__(self, game: GameDef, forced: GameDef | None, config: IngestConfig,
+                 report: SourceReport, prefix: str) -> None:
+        self.game, self.forced, self.config, self.report = game, forced, config, report
+        self.prefix = prefix
+        self.chunk: list[LoggedHand] = []
+        self.run_header: Header | None = None  # the run in progress, and its hand count
+        self.run_hands = 0
+        self.foreign: Header | None = None  # set while skipping a run of another game
 
-def hand_source(hand: Any) -> str:
-    return str(getattr(hand, "source", "?"))
+    def hand(self, hand: LoggedHand, writer: Any) -> None:
+        self.run_hands += 1
+        if self.foreign is not None:
+            self.report.skipped["another game appended"] += 1
+            return
+        self.chunk.append(hand)
+        if len(self.chunk) >= self.config.chunk_size:
+            self.flush(writer)
 
+    def header(self, header: Header, writer: Any) -> None:
+        self._end_run()
+        self.run_header, self.run_hands, self.foreign = header, 0, None
+        if self.forced is not None:
+            return
+        named = gamedef.builtin_by_filename(header.game_path)
+        if named is None or named.name != self.game.name:
+            self.flush(writer)  # an illegal hand before this line is the error to report
+            self.foreign = header
+            self._bad("another game appended",
+                      f"{header.source}, line {header.line}: a run of {header.game_path!r} "
+                      f"appended to a log of {self.game.name}: its hands are left out")
 
-def _bad(report: SourceReport, config: IngestConfig, kind: str, message: str) -> None:
-    if config.on_error == "fail":
-        raise IngestError(f"{message}\n(use --on-error skip to keep the good hands and "
-                          f"report the bad ones)")
-    report.skip(kind, message)
+    def bad(self, record: BadLine, writer: Any) -> None:
+        if self.config.on_error == "fail":
+            self.flush(writer)  # an illegal hand before this line is the error to report
+        self._bad("malformed line", str(record))
+
+    def flush(self, writer: Any) -> None:
+        if not self.chunk:
+            return
+        result = process_chunk(self.game, self.chunk, self.prefix, self.config.pv)
+        self.chunk = []
+        for hand, error in sorted(result.rejected, key=lambda he: he[0].line):
+            self._bad(error.kind, f"{hand.source}, line {hand.line}: {error}")
+        if result.rows:
+            writer.write(result.columns)
+        self.report.hands += result.hands
+        self.report.rows += result.rows
+
+    def close(self, writer: Any) -> None:
+        self.flush(writer)
+        self._end_run()
+
+    def _end_run(self) -> None:
+        header = self.run_header
+        if header is not None and header.hands is not None and self.run_hands < header.hands:
+            self.report.notes.append(
+                f"the run from line {header.line} promises {header.hands:,} hands and holds "
+                f"{self.run_hands:,}: the match was cut off")
+
+    def _bad(self, kind: str, message: str) -> None:
+        if self.config.on_error == "fail":
+            raise IngestError(f"{message}\n(use --on-error skip to keep the good hands and "
+                              f"report the bad ones)")
+        self.report.skip(kind, message)
 
 
 def _sniff(path: Path) -> str:
-    with open(path, encoding="utf-8", errors="replace") as f:
-        head = [line.rstrip("\r\n") for _, line in zip(range(200), f, strict=False)]
+    with open(path, encoding="utf-8-sig", errors="replace") as f:
+        head = [line.rstrip("\r\n") for _, line in zip(range(SNIFF_LINES), f, strict=False)]
     fmt = sniff_format(head)
     if fmt is None:
         raise IngestError(f"{path}: neither an ACPC dealer log (STATE: lines) nor a Glassfrog "
                           f"dealer summary (name|name:hand:betting:cards:payoffs) in its first "
-                          f"lines; give --format if you know better")
+                          f"{SNIFF_LINES} lines; give --format if you know better")
     return fmt
-
-
-def _records(path: Path, fmt: str, progress: ProgressFn | None) -> Iterator[Any]:
-    reader = read_acpc if fmt == "acpc" else read_glassfrog
-    return reader(_lines(path, progress), str(path))
-
-
-def _lines(path: Path, progress: ProgressFn | None) -> Iterator[str]:
-    # Bytes in, so progress can count them; a bad byte spoils one line, not the file.
-    pending = 0
-    with open(path, "rb") as f:
-        for raw in f:
-            pending += len(raw)
-            if progress is not None and pending >= 1 << 20:
-                progress(pending)
-                pending = 0
-            yield raw.decode("utf-8", "replace").rstrip("\r\n \t")
-    if progress is not None and pending:
-        progress(pending)
 
 
 def _chain(first: Iterable[Any], rest: Iterator[Any]) -> Iterator[Any]:
@@ -212,48 +252,66 @@ def _chain(first: Iterable[Any], rest: Iterator[Any]) -> Iterator[Any]:
 def _decide_game(
     path: Path, fmt: str, records: Iterator[Any], forced: GameDef | None, report: SourceReport
 ) -> tuple[GameDef, list[Any]]:
-    """The game of a source, and the records read ahead to find it (to be processed first)."""
+    """The game of a source, and the records read ahead to find it (to be processed first).
+
+    A header names the game. Without one, the first hands tell: amounts in the
+    betting mean no-limit, and otherwise the game is the built-in whose rules
+    give the logged payoffs (for Glassfrog summaries, this picks the units).
+    """
     pending: list[Any] = []
     if forced is not None:
+        report.notes.append(f"game {forced.name} from --game ({forced.description})")
         return forced, pending
+    candidates: tuple[GameDef, ...]
     if fmt == "acpc":
-        for record in records:
-            pending.append(record)
-            if isinstance(record, Header):
-                game = gamedef.builtin_by_filename(record.game_path)
-                if game is None:
-                    raise IngestError(
-                        f"{path}, line {record.line}: the log plays {record.game_path!r}, not a "
-                        f"standard ACPC game: pass its game file with --game FILE")
-                report.notes.append(f"game {game.name} from the header")
-                return game, pending
-            if isinstance(record, LoggedHand):
-                game = _guess_from_hand(record)
-                report.notes.append(f"no header: game {game.name} guessed from line "
-                                    f"{record.line}")
-                return game, pending
-        return gamedef.HEADS_UP_LIMIT, pending
-    # Glassfrog summaries come in two unit systems; the first hand that moves
-    # chips tells which (a split pot fits both).
-    candidates = (gamedef.GLASSFROG_LIMIT, gamedef.HEADS_UP_LIMIT)
+        candidates = (gamedef.HEADS_UP_LIMIT,)
+    else:
+        candidates = (gamedef.GLASSFROG_LIMIT, gamedef.HEADS_UP_LIMIT)
+    moved_chips = False
+    hands = 0
     for record in records:
         pending.append(record)
-        if not isinstance(record, LoggedHand) or not any(record.payoffs):
+        if isinstance(record, Header):
+            game = gamedef.builtin_by_filename(record.game_path)
+            if game is None:
+                raise IngestError(
+                    f"{path}, line {record.line}: the log plays {record.game_path!r}, not a "
+                    f"standard ACPC game: pass its game file with --game FILE")
+            report.notes.append(f"game {game.name} from the header")
+            return game, pending
+        if not isinstance(record, LoggedHand):
             continue
+        hands += 1
         if record.is_nolimit or record.num_players != 2:
-            return _guess_from_hand(record), pending
-        fits = [g for g in candidates if not check_hands(g, [record])[1]]
-        if not fits:
-            continue  # a bad hand: it is reported in its turn; the next one decides
-        game = fits[0]
-        report.notes.append(
-            f"units: {game.description} (line {record.line}'s payoffs "
-            f"{'|'.join(f'{v:g}' for v in record.payoffs)} fit them)")
-        return game, pending
-    return gamedef.GLASSFROG_LIMIT, pending
+            game = _builtin_like(record)
+            report.notes.append(f"game {game.name}: line {record.line} is a "
+                                f"{record.num_players}-player {game.betting} hand")
+            return game, pending
+        if any(record.payoffs):
+            moved_chips = True
+            fits = [g for g in candidates if not check_hands(g, [record])[1]]
+            if fits:
+                game = fits[0]
+                report.notes.append(f"game {game.name}: {game.description} (line "
+                                    f"{record.line}'s payoffs {_payoffs(record)} fit it)")
+                return game, pending
+        if hands >= LOOKAHEAD_HANDS:
+            break
+    if moved_chips:
+        raise IngestError(
+            f"{path}: the payoffs of its first {hands:,} hands fit no built-in game "
+            f"({', '.join(g.description for g in candidates)}): pass --game FILE")
+    game = candidates[0]
+    report.notes.append(f"game {game.name}: no hand moved chips, so the game is assumed "
+                        f"({game.description})")
+    return game, pending
 
 
-def _guess_from_hand(hand: LoggedHand) -> GameDef:
+def _payoffs(hand: LoggedHand) -> str:
+    return "|".join(f"{v:g}" for v in hand.payoffs)
+
+
+def _builtin_like(hand: LoggedHand) -> GameDef:
     betting = "nolimit" if hand.is_nolimit else "limit"
     for game in gamedef.BUILTINS.values():
         if game.betting == betting and game.num_players == hand.num_players:
@@ -262,22 +320,19 @@ def _guess_from_hand(hand: LoggedHand) -> GameDef:
                       f"{betting} hand, and no built-in game of that kind: pass --game FILE")
 
 
-def _check_header(
-    header: Header, game: GameDef, forced: GameDef | None, config: IngestConfig,
-    report: SourceReport,
-) -> None:
-    if forced is not None:
-        return
-    named = gamedef.builtin_by_filename(header.game_path)
-    if named is None or named.name != game.name:
-        _bad(report, config, "another game appended",
-             f"{header.source}, line {header.line}: a run of {header.game_path!r} appended "
-             f"to a log of {game.name}")
+def _refuse_unsupported(where: str, game: GameDef, pv: bool) -> None:
+    """Refuse what batchrl cannot turn into transitions yet, saying which game it is."""
+    what = ("a no-limit game" if not game.is_limit
+            else f"a {game.num_players}-player game" if game.num_players != 2 else None)
+    if what is not None:
+        raise IngestError(f"{where}: {what} ({game.name}: {game.description}); batchrl turns "
+                          f"heads-up limit hold'em into transitions so far")
+    problem = gamedef.evaluable(game)
+    if problem is None and pv:
+        seen = {game.board_cards_before(r) for r in range(game.num_rounds)}
+        if not seen <= PV_BOARDS:
+            problem = (f"rounds showing {sorted(seen)} board cards, and pv needs 0, 3, 4 or 5 "
+                       f"(--no-pv leaves it out)")
+    if problem is not None:
+        raise IngestError(f"{where}: {game.name} has {problem}; batchrl cannot score it")
 
-
-def _refuse_unsupported(path: Path, game: GameDef) -> None:
-    if not game.is_limit or game.num_players != 2:
-        what = "no-limit" if not game.is_limit else f"{game.num_players}-player"
-        raise IngestError(
-            f"{path}: this is a {what} log (game {game.name}: {game.description or 'custom'}); "
-            f"batchrl turns heads-up limit hold'em into transitions so far")

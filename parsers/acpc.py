@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -82,17 +82,6 @@ class BadLine:
         return f"{self.source}, line {self.line}: {self.reason}"
 
 
-class ParseError(ValueError):
-    """Bad input, naming the file, the line and what was wrong."""
-
-    def __init__(self, source: str, line: int, reason: str, text: str = "") -> None:
-        super().__init__(f"{source}, line {line}: {reason}")
-        self.source = source
-        self.line = line
-        self.reason = reason
-        self.text = text
-
-
 Record = LoggedHand | Header | BadLine
 
 _HEADER = re.compile(r"^#\s*name/game/hands/seed\s+(\S+)\s+(\S+)(?:\s+(\d+))?(?:\s+(\d+))?")
@@ -104,15 +93,35 @@ _STATE_PREFIX = "STATE:"
 SNIFF_LINES = 50
 
 
-def read_lines(path: str | Path) -> Iterator[tuple[int, str]]:
-    """(line number, text) for each line, CRLF and trailing whitespace removed.
+class LogLines:
+    """The text lines of a log file, for one pass.
 
-    Bytes that are not UTF-8 are replaced, so one bad byte spoils one line, which
-    the readers then report, instead of the whole file.
+    Read as bytes, so ``progress`` can be told how many have been read, and so
+    that a byte that is not UTF-8 spoils one line (which the readers report)
+    rather than the file. CRLF endings, trailing blanks and a byte-order mark
+    are dropped. After the pass, ``unterminated`` is the number of the last
+    line if the file ends in the middle of it (a log cut off while written).
     """
-    with open(path, encoding="utf-8", errors="replace", newline="") as f:
-        for lineno, raw in enumerate(f, 1):
-            yield lineno, raw.rstrip("\r\n \t")
+
+    def __init__(self, path: str | Path, progress: Callable[[int], None] | None = None) -> None:
+        self.path = Path(path)
+        self.progress = progress
+        self.unterminated: int | None = None
+
+    def __iter__(self) -> Iterator[str]:
+        pending = 0
+        with open(self.path, "rb") as f:
+            for lineno, raw in enumerate(f, 1):
+                pending += len(raw)
+                if self.progress is not None and pending >= 1 << 20:
+                    self.progress(pending)
+                    pending = 0
+                if not raw.endswith(b"\n"):
+                    self.unterminated = lineno
+                text = raw.decode("utf-8", "replace").rstrip("\r\n \t")
+                yield text.removeprefix("\ufeff") if lineno == 1 else text
+        if self.progress is not None and pending:
+            self.progress(pending)
 
 
 def sniff_format(lines: Iterable[str]) -> str | None:

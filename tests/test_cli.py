@@ -60,3 +60,20 @@ def test_skipped_lines_are_reported(sample_log, tmp_path):
     result = invoke("ingest", str(log), "--store", str(tmp_path / "s2"))
     assert result.exit_code == 1 and "line 8" in result.output and "--on-error skip" in \
         result.output
+
+
+def test_files_stored_before_a_failure_are_reported(sample_log, tmp_path):
+    bad = tmp_path / "bad.log"
+    bad.write_text("STATE:0:cc/cc/cc/cc/:5d5c|9hQd/8dAs8s/4h/6d:0|0:a|b\n")
+    result = invoke("ingest", str(sample_log), str(bad), "--store", str(tmp_path / "s"))
+    assert result.exit_code == 1
+    assert f"{sample_log}: acpc, holdem.limit.2p.reverse_blinds: 500 hands" in result.output
+    assert "bad.log, line 1" in result.output
+    assert "500" in invoke("info", str(tmp_path / "s")).output
+
+
+def test_unwritable_store_is_a_clean_error(sample_log, tmp_path):
+    blocker = tmp_path / "file"
+    blocker.write_text("")
+    result = invoke("ingest", str(sample_log), "--store", str(blocker / "store"))
+    assert result.exit_code != 0 and "Traceback" not in result.output

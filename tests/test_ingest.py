@@ -1,4 +1,5 @@
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -13,7 +14,7 @@ from locations import HEADS_UP_LIMIT_LOGS, ROOT
 
 from batchrl.games.holdem import gamedef
 from batchrl.ingest import IngestConfig, IngestError, ingest
-from batchrl.store import Store
+from batchrl.store import Store, StoreError
 from parsers.acpc import LoggedHand, read_acpc, read_glassfrog
 
 
@@ -198,13 +199,23 @@ def test_mutated_logs_give_clean_errors_only(sample_log, tmp_path_factory, data)
             lines[i][pos + cut:]
     tmp = tmp_path_factory.mktemp("fuzz")
     path = write(tmp, "fuzz.log", lines)
+    game = "holdem.limit.2p.reverse_blinds"
+    (report,) = run([path], tmp / "skip", on_error="skip", game=game)
+    hands = sum(1 for t in lines if t.startswith("STATE:"))
+    assert report.hands <= hands
+    firsts = [int(re.search(r", line (\d+):", ex[0]).group(1))  # type: ignore[union-attr]
+              for kind, ex in report.examples.items() if kind != "cut-off last line"]
+    if firsts:
+        # fail mode stops at the first line that skip mode left out, naming it
+        with pytest.raises(IngestError, match=rf"^{re.escape(str(path))}, line {min(firsts)}:"):
+            run([path], tmp / "fail", game=game)
+    else:
+        (clean,) = run([path], tmp / "fail", game=game)
+        assert clean.hands == report.hands
     try:
-        run([path], tmp / "fail")
+        run([path], tmp / "auto")  # the game guessed from the content
     except IngestError as exc:
         assert str(exc).startswith(str(path))
-    (report,) = run([path], tmp / "skip", on_error="skip",
-                    game="holdem.limit.2p.reverse_blinds")
-    assert report.hands + sum(report.skipped.values()) >= 1
 
 
 def test_killed_ingest_leaves_whole_sources_only(sample_log, tmp_path):
@@ -232,3 +243,88 @@ def test_killed_ingest_leaves_whole_sources_only(sample_log, tmp_path):
     assert after.info().rows == before
     run([sample_log], store_dir)
     assert Store.open(store_dir).info().rows == before
+
+
+def test_a_cut_off_last_line_is_dropped_with_a_note(sample_log, tmp_path):
+    text = sample_log.read_text()
+    body = text[: text.rindex("SCORE")]  # a run cut off: no SCORE
+    path = tmp_path / "cut.log"
+    path.write_text(body + "STATE:500:rrc/cr")  # the dealer died mid-line
+    (report,) = run([path], tmp_path / "s")  # on_error=fail: still no error
+    assert report.hands == 500 and report.skipped == {"cut-off last line": 1}
+    assert any("line 505 is cut off" in note for note in report.notes)
+
+
+def test_a_run_shorter_than_its_header_says_is_noted(sample_log, tmp_path):
+    lines = sample_log.read_text().splitlines()
+    lines[0] = lines[0].replace(" 500 90", " 1000 90")
+    path = write(tmp_path, "short.log", lines)
+    (report,) = run([path], tmp_path / "s")
+    assert any("promises 1,000 hands and holds 500" in note for note in report.notes)
+
+
+def test_byte_order_mark_and_crlf(sample_log, tmp_path):
+    path = tmp_path / "windows.log"
+    path.write_bytes(b"\xef\xbb\xbf" + sample_log.read_text().replace("\n", "\r\n").encode())
+    (report,) = run([path], tmp_path / "s")
+    assert report.hands == 500 and report.game == gamedef.HEADS_UP_LIMIT.name
+
+
+def test_limit_logs_may_write_bets_as_b_and_checks_as_k(tmp_path):
+    path = write(tmp_path, "bk.log", ["STATE:0:bc/kk/kk/kk:5d5c|9hQd/8dAs8s/4h/6d:20|-20:p1|p2"])
+    (report,) = run([path], tmp_path / "s")
+    assert report.hands == 1 and report.game == gamedef.HEADS_UP_LIMIT.name
+
+
+def test_headerless_nolimit_is_told_by_payoffs_even_before_an_amount(tmp_path):
+    path = write(tmp_path, "deepstack.log", [
+        "STATE:2:f:As8d|8c3h:50|-50:qin|DeepStack # 1478520305.48839",
+        "STATE:3:r20000f:Jd2c|2d2h:-100|100:DeepStack|qin # 1478520319.01331",
+    ])
+    with pytest.raises(IngestError, match=r"no-limit game \(holdem\.nolimit\.2p"):
+        run([path], tmp_path / "s", on_error="skip")
+
+
+def test_games_the_evaluator_cannot_score_are_refused_cleanly(tmp_path):
+    three_card_board = tmp_path / "short.game"
+    three_card_board.write_text("GAMEDEF\nlimit\nnumPlayers = 2\nnumRounds = 2\nblind = 10 5\n"
+                                "raiseSize = 10 20\nfirstPlayer = 2 1\nnumBoardCards = 0 3\n"
+                                "END GAMEDEF\n")
+    log = write(tmp_path, "x.log", ["STATE:0:cc/cc:5d5c|9hQd/8dAs8s:0|0:a|b"])
+    with pytest.raises(IngestError, match="3 board cards"):
+        run([log], tmp_path / "s", game=str(three_card_board), pv=False)
+    split_board = tmp_path / "split.game"
+    split_board.write_text(three_card_board.read_text().replace(
+        "numRounds = 2", "numRounds = 3").replace("raiseSize = 10 20", "raiseSize = 10 20 20")
+        .replace("firstPlayer = 2 1", "firstPlayer = 2 1 1")
+        .replace("numBoardCards = 0 3", "numBoardCards = 0 2 3"))
+    with pytest.raises(IngestError, match="pv needs 0, 3, 4 or 5"):
+        run([log], tmp_path / "s", game=str(split_board))
+    with pytest.raises(IngestError, match=r"--game holdem\.nolimit\.2p\.reverse_blinds: a no-"):
+        run([log], tmp_path / "s", game="holdem.nolimit.2p.reverse_blinds")
+
+
+def test_a_failed_first_ingest_does_not_pin_the_store(sample_summary, tmp_path):
+    bad = write(tmp_path, "bad.log", ["STATE:0:cc/cc/cc/cc/:5d5c|9hQd/8dAs8s/4h/6d:0|0:a|b"])
+    with pytest.raises(IngestError, match=r"bad\.log, line 1"):
+        run([bad], tmp_path / "s")
+    (report,) = run([sample_summary], tmp_path / "s")
+    assert report.game == gamedef.GLASSFROG_LIMIT.name
+
+
+def test_with_and_without_pv_do_not_mix(sample_log, tmp_path):
+    run([sample_log], tmp_path / "s")
+    with pytest.raises(StoreError, match="pv among its features, which this ingest leaves out"):
+        run([sample_log], tmp_path / "s", pv=False)
+
+
+def test_another_game_appended_is_left_out_as_a_run(sample_log, tmp_path):
+    lines = sample_log.read_text().splitlines()
+    lines += ["# name/game/hands/seed other holdem.nolimit.2p.reverse_blinds.game 2 0",
+              "STATE:0:r300c/cc/cc/cc:5d5c|9hQd/8dAs8s/4h/6d:300|-300:a|b",
+              "STATE:1:f:5d5c|9hQd:50|-50:a|b"]
+    path = write(tmp_path, "appended.log", lines)
+    with pytest.raises(IngestError, match=r"line 506: a run of 'holdem.nolimit"):
+        run([path], tmp_path / "fail")
+    (report,) = run([path], tmp_path / "skip", on_error="skip")
+    assert report.hands == 500 and report.skipped == {"another game appended": 3}

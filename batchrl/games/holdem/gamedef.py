@@ -148,7 +148,7 @@ _SCALARS = {"num_players", "num_rounds", "num_suits", "num_ranks", "num_hole_car
 _ASSIGN = re.compile(r"^\s*([A-Za-z]+)\s*=\s*(.*)$")
 
 
-def parse(text: str, name: str = "custom") -> GameDef:
+def parse(text: str, name: str = "custom", description: str = "a custom game") -> GameDef:
     """Read a game in the ACPC ``.game`` format; the error names the line."""
     values: dict[str, Any] = {}
     betting = None
@@ -197,7 +197,7 @@ def parse(text: str, name: str = "custom") -> GameDef:
     if betting == "limit" and "raise_size" not in values:
         raise GameDefError(f"{name}: a limit game needs raiseSize")
     values.setdefault("raise_size", ())
-    return GameDef(name=name, betting=betting, description=text, **values)
+    return GameDef(name=name, betting=betting, description=description, **values)
 
 
 def load(path: str | Path) -> GameDef:
@@ -207,7 +207,7 @@ def load(path: str | Path) -> GameDef:
         text = p.read_text()
     except OSError as exc:
         raise GameDefError(f"cannot read game file {p}: {exc.strerror}") from None
-    return parse(text, name=p.name.removesuffix(".game"))
+    return parse(text, name=p.name.removesuffix(".game"), description=f"game file {p}")
 
 
 HEADS_UP_LIMIT = GameDef(
@@ -293,6 +293,20 @@ def builtin_by_filename(path_in_log: str) -> GameDef | None:
     """
     base = PureWindowsPath(PurePosixPath(path_in_log).name).name
     return BUILTINS.get(base.removesuffix(".game"))
+
+
+def evaluable(game: GameDef) -> str | None:
+    """Why batchrl's hand evaluator cannot score ``game``'s showdowns, or None if it can.
+
+    It scores two hole cards and five board cards from the standard 52-card deck.
+    """
+    if (game.num_suits, game.num_ranks) != (4, 13):
+        return f"a {game.num_suits}-suit, {game.num_ranks}-rank deck (want the 52-card deck)"
+    if game.num_hole_cards != 2:
+        return f"{game.num_hole_cards} hole cards (want 2)"
+    if sum(game.num_board_cards) != 5:
+        return f"{sum(game.num_board_cards)} board cards (want 5)"
+    return None
 
 
 def resolve(spec: str) -> GameDef:

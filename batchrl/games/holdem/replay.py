@@ -32,8 +32,15 @@ _ACTIONS = {"f": FOLD, "c": CALL, "k": CALL, "r": RAISE, "b": RAISE}
 PAYOFF_TOLERANCE = 1e-6
 
 
+BETTING, CARDS, PAYOFFS = "illegal betting", "cards do not fit the game", "payoffs disagree"
+
+
 class ReplayError(ValueError):
-    """A logged hand the rules do not accept."""
+    """A logged hand the rules do not accept; ``kind`` says which check refused it."""
+
+    def __init__(self, message: str, kind: str = BETTING) -> None:
+        super().__init__(message)
+        self.kind = kind
 
 
 @dataclass(frozen=True, slots=True)
@@ -62,12 +69,13 @@ def replay(
     reached = replayed.final.round
     if len(board) != reached:
         raise ReplayError(f"the hand reached round {reached + 1} but the log shows "
-                          f"{len(board)} groups of board cards, not {reached}")
+                          f"{len(board)} groups of board cards, not {reached}", CARDS)
     for state, _ in replayed.decisions:
         if not hole[state.current]:
-            raise ReplayError(f"seat {state.current} acts, but the log hides its hole cards")
+            raise ReplayError(f"seat {state.current} acts, but the log hides its hole cards",
+                              CARDS)
     if replayed.needs_showdown and any(not hole[p] for p in showdown_seats(replayed.final)):
-        raise ReplayError("a showdown seat's hole cards are missing")
+        raise ReplayError("a showdown seat's hole cards are missing", CARDS)
     return replayed
 
 
@@ -75,18 +83,19 @@ def check_deal(game: GameDef, hole: Sequence[Sequence[int]], board: Sequence[Seq
                ) -> None:
     """The log deals as many cards as the game does."""
     if len(hole) != game.num_players:
-        raise ReplayError(f"{len(hole)} players in the log, {game.num_players} in {game.name}")
+        raise ReplayError(f"{len(hole)} players in the log, {game.num_players} in {game.name}",
+                          CARDS)
     for seat, cards in enumerate(hole):
         if cards and len(cards) != game.num_hole_cards:
             raise ReplayError(f"seat {seat} has {len(cards)} hole cards, "
-                              f"{game.name} deals {game.num_hole_cards}")
+                              f"{game.name} deals {game.num_hole_cards}", CARDS)
     if len(board) > game.num_rounds - 1:
         raise ReplayError(f"{len(board)} groups of board cards, {game.name} deals "
-                          f"at most {game.num_rounds - 1}")
+                          f"at most {game.num_rounds - 1}", CARDS)
     for r, cards in enumerate(board, 1):
         if len(cards) != game.num_board_cards[r]:
             raise ReplayError(f"round {r + 1} shows {len(cards)} board cards, "
-                              f"{game.name} deals {game.num_board_cards[r]}")
+                              f"{game.name} deals {game.num_board_cards[r]}", CARDS)
 
 
 @functools.lru_cache(maxsize=1 << 16)
@@ -132,7 +141,7 @@ def check_payoffs(
     if any(abs(a - b) > PAYOFF_TOLERANCE for a, b in zip(computed, logged, strict=True)):
         raise ReplayError(f"logged payoffs {_fmt(logged)} but the rules give {_fmt(computed)} "
                           f"(pot {sum(replayed.final.spent)}, betting "
-                          f"{replayed.final.betting!r})")
+                          f"{replayed.final.betting!r})", PAYOFFS)
     return computed
 
 

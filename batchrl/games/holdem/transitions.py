@@ -40,6 +40,8 @@ class LoggedHandLike(Protocol):
     """What the rows need from a parsed hand (``parsers.acpc.LoggedHand`` has it)."""
 
     @property
+    def source(self) -> str: ...
+    @property
     def line(self) -> int: ...
     @property
     def index(self) -> int: ...
@@ -62,22 +64,22 @@ class Chunk:
     columns: dict[str, Any]
     hands: int
     rows: int
-    rejected: list[tuple[LoggedHandLike, str]] = field(default_factory=list)
+    rejected: list[tuple[LoggedHandLike, ReplayError]] = field(default_factory=list)
 
 
 def check_hands(
     game: GameDef, hands: Sequence[LoggedHandLike]
-) -> tuple[list[tuple[LoggedHandLike, Replayed]], list[tuple[LoggedHandLike, str]]]:
+) -> tuple[list[tuple[LoggedHandLike, Replayed]], list[tuple[LoggedHandLike, ReplayError]]]:
     """Replay each hand and compare payoffs; the showdowns are evaluated in one batch."""
     from batchrl.games.holdem.evaluator import evaluate7
 
     replayed: list[tuple[LoggedHandLike, Replayed]] = []
-    rejected: list[tuple[LoggedHandLike, str]] = []
+    rejected: list[tuple[LoggedHandLike, ReplayError]] = []
     for hand in hands:
         try:
             replayed.append((hand, replay(game, hand.betting, hand.hole, hand.board)))
         except ReplayError as exc:
-            rejected.append((hand, str(exc)))
+            rejected.append((hand, exc))
     showdown_cards: list[tuple[int, ...]] = []
     showdown_hands: list[int] = []
     for i, (hand, rep) in enumerate(replayed):
@@ -99,7 +101,7 @@ def check_hands(
         try:
             check_payoffs(rep, hand.payoffs, strengths.get(i))
         except ReplayError as exc:
-            rejected.append((hand, str(exc)))
+            rejected.append((hand, exc))
             continue
         accepted.append((hand, rep))
     return accepted, rejected

@@ -1,0 +1,43 @@
+import numpy as np
+from locations import SAMPLES
+
+from batchrl.games.holdem import gamedef
+from batchrl.games.holdem.features import betting_code, encode_many, feature_names
+from batchrl.games.holdem.rules import deal, step
+from batchrl.ingest import IngestConfig, ingest
+from batchrl.store import Store
+from parsers.acpc import LoggedHand, read_acpc
+
+
+def test_betting_codes_are_distinct_and_grow_with_length():
+    sequences = ["", "c", "r", "cc", "cr", "rc", "rr", "crc", "rrr", "crrrc", "rrrrc"]
+    codes = [betting_code(s) for s in sequences]
+    assert len(set(codes)) == len(codes)
+    assert betting_code(None) == 0 and codes[:7] == [1, 2, 3, 4, 5, 6, 7]
+    by_length = sorted(zip(map(len, sequences), codes, strict=True))
+    assert [c for _, c in by_length] == sorted(codes)
+
+
+def test_stored_rows_come_from_the_one_encoder(tmp_path):
+    """Every stored state equals what ``features.encode`` gives a policy in that spot."""
+    log = SAMPLES / "random_vs_random.2p.limit.log"
+    ingest(IngestConfig(paths=(log,), store=tmp_path / "s"))
+    rows = Store.open(tmp_path / "s").to_pandas()
+    game = gamedef.HEADS_UP_LIMIT
+    states, seats, keys = [], [], []
+    lines = log.read_text().splitlines()
+    for hand in (r for r in read_acpc(lines, str(log)) if isinstance(r, LoggedHand)):
+        s = deal(game, hand.hole, [c for g in hand.board for c in g])
+        counts = [0, 0]
+        for ch in hand.betting.replace("/", ""):
+            states.append(s)
+            seats.append(s.current)
+            keys.append((hand.line, s.current, counts[s.current]))
+            counts[s.current] += 1
+            s = step(s, "fcr".index(ch))
+    expected = encode_many(states, seats)
+    stored = {(r.line, r.player, r.step): np.asarray(r.state) for r in rows.itertuples()}
+    assert len(stored) == len(keys) == len(rows)
+    for key, vector in zip(keys, expected, strict=True):
+        np.testing.assert_array_equal(stored[key], vector)
+    assert feature_names(game)[5] == "pv" and 0 < expected[:, 5].min() < expected[:, 5].max() <= 1
