@@ -387,7 +387,9 @@ def _pv_unique(cards: NDArray[np.int64], sizes: NDArray[np.int64]) -> NDArray[np
 
 # Turn and river PVs cost tens of microseconds: keep them across calls, so a
 # log that repeats its deals (logs made with one seed do) pays once per deal.
-CACHE_LIMIT = 1 << 21
+# Pre-flop and flop PVs are table lookups, cheaper than the cache. The bound
+# keeps memory flat on long logs of fresh deals (about 100 bytes an entry).
+CACHE_LIMIT = 1 << 20
 _cache: dict[int, float] = {}
 
 
@@ -409,16 +411,24 @@ def pv_cards(cards: NDArray[np.integer[Any]]) -> NDArray[np.float64]:
     for j in range(7):
         code = code * 53 + canon[:, j] + 1
     unique, first, inverse = np.unique(code, return_index=True, return_inverse=True)
-    keys = unique.tolist()
-    found = [_cache.get(k) for k in keys]
-    missing = [i for i, v in enumerate(found) if v is None]
-    values = np.array([0.0 if v is None else v for v in found], dtype=np.float64)
-    if missing:
-        rows = first[missing]
-        values[missing] = _pv_unique(canon[rows], sizes[rows])
-        if len(_cache) + len(missing) > CACHE_LIMIT:
-            _cache.clear()
-        _cache.update(zip([keys[i] for i in missing], values[missing].tolist(), strict=True))
+    sizes_u = sizes[first]
+    values = np.empty(len(unique), dtype=np.float64)
+    cheap = sizes_u < 4
+    if cheap.any():
+        values[cheap] = _pv_unique(canon[first[cheap]], sizes_u[cheap])
+    costly = np.flatnonzero(~cheap)
+    if costly.size:
+        keys = unique[costly].tolist()
+        found = [_cache.get(k) for k in keys]
+        missing = [i for i, v in enumerate(found) if v is None]
+        values[costly] = [0.0 if v is None else v for v in found]
+        if missing:
+            rows = first[costly[missing]]
+            fresh = _pv_unique(canon[rows], sizes[rows])
+            values[costly[missing]] = fresh
+            if len(_cache) + len(missing) > CACHE_LIMIT:
+                _cache.clear()
+            _cache.update(zip([keys[i] for i in missing], fresh.tolist(), strict=True))
     return values[inverse]
 
 

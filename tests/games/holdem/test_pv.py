@@ -300,3 +300,17 @@ def test_missing_table_says_how_to_make_it(monkeypatch: pytest.MonkeyPatch, tmp_
     finally:
         monkeypatch.undo()
         flop_counts.cache_clear()
+
+
+def test_turn_and_river_pvs_are_cached_across_calls_and_tables_are_not():
+    pv_module._cache.clear()
+    turn = np.array([[*parse_cards("AhKd"), *parse_cards("Qh7h2c9s"), -1]])
+    preflop = np.array([[*parse_cards("AhKd"), -1, -1, -1, -1, -1]])
+    first = pv_module.pv_cards(turn)
+    assert len(pv_module._cache) == 1
+    pv_module.pv_cards(preflop)
+    assert len(pv_module._cache) == 1
+    # a hit returns the stored value; the key ignores the order of hole cards
+    swapped = turn[:, [1, 0, 2, 3, 4, 5, 6]]
+    np.testing.assert_array_equal(pv_module.pv_cards(swapped), first)
+    assert len(pv_module._cache) == 1
