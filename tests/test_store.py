@@ -26,6 +26,8 @@ from batchrl.store import (
     episode_id,
     file_digest,
 )
+from batchrl.store import schema as store_schema
+from batchrl.store import writer as store_writer
 
 FEATURES = ("hand_strength", "pot", "round", "raises")
 ACTIONS = ("fold", "call", "raise")
@@ -101,7 +103,7 @@ def test_round_trip_through_arrays_and_pandas(store: Store, tmp_path: Path) -> N
     assert t.state.dtype == np.float32 and t.action.dtype == np.int64 and t.state.flags.writeable
 
     df = store.to_pandas()
-    assert list(df.columns) == [*store_module._CORE_COLUMNS, "cards"]
+    assert list(df.columns) == [*store_schema._CORE_COLUMNS, "cards"]
     np.testing.assert_array_equal(np.stack(df["state"].to_numpy()), batch["state"])
     np.testing.assert_array_equal(np.stack(df["next_legal"].to_numpy()), batch["next_legal"])
     np.testing.assert_array_equal(df["line"].to_numpy(), batch["line"])
@@ -269,7 +271,7 @@ def test_malformed_batches_are_rejected(store: Store, tmp_path: Path, column: st
 
 def test_many_small_batches_stream_into_few_row_groups(store: Store, tmp_path: Path,
                                                        monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(store_module, "ROW_GROUP_ROWS", 100)
+    monkeypatch.setattr(store_writer, "ROW_GROUP_ROWS", 100)
     path, digest = source(tmp_path, "a.log")
     whole = make_batch(digest, range(300))
     with store.writer(path, digest) as w:
@@ -317,7 +319,7 @@ from pathlib import Path
 import numpy as np
 from batchrl import store as st
 root, src, digest, npz, marker = sys.argv[1:]
-st.ROW_GROUP_ROWS = 4
+st.writer.ROW_GROUP_ROWS = 4
 batch = dict(np.load(npz))
 with st.Store.open(root).writer(src, digest) as w:
     for i in range(10**6):
@@ -336,7 +338,7 @@ def test_writer_killed_mid_write_leaves_only_whole_sources(store: Store, tmp_pat
     ingest(store, b, db, old_b)
     np.savez(tmp_path / "batch.npz", **make_batch(db, range(50), seed=8))
     marker = tmp_path / "writing"
-    env = os.environ | {"PYTHONPATH": str(Path(store_module.__file__).parents[1])}
+    env = os.environ | {"PYTHONPATH": str(Path(store_module.__file__).parents[2])}
     child = subprocess.Popen(
         [sys.executable, "-c", _KILLED_WRITER, str(store.root), str(b), db,
          str(tmp_path / "batch.npz"), str(marker)],

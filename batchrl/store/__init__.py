@@ -1,0 +1,60 @@
+"""The transition store: one Parquet part per source log, read back as numpy arrays for FQI.
+
+Layout::
+
+    ROOT/store.json              schema version, game, game_params, feature/action names
+    ROOT/parts/<key>.parquet     one part per source; <key> = sha256(resolved source path)[:16]
+
+Each part's footer holds, as JSON under key ``b"batchrl"``, the store identity plus the
+source's path, digest, counts and ingest stats; `Store.sources` reads footers only, so no
+separate manifest can disagree with the parts.
+
+A part lands whole or not at all: `SourceWriter` streams into ``parts/.<key>.tmp-<pid>``
+and ``os.replace``-s it onto the part's name, replacing any earlier part of the same
+source, so re-ingesting a path is idempotent. Readers list only ``parts/*.parquet``.
+
+Concurrency: one writer per store at a time; nothing locks. A reader beside the writer
+sees each part before or after its replacement, never half of it (but a part removed by
+`Store.remove_source` between listing and reading makes that read fail).
+
+Modules: `batchrl.store.schema` (identity, ids, errors), `batchrl.store.writer` (writing a
+source), `batchrl.store.store` (`Store` and what it reads back). Import from here.
+"""
+
+from __future__ import annotations
+
+from batchrl.store.schema import (
+    SCHEMA_VERSION,
+    StoreError,
+    StoreSchema,
+    default_store_path,
+    episode_id,
+    file_digest,
+    source_key,
+)
+from batchrl.store.store import SourceInfo, Store, StoreInfo, Transitions
+from batchrl.store.writer import (
+    COMPRESSION,
+    COMPRESSION_LEVEL,
+    ROW_GROUP_ROWS,
+    SourceWriter,
+)
+
+__all__ = [
+    "COMPRESSION",
+    "COMPRESSION_LEVEL",
+    "ROW_GROUP_ROWS",
+    "SCHEMA_VERSION",
+    "SourceInfo",
+    "SourceWriter",
+    "Store",
+    "StoreError",
+    "StoreInfo",
+    "StoreSchema",
+    "Transitions",
+    "default_store_path",
+    "episode_id",
+    "file_digest",
+    "source_key",
+]
+

@@ -1,0 +1,247 @@
+"""Reading a store: `Store` opens or creates one and reads its parts back.
+
+`Store.sources` reads footers only; `Store.arrays` gives the numpy arrays FQI needs.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.parquet as pq
+from numpy.typing import NDArray
+
+from batchrl.store.schema import (
+    _META_KEY,
+    _NUMERIC,
+    SCHEMA_VERSION,
+    StoreError,
+    StoreSchema,
+    _difference,
+    _schema_of,
+    source_key,
+)
+from batchrl.store.writer import SourceWriter, _fsync, _now
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+
+@dataclass(frozen=True, slots=True)
+class SourceInfo:
+    """One ingested source file, as recorded in its part's footer."""
+
+    path: str
+    digest: str
+    rows: int
+    episodes: int
+    extra: Mapping[str, Any]
+    resolved_path: str = ""
+    players: tuple[int, ...] = ()
+    ingested_at: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class StoreInfo:
+    root: Path
+    game: str
+    schema_version: int
+    rows: int
+    episodes: int
+    players: tuple[int, ...]
+    features: tuple[str, ...]
+    actions: tuple[str, ...]
+    sources: list[SourceInfo]
+    bytes_on_disk: int
+
+
+@dataclass(frozen=True, eq=False)
+class Transitions:
+    """A store's rows as numpy arrays for fitted Q-iteration.
+
+    ``state``/``next_state`` hold the selected features in store order. ``episode`` holds
+    int64 codes into ``episode_ids``: split train/test on these, never on rows.
+    """
+
+    state: NDArray[np.float32]
+    action: NDArray[np.int64]
+    reward: NDArray[np.float64]
+    next_state: NDArray[np.float32]
+    next_legal: NDArray[np.bool_]
+    terminal: NDArray[np.bool_]
+    truncated: NDArray[np.bool_]
+    episode: NDArray[np.int64]
+    episode_ids: NDArray[np.object_]
+    step: NDArray[np.int32]
+    player: NDArray[np.int8]
+    feature_names: tuple[str, ...]
+    action_names: tuple[str, ...]
+
+    def __len__(self) -> int:
+        return len(self.action)
+
+
+class Store:
+    """A directory of Parquet parts; get one with `Store.create` or `Store.open`."""
+
+    def __init__(self, root: Path, schema: StoreSchema) -> None:
+        self.root, self.schema = root, schema
+        self.parts_dir = root / "parts"
+
+    @classmethod
+    def create(cls, root: str | Path, schema: StoreSchema) -> Store:
+        """A new store at ``root``, or the one already there if its schema is equal."""
+        root = Path(root)
+        if (root / "store.json").exists():
+            store = cls.open(root)
+            if store.schema == schema:
+                return store
+            if store._part_files():
+                raise StoreError(f"store {root} holds {_difference(store.schema, schema)}: "
+                                 "use another --store directory")
+            # A store without parts has no rows to protect: it takes the new schema.
+        elif root.exists() and (not root.is_dir() or any(root.iterdir())):
+            raise StoreError(f"{root} exists and is not a batchrl store (no store.json): "
+                             "use a new or empty --store directory")
+        (root / "parts").mkdir(parents=True, exist_ok=True)
+        tmp = root / f".store.json.tmp-{os.getpid()}"
+        tmp.write_text(json.dumps(schema.identity() | {"created_at": _now()}, indent=2))
+        _fsync(tmp)
+        os.replace(tmp, root / "store.json")
+        _fsync(root)
+        return cls(root, schema)
+
+    @classmethod
+    def open(cls, root: str | Path) -> Store:
+        """The store at ``root``; refuses a missing, foreign or other-version store."""
+        root = Path(root)
+        try:
+            meta = json.loads((root / "store.json").read_text())
+        except FileNotFoundError:
+            raise StoreError(f"no batchrl store at {root} (no store.json): ingest logs first "
+                             f"(batchrl ingest ... --store {root})") from None
+        except (OSError, ValueError) as e:
+            raise StoreError(f"{root}/store.json is unreadable ({e}): point --store at a "
+                             "batchrl store or a new directory") from e
+        return cls(root, _schema_of(meta, f"store {root}"))
+
+    def writer(self, source_path: str | Path, digest: str) -> SourceWriter:
+        """A context manager that (re)writes ``source_path``'s part; see `SourceWriter`."""
+        key = source_key(source_path)
+        for part in self._part_files():
+            if (info := self._read_source(part)).digest == digest and part.stem != key:
+                raise StoreError(
+                    f"{source_path} has the same content as {info.path}, already in store "
+                    f"{self.root}; ingesting both would count its hands twice: skip it, or "
+                    f"remove {info.path} from the store first")
+        return SourceWriter(self, source_path, digest)
+
+    def sources(self) -> list[SourceInfo]:
+        return [self._read_source(part) for part in self._part_files()]
+
+    def remove_source(self, source_path: str | Path) -> bool:
+        """Delete a source's part, found by its path now or as recorded; False if none."""
+        part = self.parts_dir / f"{source_key(source_path)}.parquet"
+        if not part.exists():  # the log may have moved since its ingest: try the recorded path
+            recorded = [p for p in self._part_files()
+                        if self._read_source(p).path == str(source_path)]
+            if not recorded:
+                return False
+            part = recorded[0]
+        part.unlink()
+        _fsync(self.parts_dir)
+        return True
+
+    def info(self) -> StoreInfo:
+        sources, parts = self.sources(), self._part_files()
+        return StoreInfo(
+            root=self.root, game=self.schema.game, schema_version=SCHEMA_VERSION,
+            rows=sum(s.rows for s in sources), episodes=sum(s.episodes for s in sources),
+            players=tuple(sorted({p for s in sources for p in s.players})),
+            features=self.schema.feature_names, actions=self.schema.action_names,
+            sources=sources,
+            bytes_on_disk=sum(p.stat().st_size for p in [self.root / "store.json", *parts]))
+
+    def iter_batches(self, columns: Sequence[str] | None = None,
+                     batch_size: int = 65_536) -> Iterator[pa.RecordBatch]:
+        """Record batches, part by part, in bounded memory."""
+        names = self._columns(columns)
+        for part in self._part_files():
+            yield from pq.ParquetFile(part).iter_batches(batch_size=batch_size, columns=names)
+
+    def to_pandas(self, columns: Sequence[str] | None = None) -> pd.DataFrame:
+        """All rows as a DataFrame.
+
+        ``state``, ``next_state`` and ``next_legal`` are object columns of 1-D numpy arrays
+        (use `arrays` for matrices); ``episode`` and ``source`` are categorical.
+        """
+        frame: pd.DataFrame = self._read_table(self._columns(columns)).to_pandas()
+        return frame
+
+    def arrays(self, features: Sequence[str] | None = None,
+               drop: Sequence[str] = ()) -> Transitions:
+        """What FQI needs as numpy arrays: the named ``features`` (default all) minus ``drop``."""
+        names = self.schema.feature_names
+        if unknown := [n for n in (*(features or ()), *drop) if n not in names]:
+            raise StoreError(f"unknown features {unknown}; the store's features are "
+                             f"{list(names)}")
+        wanted = set(names if features is None else features) - set(drop)
+        if not (keep := [i for i, n in enumerate(names) if n in wanted]):
+            raise StoreError(f"no feature left after selecting {features} and dropping {drop}")
+        wanted_cols = ["episode", *(n for n in _NUMERIC if n != "line")]
+        table = self._read_table(wanted_cols).unify_dictionaries()
+        out: dict[str, NDArray[Any]] = {}
+        for name in wanted_cols[1:]:
+            chunks, dtype = table.column(name).chunks, _NUMERIC[name]
+            tail: tuple[int, ...] = ()
+            if (width := self.schema.widths().get(name)) is None:
+                blocks = [c.to_numpy(zero_copy_only=False) for c in chunks]
+            else:  # one flatten + reshape per chunk (flatten honours offsets), no row loop
+                cut = slice(None) if name == "next_legal" else keep
+                tail = (width if name == "next_legal" else len(keep),)
+                blocks = [c.flatten().to_numpy(zero_copy_only=False).reshape(-1, width)[:, cut]
+                          for c in chunks]
+            # concatenating onto an empty block always yields a fresh, writable array
+            out[name] = np.concatenate([np.empty((0, *tail), dtype), *blocks])
+        out["action"] = out["action"].astype(np.int64)
+        episodes = table.column("episode").chunks
+        out["episode"] = np.concatenate([np.empty(0, np.int64),
+                                         *(c.indices.to_numpy() for c in episodes)])
+        ids = episodes[0].dictionary.to_pylist() if episodes else []
+        return Transitions(**out, episode_ids=np.array(ids, dtype=object),
+                           feature_names=tuple(names[i] for i in keep),
+                           action_names=self.schema.action_names)
+
+    def _part_files(self) -> list[Path]:
+        # temp parts are named .<key>.tmp-<pid>: this glob never sees a half-written one
+        return sorted(self.parts_dir.glob("*.parquet"))
+
+    def _columns(self, columns: Sequence[str] | None) -> list[str]:
+        valid = self.schema.arrow_schema().names
+        if unknown := [c for c in columns or () if c not in valid]:
+            raise StoreError(f"unknown columns {unknown}; the store's columns are {valid}")
+        return valid if columns is None else list(columns)
+
+    def _read_table(self, columns: list[str]) -> pa.Table:
+        if not (parts := self._part_files()):
+            return self.schema.arrow_schema().empty_table().select(columns)
+        return pa.concat_tables([pq.read_table(p, columns=columns) for p in parts])
+
+    def _read_source(self, part: Path) -> SourceInfo:
+        try:
+            meta = json.loads(pq.read_metadata(part).metadata[_META_KEY])
+            s = meta["source"]
+        except (OSError, KeyError, TypeError, ValueError, pa.ArrowException) as e:
+            raise StoreError(f"part {part} is unreadable or not a batchrl part ({e!r}): "
+                             "delete it and re-ingest its source") from e
+        if (schema := _schema_of(meta, f"part {part}")) != self.schema:
+            raise StoreError(f"part {part} holds game {schema.game} with other features or "
+                             f"params than this store's {self.schema.game}: delete it")
+        return SourceInfo(s["path"], s["digest"], s["rows"], s["episodes"], s["extra"],
+                          s["resolved_path"], tuple(s["players"]), s["ingested_at"])

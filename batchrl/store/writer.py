@@ -1,0 +1,232 @@
+"""Writing a source: `SourceWriter` and the checks each batch of rows must pass.
+
+A writer streams one source's rows into a temporary part and lands it whole on a clean
+exit (see the package docstring); a killed writer's temp part is swept by the next one.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import re
+from collections.abc import Mapping
+from datetime import UTC, datetime
+from pathlib import Path
+from types import TracebackType
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.parquet as pq
+from numpy.typing import NDArray
+
+from batchrl.store.schema import (
+    _CORE_COLUMNS,
+    _META_KEY,
+    _NUMERIC,
+    StoreError,
+    episode_id,
+    source_key,
+)
+
+if TYPE_CHECKING:
+    from batchrl.store.store import Store
+
+# On 1M poker-like rows (24 mostly discrete features, 253 MB in memory) zstd-3 wrote
+# 30.5 MB against snappy's 47.7 MB, writing in 1.65 s against 1.5 s, reading in 0.4 s both.
+# Byte-stream-split on the floats grew it to 49 MB: it displaces Parquet's dictionary
+# encoding, which is what wins on discrete features.
+COMPRESSION, COMPRESSION_LEVEL = "zstd", 3
+# Small writes are buffered into row groups of this size: compression needs big groups,
+# and this bound is all the memory a writer holds.
+ROW_GROUP_ROWS = 128 * 1024
+# the lowest valid value of each integer column a batch is checked against
+_LOWEST = {"step": 0, "player": 0, "action": 0, "line": 1}
+
+
+class SourceWriter:
+    """Streams one source's rows into a temporary part; lands it on a clean ``with`` exit.
+
+    Episodes are counted as runs of equal ids, so a parser writes each episode's rows
+    together (hand by hand); an episode split inside one batch is refused.
+    """
+
+    def __init__(self, store: Store, source_path: str | Path, digest: str) -> None:
+        if not re.fullmatch(r"[0-9a-f]{64}", digest):
+            raise StoreError(f"digest {digest!r} is not a sha256 hex string: compute it with "
+                             "batchrl.store.file_digest(path)")
+        self._schema, self._arrow, self._digest = store.schema, store.schema.arrow_schema(), digest
+        self._source, self._resolved = str(source_path), str(Path(source_path).resolve())
+        key = source_key(source_path)
+        self._final = store.parts_dir / f"{key}.parquet"
+        self._tmp = store.parts_dir / f".{key}.tmp-{os.getpid()}"
+        self._writer: Any = None
+        self._pending: list[pa.RecordBatch] = []
+        self._rows = self._episodes = 0
+        self._last_episode: str | None = None
+        self._players: set[int] = set()
+        self._extra: dict[str, Any] = {}
+
+    def __enter__(self) -> SourceWriter:
+        _remove_stale_temps(self._tmp.parent)
+        self._writer = pq.ParquetWriter(self._tmp, self._arrow, compression=COMPRESSION,
+                                        compression_level=COMPRESSION_LEVEL)
+        return self
+
+    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
+                 tb: TracebackType | None) -> None:
+        try:
+            if exc_type is None:
+                self._commit()
+        finally:
+            # a failing close must not hide the exception that brought us here
+            with contextlib.suppress(Exception):
+                self._writer.close()
+            self._tmp.unlink(missing_ok=True)
+            self._writer = None
+
+    def write(self, batch: Mapping[str, Any]) -> None:
+        """Append rows given as column name -> array (``source`` may be left out)."""
+        if self._writer is None:
+            raise StoreError("write() outside its block: use `with store.writer(...) as w:`")
+        record = self._to_record_batch(batch)
+        self._pending.append(record)
+        self._rows += record.num_rows
+        if sum(b.num_rows for b in self._pending) >= ROW_GROUP_ROWS:
+            self._flush()
+
+    def set_stats(self, extra: Mapping[str, Any]) -> None:
+        """Record JSON-able ingest stats (replacing earlier ones) as `SourceInfo.extra`."""
+        try:
+            self._extra = json.loads(json.dumps(dict(extra)))
+        except (TypeError, ValueError) as e:
+            raise StoreError(f"ingest stats for {self._source} must be JSON-able ({e})") from e
+
+    def _flush(self, final: bool = False) -> None:
+        # whole row groups go out; the remainder waits for more rows unless this is the end
+        table = pa.Table.from_batches(self._pending, schema=self._arrow)
+        cut = table.num_rows if final else table.num_rows - table.num_rows % ROW_GROUP_ROWS
+        if cut:
+            self._writer.write_table(table.slice(0, cut), row_group_size=ROW_GROUP_ROWS)
+        self._pending = table.slice(cut).to_batches()
+
+    def _commit(self) -> None:
+        self._flush(final=True)
+        source = {"path": self._source, "resolved_path": self._resolved, "digest": self._digest,
+                  "rows": self._rows, "episodes": self._episodes,
+                  "players": sorted(self._players), "extra": self._extra,
+                  "ingested_at": _now()}
+        # The footer's Arrow schema was serialised before the first row, so the counts go
+        # into the Parquet key-value metadata, which overrides the same key there.
+        meta = self._schema.identity() | {"source": source}
+        self._writer.add_key_value_metadata({_META_KEY: json.dumps(meta)})
+        self._writer.close()
+        _fsync(self._tmp)  # the bytes must be on disk before the name points at them
+        os.replace(self._tmp, self._final)
+        _fsync(self._final.parent)
+
+    def _to_record_batch(self, batch: Mapping[str, Any]) -> pa.RecordBatch:
+        cols, what = dict(batch), f"batch for {self._source}"
+        n = len(cols["action"]) if np.ndim(cols.get("action", 0)) else -1
+        cols.setdefault("source", [self._source] * max(n, 0))
+        expected = (*_CORE_COLUMNS, *self._schema.audit_columns)
+        missing, unknown = [c for c in expected if c not in cols], sorted(set(cols) - {*expected})
+        if missing or unknown:
+            raise StoreError(f"{what}: missing columns {missing}, unknown columns {unknown}; "
+                             f"a row has exactly {list(expected)}")
+        widths, top = self._schema.widths(), {"action": len(self._schema.action_names) - 1}
+        arr = {name: _array(cols, name, (n, widths[name]) if name in widths else (n,), dtype,
+                            _LOWEST.get(name), top.get(name))
+               for name, dtype in _NUMERIC.items()}
+        source = _strings(cols, "source", n)
+        if n and pc.any(pc.not_equal(source, self._source)).as_py():
+            raise StoreError(f"{what} has rows of another source; leave the 'source' column "
+                             "out and the writer fills it")
+        self._players.update(np.unique(arr["player"]).tolist())
+        columns = {name: _fixed_size_list(a) if a.ndim == 2 else a for name, a in arr.items()}
+        columns |= {"episode": self._episodes_of(_strings(cols, "episode", n)),
+                    "source": source.dictionary_encode()}
+        columns |= {c: _strings(cols, c, n) for c in self._schema.audit_columns}
+        return pa.RecordBatch.from_pydict(columns, schema=self._arrow)
+
+    def _episodes_of(self, ids: pa.Array) -> pa.Array:
+        encoded = ids.dictionary_encode()
+        if len(ids) == 0:
+            return encoded
+        prefix = episode_id(self._digest, 0)[:17]
+        if not pc.all(pc.starts_with(encoded.dictionary, pattern=prefix)).as_py():
+            raise StoreError(f"episode ids of {self._source} must start with {prefix!r}, its "
+                             "sha256 prefix: build them with batchrl.store.episode_id")
+        codes = encoded.indices.to_numpy()
+        runs = 1 + int(np.count_nonzero(codes[1:] != codes[:-1]))
+        if runs != len(encoded.dictionary):
+            raise StoreError(f"batch for {self._source}: an episode's rows are not contiguous; "
+                             "write each episode's rows together")
+        self._episodes += runs - (ids[0].as_py() == self._last_episode)  # continued episode
+        self._last_episode = ids[-1].as_py()
+        return encoded
+
+
+def _array(cols: Mapping[str, Any], name: str, shape: tuple[int, ...],
+           dtype: type[np.generic], low: int | None, high: int | None) -> NDArray[Any]:
+    """One column, checked: shape, kind, range for ints, finite for floats."""
+    a = np.asarray(cols[name])
+    if a.shape != shape:
+        raise StoreError(f"column {name!r} has shape {a.shape}; expected {shape} "
+                         "(rows, then features or actions for vector columns)")
+    kinds = {"b": "b", "i": "iu", "f": "fiu"}[np.dtype(dtype).kind]
+    if a.dtype.kind not in kinds:
+        raise StoreError(f"column {name!r} must be {np.dtype(dtype)}, not {a.dtype}")
+    if low is not None and a.size:
+        high = int(np.iinfo(np.dtype(dtype)).max) if high is None else high
+        if int(a.min()) < low or int(a.max()) > high:
+            raise StoreError(f"column {name!r} has values outside [{low}, {high}]")
+    out = np.ascontiguousarray(a, dtype=dtype)
+    # a NaN or inf reward or feature would silently poison every fitted Q value
+    if out.dtype.kind == "f" and not np.isfinite(out).all():
+        raise StoreError(f"column {name!r} has a NaN or infinite value")
+    return out
+
+
+def _strings(cols: Mapping[str, Any], name: str, n: int) -> pa.Array:
+    try:  # an empty np.array([]) is float64, which arrow will not read as strings
+        arr = pa.array(cols[name] if np.size(cols[name]) else [], type=pa.string())
+    except (pa.ArrowException, TypeError) as e:
+        raise StoreError(f"column {name!r} must hold strings ({e})") from e
+    if len(arr) != n or arr.null_count:
+        raise StoreError(f"column {name!r} has {len(arr)} values with {arr.null_count} missing; "
+                         f"expected {n} strings")
+    return arr
+
+
+def _fixed_size_list(matrix: NDArray[Any]) -> pa.FixedSizeListArray:
+    return pa.FixedSizeListArray.from_arrays(pa.array(matrix.reshape(-1)), matrix.shape[1])
+
+
+def _now() -> str:
+    return datetime.now(UTC).isoformat(timespec="seconds")
+
+
+def _remove_stale_temps(parts: Path) -> None:
+    """Delete temp parts of killed writers: those whose process is gone."""
+    for tmp in parts.glob(".*.tmp-*"):
+        pid = tmp.name.rsplit("-", 1)[-1]
+        if pid.isdigit() and int(pid) != os.getpid():
+            try:
+                os.kill(int(pid), 0)
+            except ProcessLookupError:
+                tmp.unlink(missing_ok=True)
+            except (OSError, OverflowError):
+                pass  # alive but not ours, or not a pid at all: leave it
+
+
+def _fsync(path: Path) -> None:
+    """Flush a file or a directory entry to disk; skipped where directories can't be opened."""
+    with contextlib.suppress(OSError):
+        fd = os.open(path, os.O_RDONLY)
+        try:
+            os.fsync(fd)
+        finally:
+            os.close(fd)
