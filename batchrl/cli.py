@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sys
+import time
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -137,6 +138,116 @@ def info(store: Path | None) -> None:
         skipped = src.extra.get("skipped") if src.extra else None
         if skipped:
             click.echo("    skipped: " + ", ".join(f"{v} {k}" for k, v in skipped.items()))
+
+
+def _names(values: tuple[str, ...]) -> tuple[str, ...]:
+    """Feature names given as repeated options, or comma-separated, or both."""
+    return tuple(n.strip() for v in values for n in v.split(",") if n.strip())
+
+
+@main.command()
+@click.option("--store", "store", type=click.Path(file_okay=False, path_type=Path),
+              default=None, help=_STORE_HELP)
+@click.option("--trees", "-M", default=100, show_default=True, help="M: trees in the forest.")
+@click.option("--nmin", default=20, show_default=True,
+              help="n_min: rows a node needs to be split (bigger: smoother Q).")
+@click.option("--k", "k", type=int, default=None,
+              help="K: candidate attributes tried at each split [default: all inputs, as the "
+                   "thesis and Ernst et al.].")
+@click.option("--iters", "-N", default=11, show_default=True,
+              help="N: iterations; Q then looks N decisions ahead (11 covers a limit hand).")
+@click.option("--gamma", default=1.0, show_default=True, help="Discount per decision.")
+@click.option("--features", multiple=True, metavar="NAME[,NAME...]",
+              help="Use only these features (see batchrl info).")
+@click.option("--drop", multiple=True, metavar="NAME[,NAME...]",
+              help="Leave these features out (ablation).")
+@click.option("--per-action", is_flag=True,
+              help="One regressor per action instead of one on (state, action).")
+@click.option("--fast", is_flag=True,
+              help="Grow the trees once on the return-to-go, then only refit leaf values: "
+                   "each iteration is a fraction of a refit.")
+@click.option("--freeze-after", type=int, default=None, metavar="K",
+              help="Fast mode after K full refits (0 is --fast).")
+@click.option("--jobs", "-j", default=1, show_default=True, help="Worker threads for the trees.")
+@click.option("--seed", default=0, show_default=True, help="Makes a run repeatable.")
+@click.option("--out", type=click.Path(dir_okay=False, path_type=Path), default=None,
+              help="Model file [default: STORE/models/fqi-M…-nmin…-N….joblib].")
+@click.option("--resume", is_flag=True,
+              help="Continue a killed run from its last complete iteration (same result as "
+                   "an uninterrupted run).")
+def fqi(store: Path | None, trees: int, nmin: int, k: int | None, iters: int, gamma: float,
+        features: tuple[str, ...], drop: tuple[str, ...], per_action: bool, fast: bool,
+        freeze_after: int | None, jobs: int, seed: int, out: Path | None,
+        resume: bool) -> None:
+    """Fitted Q-iteration on a store: learn Q(state, action) with extremely randomized trees.
+
+    Each iteration regresses reward + gamma * max over the legal next actions of
+    the previous Q. Every iteration is checkpointed beside the model, so a killed
+    run continues with --resume.
+
+    \b
+    Examples:
+      batchrl fqi --trees 100 --nmin 20 --iters 11
+      batchrl fqi --drop pv --fast --out models/no_pv.joblib
+    """
+    from batchrl.fqi import IterationStats
+    from batchrl.store import StoreError, default_store_path
+    from batchrl.training import FAST_FREEZE_AFTER, FQIConfig, run_fqi
+
+    if fast and freeze_after is None:
+        freeze_after = FAST_FREEZE_AFTER
+    config = FQIConfig(
+        store=store if store is not None else default_store_path(), trees=trees, nmin=nmin,
+        k=k, iters=iters, gamma=gamma, features=_names(features) or None, drop=_names(drop),
+        per_action=per_action, freeze_after=freeze_after, jobs=jobs, seed=seed, out=out,
+        resume=resume)
+    click.echo(f"{'iter':>4} {'bellman residual':>17} {'mean |Q|':>10} {'max |Q|':>10} "
+               f"{'seconds':>8}  trees")
+
+    def show(stats: IterationStats) -> None:
+        click.echo(f"{stats.iteration:>4} {stats.bellman_residual:>17.4f} "
+                   f"{stats.mean_abs_q:>10.3f} {stats.max_abs_q:>10.3f} {stats.seconds:>8.2f}  "
+                   f"{'frozen' if stats.frozen else 'refit'}")
+
+    started = time.perf_counter()
+    try:
+        path, _ = run_fqi(config, on_iteration=show)
+    except (StoreError, ValueError) as exc:
+        raise click.ClickException(str(exc)) from None
+    click.echo(f"done in {time.perf_counter() - started:.1f} s: model in {path}")
+
+
+@main.group()
+def policy() -> None:
+    """Inspect learned policies (model files written by batchrl fqi)."""
+
+
+@policy.command("show")
+@click.argument("model", type=click.Path(exists=True, dir_okay=False, path_type=Path))
+def policy_show(model: Path) -> None:
+    """Print a model's game, features, actions, data, parameters and diagnostics."""
+    from batchrl.policy import ModelArtifact, ModelError
+
+    try:
+        meta = ModelArtifact.load(model).meta
+    except ModelError as exc:
+        raise click.ClickException(str(exc)) from None
+    click.echo(f"model     {model}")
+    click.echo(f"game      {meta['game']}")
+    click.echo(f"features  {', '.join(meta['feature_names'])}")
+    click.echo(f"actions   {', '.join(meta['action_names'])}")
+    click.echo(f"data      {meta['store']} (digest {meta['store_digest']}), {meta['rows']:,} "
+               f"rows, {meta['episodes']:,} episodes")
+    params = ", ".join(f"{k}={v}" for k, v in meta["params"].items())
+    click.echo(f"params    {params}")
+    click.echo(f"trained   {meta['created_at']} in {meta['seconds']:.1f} s "
+               f"(batchrl {meta['batchrl_version']})")
+    click.echo(f"{'iter':>4} {'bellman residual':>17} {'mean |Q|':>10} {'max |Q|':>10} "
+               f"{'seconds':>8}  trees")
+    for h in meta["history"]:
+        click.echo(f"{h['iteration']:>4} {h['bellman_residual']:>17.4f} "
+                   f"{h['mean_abs_q']:>10.3f} {h['max_abs_q']:>10.3f} {h['seconds']:>8.2f}  "
+                   f"{'frozen' if h['frozen'] else 'refit'}")
 
 
 if __name__ == "__main__":

@@ -1,0 +1,126 @@
+"""The model artifact FQI writes, and the greedy policy that simulators and notebooks load.
+
+An artifact is one joblib file: the Q-function's regressors plus everything
+needed to trust and reuse them — game, feature and action names (a policy acts
+on states encoded with exactly these features), the store and its digest, the
+parameters, and the per-iteration diagnostics.
+
+>>> import numpy as np
+>>> from sklearn.dummy import DummyRegressor
+>>> models = [DummyRegressor(strategy="constant", constant=c).fit([[0]], [0]) for c in (1, 3)]
+>>> q = QFunction(models, per_action=True, n_actions=2)
+>>> policy = GreedyPolicy(ModelArtifact(q, {"feature_names": ["x"], "action_names": ["a", "b"]}))
+>>> policy.act_batch(np.zeros((2, 1)), np.array([[True, True], [True, False]])).tolist()
+[1, 0]
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import joblib
+import numpy as np
+from numpy.typing import NDArray
+
+ARTIFACT_VERSION = 1
+
+
+class ModelError(Exception):
+    """A model file that cannot be used; the message says why and what to do."""
+
+
+@dataclass
+class QFunction:
+    """Q(s, a) from fitted regressors: one on (state, action), or one per action."""
+
+    models: list[Any]  # None for an action no row ever took (per-action only)
+    per_action: bool
+    n_actions: int
+
+    def q_values(self, states: NDArray[np.floating[Any]]) -> NDArray[np.float64]:
+        """Q of every action in each state, shape (n, actions); NaN where no model knows."""
+        states = np.asarray(states, dtype=np.float32).reshape(len(states), -1)
+        q = np.full((len(states), self.n_actions), np.nan)
+        for a in range(self.n_actions):
+            if self.per_action:
+                if self.models[a] is not None:
+                    q[:, a] = self.models[a].predict(states)
+            else:
+                x = np.column_stack([states, np.full(len(states), a, dtype=np.float32)])
+                q[:, a] = self.models[0].predict(x)
+        return q
+
+
+@dataclass
+class ModelArtifact:
+    """A Q-function and its metadata (``game``, ``feature_names``, ``action_names``,
+    ``store``, ``store_digest``, ``params``, ``history``, …)."""
+
+    q: QFunction
+    meta: dict[str, Any]
+    version: int = ARTIFACT_VERSION
+
+    def save(self, path: str | Path) -> Path:
+        """Write atomically (temporary name, then rename)."""
+        path = Path(path)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_name(f".{path.name}.tmp-{os.getpid()}")
+        joblib.dump(self, tmp)
+        os.replace(tmp, path)
+        return path
+
+    @classmethod
+    def load(cls, path: str | Path) -> ModelArtifact:
+        try:
+            artifact = joblib.load(path)
+        except FileNotFoundError:
+            raise ModelError(f"no model at {path}: train one with batchrl fqi") from None
+        except Exception as exc:  # joblib raises many kinds on a foreign file
+            raise ModelError(f"{path} is not a batchrl model ({exc.__class__.__name__})") from None
+        if not isinstance(artifact, ModelArtifact):
+            raise ModelError(f"{path} holds a {type(artifact).__name__}, not a batchrl model")
+        if artifact.version != ARTIFACT_VERSION:
+            raise ModelError(f"{path} is a version {artifact.version} model; this batchrl "
+                             f"reads version {ARTIFACT_VERSION}: retrain it with batchrl fqi")
+        return artifact
+
+
+class GreedyPolicy:
+    """Acts greedily on Q among the legal actions (ties go to the lowest action index)."""
+
+    def __init__(self, artifact: ModelArtifact) -> None:
+        self.artifact = artifact
+        self.feature_names: tuple[str, ...] = tuple(artifact.meta["feature_names"])
+        self.action_names: tuple[str, ...] = tuple(artifact.meta["action_names"])
+
+    @classmethod
+    def load(cls, path: str | Path) -> GreedyPolicy:
+        return cls(ModelArtifact.load(path))
+
+    def q_values(self, states: NDArray[np.floating[Any]]) -> NDArray[np.float64]:
+        return self.artifact.q.q_values(states)
+
+    def act_batch(self, states: NDArray[np.floating[Any]],
+                  legal: NDArray[np.bool_] | None = None) -> NDArray[np.int64]:
+        """The greedy action in each state; ``legal`` (n, actions) masks the rest."""
+        q = self.q_values(states)
+        if legal is None:
+            legal = np.ones(q.shape, dtype=bool)
+        legal = np.asarray(legal, dtype=bool)
+        if not legal.any(axis=1).all():
+            raise ValueError("a state with no legal action has nothing to choose")
+        # An action no model knows ranks below every known one, but stays choosable;
+        # an illegal one is never chosen.
+        scored = np.where(np.isnan(q), np.finfo(np.float64).min, q)
+        scored = np.where(legal, scored, -np.inf)
+        choice: NDArray[np.int64] = np.argmax(scored, axis=1).astype(np.int64)
+        return choice
+
+    def act(self, state: Sequence[float] | NDArray[Any],
+            legal: Sequence[bool] | NDArray[np.bool_] | None = None) -> int:
+        mask = None if legal is None else np.asarray(legal, dtype=bool)[None, :]
+        return int(self.act_batch(np.asarray(state, dtype=np.float32)[None, :], mask)[0])
