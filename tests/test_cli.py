@@ -1,7 +1,12 @@
+import signal
+import subprocess
+import sys
+import time
 from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
+from locations import ROOT
 
 from batchrl.cli import main
 
@@ -77,3 +82,70 @@ def test_unwritable_store_is_a_clean_error(sample_log, tmp_path):
     blocker.write_text("")
     result = invoke("ingest", str(sample_log), "--store", str(blocker / "store"))
     assert result.exit_code != 0 and "Traceback" not in result.output
+
+
+@pytest.fixture
+def sample_store(sample_log, tmp_path):
+    store = tmp_path / "store"
+    assert invoke("ingest", str(sample_log), "--store", str(store)).exit_code == 0
+    return store
+
+
+def test_fqi_as_the_user_writes_it_then_policy_show(sample_store, monkeypatch):
+    monkeypatch.setenv("BATCHRL_STORE", str(sample_store))
+    result = invoke("fqi", "--trees", "5", "--nmin", "20", "--iters", "3")
+    assert result.exit_code == 0, result.output
+    lines = result.output.splitlines()
+    assert lines[0].split()[:3] == ["iter", "bellman", "residual"]
+    assert [line.split()[0] for line in lines[1:4]] == ["1", "2", "3"]
+    model = sample_store / "models" / "fqi-M5-nmin20-N3.joblib"
+    assert f"model in {model}" in lines[-1] and model.exists()
+    shown = invoke("policy", "show", str(model)).output
+    assert "holdem.limit.2p.reverse_blinds" in shown and "fold, call, raise" in shown
+    assert "trees=5" in shown and "4,041 rows" in shown
+
+
+def test_fqi_selects_features_by_name(sample_store, tmp_path):
+    out = tmp_path / "m.joblib"
+    result = invoke("fqi", "--store", str(sample_store), "--trees", "3", "--iters", "2",
+                    "--drop", "pv,pot", "--fast", "--out", str(out))
+    assert result.exit_code == 0, result.output
+    assert "frozen" in result.output
+    shown = invoke("policy", "show", str(out)).output
+    features = shown.split("\nfeatures", 1)[1].split("\n", 1)[0]
+    assert "pv" not in features.split(", ") and "stage" in features
+    bad = invoke("fqi", "--store", str(sample_store), "--features", "stage,nonsense")
+    assert bad.exit_code == 1 and "nonsense" in bad.output and "Traceback" not in bad.output
+
+
+def test_killed_fqi_resumes_to_the_same_model(sample_store, tmp_path):
+    import joblib
+    import numpy as np
+
+    from batchrl.policy import GreedyPolicy
+    from batchrl.store import Store
+
+    args = ["--store", str(sample_store), "--trees", "10", "--nmin", "5", "--iters", "60",
+            "--seed", "3"]
+    whole = tmp_path / "whole.joblib"
+    assert invoke("fqi", *args, "--out", str(whole)).exit_code == 0
+    killed = tmp_path / "killed.joblib"
+    ckpt = tmp_path / "killed.joblib.ckpt" / "checkpoint.joblib"
+    proc = subprocess.Popen([sys.executable, "-m", "batchrl", "fqi", *args, "--out",
+                             str(killed)], cwd=ROOT, stdout=subprocess.DEVNULL,
+                            stderr=subprocess.DEVNULL)
+    deadline = time.monotonic() + 120
+    while not (ckpt.exists() and joblib.load(ckpt)["done"] >= 3):
+        assert proc.poll() is None, "fqi finished before it could be killed"
+        assert time.monotonic() < deadline
+        time.sleep(0.01)
+    proc.send_signal(signal.SIGKILL)
+    proc.wait()
+    assert not killed.exists()
+    result = invoke("fqi", *args, "--out", str(killed), "--resume")
+    assert result.exit_code == 0, result.output
+    first = int(result.output.splitlines()[1].split()[0])
+    assert first > 3  # it went on from the checkpoint, not from the start
+    states = Store.open(sample_store).arrays().state
+    np.testing.assert_array_equal(GreedyPolicy.load(killed).q_values(states),
+                                  GreedyPolicy.load(whole).q_values(states))
