@@ -31,13 +31,15 @@ def main() -> None:
     Start here:
       batchrl ingest ROOM_90.dealer.summary     # a log into the default store
       batchrl info                              # what the store holds
+      batchrl fqi --trees 100 --nmin 20 --iters 11
+      batchrl policy show datasets/store/models/fqi-M100-nmin20-N11.joblib
     """
 
 
 def _print_report(report: SourceReport) -> None:
-    click.echo(f"{report.path}: {report.fmt}, {report.game}: {report.hands:,} hands, "
+    click.echo(f"{report.path}: {report.fmt}, {report.game}: {report.hands:,} {report.unit}, "
                f"{report.rows:,} decisions in {report.seconds:.2f} s "
-               f"({report.hands_per_second:,.0f} hands/s)")
+               f"({report.hands_per_second:,.0f} {report.unit}/s)")
     for note in report.notes:
         click.echo(f"  {note}")
     for kind, count in report.skipped.most_common():
@@ -248,6 +250,121 @@ def policy_show(model: Path) -> None:
         click.echo(f"{h['iteration']:>4} {h['bellman_residual']:>17.4f} "
                    f"{h['mean_abs_q']:>10.3f} {h['max_abs_q']:>10.3f} {h['seconds']:>8.2f}  "
                    f"{'frozen' if h['frozen'] else 'refit'}")
+
+
+GAMES = ("holdem", "sette-mezzo")
+
+
+@main.command()
+@click.option("--game", type=click.Choice(GAMES), required=True, help="Which game to play.")
+@click.option("--games", "--hands", "count", type=int, default=1000, show_default=True,
+              help="Games (hands, for hold'em) to play.")
+@click.option("--policy", "policy_name", default="random", show_default=True,
+              help="sette-mezzo: random (hit or stick, 50/50), optimal (the exact solution), "
+                   "or a model file from batchrl fqi.")
+@click.option("--players", default="random,random", show_default=True,
+              help="holdem: the two players (random: 10% fold, 50% call, 40% raise).")
+@click.option("--limit", default=5.0, show_default=True,
+              help="sette-mezzo: the opponent draws until its total reaches this.")
+@click.option("--seed", default=0, show_default=True, help="Makes the deals repeatable.")
+@click.option("-o", "--out", type=click.Path(dir_okay=False, path_type=Path), required=True,
+              help="Log file to write (holdem: .log is an ACPC dealer log, "
+                   ".dealer.summary a Glassfrog summary).")
+def generate(game: str, count: int, policy_name: str, players: str, limit: float, seed: int,
+             out: Path) -> None:
+    """Play games with bots and write them as logs that batchrl ingest reads.
+
+    \b
+    Examples:
+      batchrl generate --game sette-mezzo --games 100000 --policy random -o random.jsonl
+      batchrl generate --game holdem --hands 5000 -o ROOM_90.dealer.summary
+    """
+    import numpy as np
+
+    rng = np.random.default_rng(seed)
+    if game == "sette-mezzo":
+        from batchrl.games.sette_mezzo.logs import play, write_log
+
+        chooser: object = policy_name
+        if policy_name not in ("random", "optimal"):
+            from batchrl.policy import GreedyPolicy, ModelError
+
+            try:
+                learned = GreedyPolicy.load(policy_name)
+            except ModelError as exc:
+                raise click.ClickException(
+                    f"--policy is random, optimal or a model file: {exc}") from None
+            chooser = learned.act_batch
+        written = write_log(out, play(chooser, count, rng, limit))  # type: ignore[arg-type]
+    else:
+        from batchrl.games.holdem import gamedef
+        from batchrl.games.holdem.bots import random_match
+        from batchrl.games.holdem.logs import write_log as write_holdem
+
+        if players.replace(" ", "") != "random,random":
+            raise click.ClickException("holdem plays --players random,random so far")
+        glassfrog = out.name.endswith(".dealer.summary")
+        table = gamedef.GLASSFROG_LIMIT if glassfrog else gamedef.HEADS_UP_LIMIT
+        written = write_holdem(out, random_match(table, count, rng),
+                               fmt="glassfrog" if glassfrog else "acpc", match=out.stem,
+                               seed=seed)
+    click.echo(f"{written:,} games written to {out}")
+
+
+@main.command()
+@click.argument("game", type=click.Choice(["sette-mezzo"]))
+@click.option("--limit", default=5.0, show_default=True,
+              help="The opponent draws until its total reaches this.")
+def solve(game: str, limit: float) -> None:
+    """Solve a game exactly and print the optimal strategy as a table.
+
+    sette-mezzo: policy iteration over the exact card-removal probabilities.
+    """
+    from batchrl.games.sette_mezzo.solver import solve as solve_exactly
+    from batchrl.games.sette_mezzo.solver import strategy_table
+
+    solution = solve_exactly(limit)
+    click.echo(strategy_table(solution))
+    click.echo(f"optimal expected reward per game: {solution.expected_reward:+.6f} "
+               f"({solution.rounds} rounds of policy iteration, "
+               f"{len(solution.action):,} states)")
+
+
+@main.command()
+@click.option("--game", type=click.Choice(["sette-mezzo"]), required=True)
+@click.option("--model", type=click.Path(exists=True, dir_okay=False, path_type=Path),
+              required=True, help="A model file from batchrl fqi.")
+@click.option("--limit", type=float, default=None,
+              help="The opponent's limit [default: the one the model's data was played at].")
+@click.option("--json", "as_json", is_flag=True, help="One JSON object, for notebooks.")
+def evaluate(game: str, model: Path, limit: float | None, as_json: bool) -> None:
+    """Evaluate a learned policy exactly against the game's optimum (no sampling).
+
+    Prints the policy's expected reward per game, the optimal one, the gap, and
+    the share of decisions where it plays the optimal action, weighted by how
+    often it reaches each state.
+    """
+    import json
+    from dataclasses import asdict
+
+    from batchrl.games.sette_mezzo.evaluate import evaluate_model
+    from batchrl.policy import ModelError
+
+    try:
+        report = evaluate_model(model, limit)
+    except ModelError as exc:
+        raise click.ClickException(str(exc)) from None
+    if as_json:
+        click.echo(json.dumps(asdict(report) | {"regret": report.regret, "model": str(model)}))
+        return
+    click.echo(f"model                      {model}")
+    click.echo(f"opponent draws to          {report.limit:g}")
+    click.echo(f"expected reward per game   {report.expected_reward:+.6f}")
+    click.echo(f"optimal                    {report.optimal_reward:+.6f}")
+    click.echo(f"gap                        {report.regret:.6f}")
+    click.echo(f"optimal action             {report.agreement:.2%} of its decisions "
+               f"({report.agreement_optimal_visits:.2%} of the optimal policy's, "
+               f"{report.agreement_states:.2%} of all {report.states:,} states)")
 
 
 if __name__ == "__main__":

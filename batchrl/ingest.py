@@ -17,12 +17,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from batchrl.games.errors import RejectedRecord
 from batchrl.games.holdem import features, gamedef
 from batchrl.games.holdem.gamedef import GameDef, GameDefError
-from batchrl.games.holdem.transitions import AUDIT_COLUMNS, check_hands, process_chunk
+from batchrl.games.holdem.transitions import AUDIT_COLUMNS, Chunk, check_hands, process_chunk
 from batchrl.store import Store, StoreSchema, file_digest
-from parsers import FORMATS, READERS
-from parsers.acpc import SNIFF_LINES, BadLine, Header, LoggedHand, LogLines, sniff_format
+from parsers import FORMATS, READERS, sniff_format
+from parsers.acpc import SNIFF_LINES, BadLine, Header, LoggedHand, LogLines
+from parsers.sette_mezzo import LoggedGame
 
 # Examples of each kind of skipped line kept for the report.
 EXAMPLES_PER_KIND = 3
@@ -55,7 +57,8 @@ class SourceReport:
     fmt: str = ""
     game: str = ""
     notes: list[str] = field(default_factory=list)
-    hands: int = 0
+    hands: int = 0  # hands, or games: see unit
+    unit: str = "hands"
     rows: int = 0
     seconds: float = 0.0
     skipped: Counter[str] = field(default_factory=Counter)
@@ -138,15 +141,25 @@ def ingest_file(
     report.fmt = fmt
     lines = LogLines(path, progress)
     records = READERS[fmt](lines, str(path))
-    game, pending = _decide_game(path, fmt, records, forced, report)
-    report.game = game.name
-    if forced is None:
-        _refuse_unsupported(str(path), game, config.pv)
-    store = Store.create(config.store, schema_for(game, config.pv))
-    run = _Run(game, forced, config, report, digest[:16] + ":")
+    prefix = digest[:16] + ":"
+    if fmt == "sette-mezzo":
+        schema, pending, process = _sette_mezzo(path, records, report, prefix)
+        game = None
+    else:
+        game, pending = _decide_game(path, fmt, records, forced, report)
+        report.game = game.name
+        if forced is None:
+            _refuse_unsupported(str(path), game, config.pv)
+        schema = schema_for(game, config.pv)
+
+        def process(chunk: list[Any], game: GameDef = game) -> Chunk:
+            return process_chunk(game, chunk, prefix, config.pv)
+
+    store = Store.create(config.store, schema)
+    run = _Run(game, forced, config, report, process)
     with store.writer(path, digest) as writer:
         for record in _chain(pending, records):
-            if isinstance(record, LoggedHand):
+            if isinstance(record, LoggedHand | LoggedGame):
                 run.hand(record, writer)
             elif isinstance(record, Header):
                 run.header(record, writer)
@@ -167,16 +180,16 @@ def ingest_file(
 class _Run:
     """The hands of one source on their way to the writer, in chunks."""
 
-    def __init__(self, game: GameDef, forced: GameDef | None, config: IngestConfig,
-                 report: SourceReport, prefix: str) -> None:
+    def __init__(self, game: GameDef | None, forced: GameDef | None, config: IngestConfig,
+                 report: SourceReport, process: Callable[[list[Any]], Chunk]) -> None:
         self.game, self.forced, self.config, self.report = game, forced, config, report
-        self.prefix = prefix
-        self.chunk: list[LoggedHand] = []
+        self.process = process
+        self.chunk: list[Any] = []
         self.run_header: Header | None = None  # the run in progress, and its hand count
         self.run_hands = 0
         self.foreign: Header | None = None  # set while skipping a run of another game
 
-    def hand(self, hand: LoggedHand, writer: Any) -> None:
+    def hand(self, hand: Any, writer: Any) -> None:
         self.run_hands += 1
         if self.foreign is not None:
             self.report.skipped["another game appended"] += 1
@@ -188,7 +201,7 @@ class _Run:
     def header(self, header: Header, writer: Any) -> None:
         self._end_run()
         self.run_header, self.run_hands, self.foreign = header, 0, None
-        if self.forced is not None:
+        if self.forced is not None or self.game is None:
             return
         named = gamedef.builtin_by_filename(header.game_path)
         if named is None or named.name != self.game.name:
@@ -206,7 +219,7 @@ class _Run:
     def flush(self, writer: Any) -> None:
         if not self.chunk:
             return
-        result = process_chunk(self.game, self.chunk, self.prefix, self.config.pv)
+        result = self.process(self.chunk)
         self.chunk = []
         for hand, error in sorted(result.rejected, key=lambda he: he[0].line):
             self._bad(error.kind, f"{hand.source}, line {hand.line}: {error}")
@@ -238,9 +251,10 @@ def _sniff(path: Path) -> str:
         head = [line.rstrip("\r\n") for _, line in zip(range(SNIFF_LINES), f, strict=False)]
     fmt = sniff_format(head)
     if fmt is None:
-        raise IngestError(f"{path}: neither an ACPC dealer log (STATE: lines) nor a Glassfrog "
-                          f"dealer summary (name|name:hand:betting:cards:payoffs) in its first "
-                          f"{SNIFF_LINES} lines; give --format if you know better")
+        raise IngestError(f"{path}: neither an ACPC dealer log (STATE: lines), a Glassfrog "
+                          f"dealer summary (name|name:hand:betting:cards:payoffs) nor a sette e "
+                          f"mezzo game log (JSON lines) in its first {SNIFF_LINES} lines; give "
+                          f"--format if you know better")
     return fmt
 
 
@@ -305,6 +319,37 @@ def _decide_game(
     report.notes.append(f"game {game.name}: no hand moved chips, so the game is assumed "
                         f"({game.description})")
     return game, pending
+
+
+def _sette_mezzo(
+    path: Path, records: Iterator[Any], report: SourceReport, prefix: str
+) -> tuple[StoreSchema, list[Any], Callable[[list[Any]], Chunk]]:
+    """A sette e mezzo log: one store per opponent limit, read off its first game."""
+    from batchrl.games.sette_mezzo import transitions as sm
+
+    pending: list[Any] = []
+    limit = None
+    for record in records:
+        pending.append(record)
+        if isinstance(record, LoggedGame):
+            limit = record.game.limit
+            break
+    if limit is None:
+        raise IngestError(f"{path}: no game to ingest")
+    report.game = sm.GAME_NAME
+    report.unit = "games"
+    report.notes.append(f"the opponent draws to {limit:g}")
+
+    def process(chunk: list[Any]) -> Chunk:
+        same = [g for g in chunk if g.game.limit == limit]
+        rejected = [(g, RejectedRecord(f"the opponent's limit is {g.game.limit:g}, not "
+                                       f"{limit:g} as in the file's first game: a store holds "
+                                       "one limit", "another limit"))
+                    for g in chunk if g.game.limit != limit]
+        columns = sm.rows(same, prefix)
+        return Chunk(columns, len(same), len(columns["step"]), rejected)
+
+    return sm.schema(limit), pending, process
 
 
 def _payoffs(hand: LoggedHand) -> str:

@@ -84,6 +84,7 @@ def run_fqi(
     info = store.info()
     artifact = ModelArtifact(fqi.q_function(), {
         "game": info.game,
+        "game_params": dict(store.schema.game_params),
         "feature_names": list(data.feature_names),
         "action_names": list(data.action_names),
         "store": str(config.store),

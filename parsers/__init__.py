@@ -3,7 +3,19 @@
 ``READERS`` is the registry the ingest uses to find a reader by format name.
 """
 
-from parsers.acpc import read_acpc, read_glassfrog
+from collections.abc import Iterable
 
-READERS = {"acpc": read_acpc, "glassfrog": read_glassfrog}
+from parsers.acpc import SNIFF_LINES, read_acpc, read_glassfrog
+from parsers.acpc import sniff_format as sniff_acpc
+from parsers.sette_mezzo import read_sette_mezzo
+
+READERS = {"acpc": read_acpc, "glassfrog": read_glassfrog, "sette-mezzo": read_sette_mezzo}
 FORMATS = ("auto", *READERS)
+
+
+def sniff_format(lines: Iterable[str]) -> str | None:
+    """The format of a log from its first lines, or None if no reader knows it."""
+    head = [t for t in lines if t.strip()][:SNIFF_LINES]
+    if head and head[0].lstrip().startswith("{") and '"opponent"' in head[0]:
+        return "sette-mezzo"
+    return sniff_acpc(head)

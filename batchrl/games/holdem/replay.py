@@ -12,6 +12,7 @@ import functools
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from batchrl.games.errors import RejectedRecord
 from batchrl.games.holdem.gamedef import GameDef
 from batchrl.games.holdem.rules import (
     CALL,
@@ -35,12 +36,11 @@ PAYOFF_TOLERANCE = 1e-6
 BETTING, CARDS, PAYOFFS = "illegal betting", "cards do not fit the game", "payoffs disagree"
 
 
-class ReplayError(ValueError):
+class ReplayError(RejectedRecord):
     """A logged hand the rules do not accept; ``kind`` says which check refused it."""
 
     def __init__(self, message: str, kind: str = BETTING) -> None:
-        super().__init__(message)
-        self.kind = kind
+        super().__init__(message, kind)
 
 
 @dataclass(frozen=True, slots=True)

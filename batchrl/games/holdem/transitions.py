@@ -22,6 +22,7 @@ from typing import Any, Protocol
 import numpy as np
 from numpy.typing import NDArray
 
+from batchrl.games.errors import RejectedRecord
 from batchrl.games.holdem import features
 from batchrl.games.holdem.gamedef import GameDef
 from batchrl.games.holdem.replay import (
@@ -64,7 +65,7 @@ class Chunk:
     columns: dict[str, Any]
     hands: int
     rows: int
-    rejected: list[tuple[LoggedHandLike, ReplayError]] = field(default_factory=list)
+    rejected: Sequence[tuple[Any, RejectedRecord]] = field(default_factory=list)
 
 
 def check_hands(
