@@ -17,6 +17,8 @@ if TYPE_CHECKING:
     from batchrl.ingest import SourceReport
 
 _STORE_HELP = "Store directory [default: datasets/store, or $BATCHRL_STORE]."
+_TABLE_HEADER = (f"{'iter':>4} {'bellman residual':>17} {'mean |Q|':>10} {'max |Q|':>10} "
+                 f"{'seconds':>8}  trees")
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
@@ -203,17 +205,31 @@ def fqi(store: Path | None, trees: int, nmin: int, k: int | None, iters: int, ga
         k=k, iters=iters, gamma=gamma, features=_names(features) or None, drop=_names(drop),
         per_action=per_action, freeze_after=freeze_after, jobs=jobs, seed=seed, out=out,
         resume=resume)
-    click.echo(f"{'iter':>4} {'bellman residual':>17} {'mean |Q|':>10} {'max |Q|':>10} "
-               f"{'seconds':>8}  trees")
+    rows: list[str] = []
 
-    def show(stats: IterationStats) -> None:
-        click.echo(f"{stats.iteration:>4} {stats.bellman_residual:>17.4f} "
-                   f"{stats.mean_abs_q:>10.3f} {stats.max_abs_q:>10.3f} {stats.seconds:>8.2f}  "
-                   f"{'frozen' if stats.frozen else 'refit'}")
+    def row(stats: IterationStats) -> str:
+        return (f"{stats.iteration:>4} {stats.bellman_residual:>17.4f} "
+                f"{stats.mean_abs_q:>10.3f} {stats.max_abs_q:>10.3f} {stats.seconds:>8.2f}  "
+                f"{'frozen' if stats.frozen else 'refit'}")
 
     started = time.perf_counter()
     try:
-        path, _ = run_fqi(config, on_iteration=show)
+        if sys.stderr.isatty():
+            # On a terminal: a bar with the last iteration's residual, the table at the end.
+            with click.progressbar(length=iters, label="fqi", file=sys.stderr, show_eta=True,
+                                   show_pos=True) as bar:
+
+                def advance(stats: IterationStats) -> None:
+                    rows.append(row(stats))
+                    bar.label = f"fqi (residual {stats.bellman_residual:.4g})"
+                    bar.update(1)
+
+                path, _ = run_fqi(config, on_iteration=advance)
+            click.echo(_TABLE_HEADER)
+            click.echo("\n".join(rows))
+        else:
+            click.echo(_TABLE_HEADER)
+            path, _ = run_fqi(config, on_iteration=lambda stats: click.echo(row(stats)))
     except (StoreError, ValueError) as exc:
         raise click.ClickException(str(exc)) from None
     click.echo(f"done in {time.perf_counter() - started:.1f} s: model in {path}")
@@ -244,8 +260,7 @@ def policy_show(model: Path) -> None:
     click.echo(f"params    {params}")
     click.echo(f"trained   {meta['created_at']} in {meta['seconds']:.1f} s "
                f"(batchrl {meta['batchrl_version']})")
-    click.echo(f"{'iter':>4} {'bellman residual':>17} {'mean |Q|':>10} {'max |Q|':>10} "
-               f"{'seconds':>8}  trees")
+    click.echo(_TABLE_HEADER)
     for h in meta["history"]:
         click.echo(f"{h['iteration']:>4} {h['bellman_residual']:>17.4f} "
                    f"{h['mean_abs_q']:>10.3f} {h['max_abs_q']:>10.3f} {h['seconds']:>8.2f}  "
