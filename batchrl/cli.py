@@ -172,7 +172,8 @@ def _names(values: tuple[str, ...]) -> tuple[str, ...]:
                    "each iteration is a fraction of a refit.")
 @click.option("--freeze-after", type=int, default=None, metavar="K",
               help="Fast mode after K full refits (0 is --fast).")
-@click.option("--jobs", "-j", default=1, show_default=True, help="Worker threads for the trees.")
+@click.option("--jobs", "-j", default=-1, show_default=True,
+              help="Worker threads for the trees (-1: every core). Results do not depend on it.")
 @click.option("--seed", default=0, show_default=True, help="Makes a run repeatable.")
 @click.option("--out", type=click.Path(dir_okay=False, path_type=Path), default=None,
               help="Model file [default: STORE/models/fqi-M…-nmin…-N….joblib].")

@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import os
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -41,6 +41,11 @@ from batchrl.policy import QFunction
 from batchrl.store import Transitions
 
 CHECKPOINT = "checkpoint.joblib"
+# Rows on which each iteration's diagnostics are measured: predicting every training
+# row would add a sixth to a full iteration's time, for a number a sample gives as well.
+PROBE_ROWS = 20_000
+# Rows per block when finding leaves and averaging them: bounds fast mode's memory.
+CHUNK_ROWS = 16_384
 
 
 def extra_trees(trees: int = 100, nmin: int = 20, k: int | float | None = None,
@@ -52,8 +57,10 @@ def extra_trees(trees: int = 100, nmin: int = 20, k: int | float | None = None,
 
 @dataclass(frozen=True, slots=True)
 class IterationStats:
-    """What one iteration did. ``bellman_residual`` is the RMS of
-    ``r + gamma max Q_{N-1}(s', .) - Q_{N-1}(s, a)`` over the rows: zero at a fixed point."""
+    """What one iteration did, measured on a fixed sample of up to ``PROBE_ROWS`` rows.
+
+    ``bellman_residual`` is the RMS of ``r + gamma max Q_{N-1}(s', .) - Q_{N-1}(s, a)``
+    (zero at a fixed point); ``mean_abs_q`` and ``max_abs_q`` describe the new Q_N."""
 
     iteration: int
     bellman_residual: float
@@ -65,11 +72,13 @@ class IterationStats:
 
 @dataclass
 class _Frozen:
-    """Frozen trees: leaf ids (offset per tree into one global numbering) and leaf values."""
+    """Frozen trees: leaf ids (numbered across the forest: tree t's nodes start at
+    ``offsets[t]``) of the training rows, the probe rows and the legal next inputs."""
 
-    train: list[NDArray[np.int32]]  # per model: (rows, trees) global leaf ids
-    nxt: list[list[NDArray[np.int32]]]  # per model, per action: (next rows, trees)
-    counts: list[NDArray[np.float64]]  # per model: training rows in each leaf
+    train: list[NDArray[np.int32]]  # per model: (rows, trees), column-major
+    probe: list[NDArray[np.int32]]  # per model: the probe rows' leaves
+    nxt: list[dict[int, NDArray[np.int32]]]  # per model, per action: (legal next rows, trees)
+    offsets: list[NDArray[np.int64]]  # per model: (trees + 1,)
     values: list[NDArray[np.float64]] = field(default_factory=list)
 
 
@@ -122,35 +131,35 @@ class FQI:
         self._check_params()
         n_actions = len(data.action_names)
         seeds = np.random.SeedSequence(self.random_state).generate_state(self.n_iterations + 1)
-        inputs = _Inputs(data, n_actions, self.per_action)
+        inputs = _Inputs(data, n_actions, self.per_action, self.random_state)
         start = 0
         self.history_: list[IterationStats] = []
         self.models_: list[Any] = []
         frozen: _Frozen | None = None
-        q_train = np.zeros(len(data))
+        q_probe = np.zeros(len(inputs.probe))
         q_next = np.zeros((inputs.n_next, n_actions))
         if resume:
             start, frozen = self._load_checkpoint(inputs)
             if start:
-                q_train, q_next = self._predict_all(inputs, frozen)
+                q_probe, q_next = self._predict(inputs, frozen)
         for it in range(start, self.n_iterations):
             began = time.perf_counter()
             if self.freeze_after == 0 and frozen is None:
                 frozen = self._freeze(inputs, return_to_go(data, self.gamma), int(seeds[-1]))
             target = data.reward.copy()
             target[inputs.has_next] += self.gamma * _legal_max(q_next, inputs.next_legal)
-            residual = float(np.sqrt(np.mean((target - q_train) ** 2)))
+            residual = float(np.sqrt(np.mean((target[inputs.probe] - q_probe) ** 2)))
             if frozen is None:
                 self.models_ = self._fit_models(inputs, target, int(seeds[it]))
                 if self.freeze_after is not None and it + 1 >= self.freeze_after:
                     frozen = self._freeze_fitted(inputs)
             else:
-                frozen.values = [_leaf_means(frozen.train[m], frozen.counts[m],
+                frozen.values = [_leaf_means(frozen.train[m], frozen.offsets[m],
                                              target[inputs.rows[m]])
                                  for m in range(len(frozen.train))]
-            q_train, q_next = self._predict_all(inputs, frozen)
-            stats = IterationStats(it + 1, residual, float(np.mean(np.abs(q_train))),
-                                   float(np.max(np.abs(q_train), initial=0.0)),
+            q_probe, q_next = self._predict(inputs, frozen)
+            stats = IterationStats(it + 1, residual, float(np.mean(np.abs(q_probe))),
+                                   float(np.max(np.abs(q_probe), initial=0.0)),
                                    time.perf_counter() - began, frozen is not None)
             self.history_.append(stats)
             self._save_checkpoint(it + 1, frozen)
@@ -203,43 +212,42 @@ class FQI:
 
     def _freeze_fitted(self, inputs: _Inputs) -> _Frozen:
         train: list[NDArray[np.int32]] = []
-        nxt: list[list[NDArray[np.int32]]] = []
-        counts: list[NDArray[np.float64]] = []
+        probe: list[NDArray[np.int32]] = []
+        nxt: list[dict[int, NDArray[np.int32]]] = []
+        offsets: list[NDArray[np.int64]] = []
         for m, model in enumerate(self.models_):
             if model is None:
                 train.append(np.zeros((0, 0), np.int32))
-                nxt.append([])
-                counts.append(np.zeros(0))
+                probe.append(np.zeros((0, 0), np.int32))
+                nxt.append({})
+                offsets.append(np.zeros(1, np.int64))
                 continue
-            offsets = np.cumsum([0] + [e.tree_.node_count for e in model.estimators_])[:-1]
-            leaves = (model.apply(inputs.x[m]) + offsets).astype(np.int32)
-            train.append(leaves)
-            counts.append(np.bincount(leaves.ravel(), minlength=int(offsets[-1]) + int(
-                model.estimators_[-1].tree_.node_count)).astype(np.float64))
-            nxt.append([(model.apply(x) + offsets).astype(np.int32) if len(x)
-                        else np.zeros((0, len(offsets)), np.int32)
-                        for x in inputs.next_inputs(m)])
-        return _Frozen(train, nxt, counts)
+            sizes = [e.tree_.node_count for e in model.estimators_]
+            offsets.append(np.cumsum([0, *sizes]))
+            train.append(_leaves(model, inputs.x[m], offsets[-1]))
+            probe.append(train[-1][inputs.probe_local[m]])
+            nxt.append({a: _leaves(model, x, offsets[-1]) for a, x in inputs.next_inputs(m)})
+        return _Frozen(train, probe, nxt, offsets)
 
-    def _predict_all(self, inputs: _Inputs, frozen: _Frozen | None
-                     ) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
-        """Q on every training row, and on every (next state, action)."""
-        q_train = np.zeros(inputs.n)
+    def _predict(self, inputs: _Inputs, frozen: _Frozen | None
+                 ) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+        """Q on the probe rows, and on every legal (next state, action); NaN elsewhere."""
+        q_probe = np.zeros(len(inputs.probe))
         q_next = np.full((inputs.n_next, inputs.n_actions), np.nan)
         for m, model in enumerate(self.models_):
             if model is None:
                 continue
             if frozen is not None and frozen.values:
                 values = frozen.values[m]
-                q_train[inputs.rows[m]] = values[frozen.train[m]].mean(axis=1)
-                for a, leaves in zip(inputs.next_actions(m), frozen.nxt[m], strict=True):
-                    q_next[:, a] = values[leaves].mean(axis=1)
+                q_probe[inputs.probe_of[m]] = _mean_values(values, frozen.probe[m])
+                for a, leaves in frozen.nxt[m].items():
+                    q_next[inputs.next_rows[a], a] = _mean_values(values, leaves)
             else:
-                q_train[inputs.rows[m]] = model.predict(inputs.x[m])
-                for a, x in zip(inputs.next_actions(m), inputs.next_inputs(m), strict=True):
+                q_probe[inputs.probe_of[m]] = model.predict(inputs.x[m][inputs.probe_local[m]])
+                for a, x in inputs.next_inputs(m):
                     if len(x):
-                        q_next[:, a] = model.predict(x)
-        return q_train, q_next
+                        q_next[inputs.next_rows[a], a] = model.predict(x)
+        return q_probe, q_next
 
     # --- checkpoints -----------------------------------------------------------
 
@@ -283,10 +291,12 @@ class FQI:
 
 
 class _Inputs:
-    """The regression inputs, built once: per model the rows it learns from and their x,
-    and for the rows that bootstrap, the (next state, action) inputs."""
+    """The regression inputs, built once: per model the rows it learns from and their x;
+    for the rows that bootstrap, the legal (next state, action) inputs; and a fixed
+    sample of rows (the probe) on which the diagnostics are measured."""
 
-    def __init__(self, data: Transitions, n_actions: int, per_action: bool) -> None:
+    def __init__(self, data: Transitions, n_actions: int, per_action: bool,
+                 seed: int | None) -> None:
         self.n = len(data)
         self.n_actions = n_actions
         self.per_action = per_action
@@ -294,21 +304,29 @@ class _Inputs:
         self.next_legal = data.next_legal[self.has_next]
         self.n_next = int(self.has_next.sum())
         self._next_states = data.next_state[self.has_next]
+        # Q is only ever needed where the action is legal: predict nothing else.
+        self.next_rows = [np.flatnonzero(self.next_legal[:, a]) for a in range(n_actions)]
         if per_action:
             self.rows = [np.flatnonzero(data.action == a) for a in range(n_actions)]
             self.x = [data.state[r] for r in self.rows]
         else:
             self.rows = [np.arange(self.n)]
             self.x = [_with_action(data.state, data.action)]
+        rng = np.random.default_rng(seed)
+        self.probe = np.sort(rng.choice(self.n, min(self.n, PROBE_ROWS), replace=False))
+        in_probe = np.zeros(self.n, dtype=bool)
+        in_probe[self.probe] = True
+        position = np.cumsum(in_probe) - 1  # a probe row's index in self.probe
+        self.probe_local = [np.flatnonzero(in_probe[r]) for r in self.rows]
+        self.probe_of = [position[r[local]] for r, local in zip(self.rows, self.probe_local,
+                                                                 strict=True)]
 
-    def next_actions(self, model: int) -> Sequence[int]:
-        return [model] if self.per_action else range(self.n_actions)
-
-    def next_inputs(self, model: int) -> list[NDArray[np.float32]]:
+    def next_inputs(self, model: int) -> list[tuple[int, NDArray[np.float32]]]:
+        """(action, inputs) pairs that ``model`` predicts for the legal next states."""
         if self.per_action:
-            return [self._next_states]
-        return [_with_action(self._next_states, np.full(self.n_next, a))
-                for a in range(self.n_actions)]
+            return [(model, self._next_states[self.next_rows[model]])]
+        return [(a, _with_action(self._next_states[rows], np.full(len(rows), a)))
+                for a, rows in enumerate(self.next_rows)]
 
 
 def _with_action(states: NDArray[np.float32], actions: NDArray[Any]) -> NDArray[np.float32]:
@@ -322,11 +340,34 @@ def _legal_max(q: NDArray[np.float64], legal: NDArray[np.bool_]) -> NDArray[np.f
     return np.where(np.isfinite(best), best, 0.0)
 
 
-def _leaf_means(leaves: NDArray[np.int32], counts: NDArray[np.float64],
+def _leaves(model: Any, x: NDArray[np.float32], offsets: NDArray[np.int64]
+            ) -> NDArray[np.int32]:
+    """Forest-wide leaf ids of ``x``, column-major; built in chunks to bound memory."""
+    out = np.empty((len(x), len(offsets) - 1), dtype=np.int32, order="F")
+    for lo in range(0, len(x), CHUNK_ROWS):
+        out[lo : lo + CHUNK_ROWS] = model.apply(x[lo : lo + CHUNK_ROWS]) + offsets[:-1]
+    return out
+
+
+def _leaf_means(leaves: NDArray[np.int32], offsets: NDArray[np.int64],
                 target: NDArray[np.float64]) -> NDArray[np.float64]:
-    sums = np.bincount(leaves.ravel(), weights=np.repeat(target, leaves.shape[1]),
-                       minlength=len(counts))
+    """Mean target of the rows in each leaf, tree by tree (0 for nodes no row reaches)."""
+    sums = np.zeros(int(offsets[-1]))
+    counts = np.zeros(int(offsets[-1]))
+    for t in range(leaves.shape[1]):
+        size = int(offsets[t + 1] - offsets[t])
+        local = leaves[:, t] - offsets[t]
+        sums[offsets[t] : offsets[t + 1]] = np.bincount(local, weights=target, minlength=size)
+        counts[offsets[t] : offsets[t + 1]] = np.bincount(local, minlength=size)
     return np.divide(sums, counts, out=np.zeros_like(sums), where=counts > 0)
+
+
+def _mean_values(values: NDArray[np.float64], leaves: NDArray[np.int32]) -> NDArray[np.float64]:
+    """The forest's prediction: the mean over trees of each row's leaf value, in chunks."""
+    out = np.empty(len(leaves))
+    for lo in range(0, len(leaves), CHUNK_ROWS):
+        out[lo : lo + CHUNK_ROWS] = values[leaves[lo : lo + CHUNK_ROWS]].mean(axis=1)
+    return out
 
 
 def _write_leaf_values(models: list[Any], frozen: _Frozen) -> None:

@@ -37,7 +37,7 @@ class FQIConfig:
     drop: tuple[str, ...] = ()
     per_action: bool = False
     freeze_after: int | None = None  # None: refit every iteration
-    jobs: int = 1
+    jobs: int = -1  # worker threads for the trees; -1: every core
     seed: int = 0
     out: Path | None = None
     resume: bool = False
