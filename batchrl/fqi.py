@@ -37,7 +37,7 @@ from numpy.typing import NDArray
 from sklearn.base import clone
 from sklearn.ensemble import ExtraTreesRegressor
 
-from batchrl.policy import QFunction
+from batchrl.policy import QFunction, predict
 from batchrl.store import Transitions
 
 CHECKPOINT = "checkpoint.joblib"
@@ -132,6 +132,7 @@ class FQI:
         n_actions = len(data.action_names)
         seeds = np.random.SeedSequence(self.random_state).generate_state(self.n_iterations + 1)
         inputs = _Inputs(data, n_actions, self.per_action, self.random_state)
+        self.n_actions_ = n_actions
         start = 0
         self.history_: list[IterationStats] = []
         self.models_: list[Any] = []
@@ -157,6 +158,8 @@ class FQI:
                 frozen.values = [_leaf_means(frozen.train[m], frozen.offsets[m],
                                              target[inputs.rows[m]])
                                  for m in range(len(frozen.train))]
+                # The trees themselves predict Q_N, even if the caller stops here.
+                _write_leaf_values(self.models_, frozen)
             q_probe, q_next = self._predict(inputs, frozen)
             stats = IterationStats(it + 1, residual, float(np.mean(np.abs(q_probe))),
                                    float(np.max(np.abs(q_probe), initial=0.0)),
@@ -164,9 +167,6 @@ class FQI:
             self.history_.append(stats)
             self._save_checkpoint(it + 1, frozen)
             yield stats
-        if frozen is not None:
-            _write_leaf_values(self.models_, frozen)
-        self.n_actions_ = n_actions
 
     # --- Q ---------------------------------------------------------------------
 
@@ -243,10 +243,10 @@ class FQI:
                 for a, leaves in frozen.nxt[m].items():
                     q_next[inputs.next_rows[a], a] = _mean_values(values, leaves)
             else:
-                q_probe[inputs.probe_of[m]] = model.predict(inputs.x[m][inputs.probe_local[m]])
+                q_probe[inputs.probe_of[m]] = predict(model, inputs.x[m][inputs.probe_local[m]])
                 for a, x in inputs.next_inputs(m):
                     if len(x):
-                        q_next[inputs.next_rows[a], a] = model.predict(x)
+                        q_next[inputs.next_rows[a], a] = predict(model, x)
         return q_probe, q_next
 
     # --- checkpoints -----------------------------------------------------------
@@ -284,6 +284,7 @@ class FQI:
         if state["values"] is not None:
             frozen = self._freeze_fitted(inputs)
             frozen.values = state["values"]
+            _write_leaf_values(self.models_, frozen)
         return int(state["done"]), frozen
 
     def report(self) -> dict[str, Any]:

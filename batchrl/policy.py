@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -31,6 +32,22 @@ ARTIFACT_VERSION = 1
 
 class ModelError(Exception):
     """A model file that cannot be used; the message says why and what to do."""
+
+
+def predict(model: Any, x: NDArray[np.float32]) -> NDArray[np.float64]:
+    """``model.predict(x)``, but for a forest on several threads the trees' outputs are
+    summed in a fixed order: scikit-learn sums them as threads finish, so its last bits,
+    and through FQI's ties every later split, would change from run to run."""
+    trees = getattr(model, "estimators_", None)
+    jobs = getattr(model, "n_jobs", None)
+    if trees is None or jobs in (None, 1) or len(x) == 0:
+        return np.asarray(model.predict(x), dtype=np.float64)
+    workers = min(len(trees), os.cpu_count() or 1) if jobs < 0 else jobs
+    total = np.zeros(len(x))
+    with ThreadPoolExecutor(max_workers=workers) as pool:
+        for part in pool.map(lambda tree: tree.predict(x, check_input=False), trees):
+            total += part
+    return total / len(trees)
 
 
 @dataclass
@@ -48,10 +65,10 @@ class QFunction:
         for a in range(self.n_actions):
             if self.per_action:
                 if self.models[a] is not None:
-                    q[:, a] = self.models[a].predict(states)
+                    q[:, a] = predict(self.models[a], states)
             else:
                 x = np.column_stack([states, np.full(len(states), a, dtype=np.float32)])
-                q[:, a] = self.models[0].predict(x)
+                q[:, a] = predict(self.models[0], x)
         return q
 
 

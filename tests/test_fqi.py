@@ -175,3 +175,14 @@ def test_artifact_round_trip_and_greedy_policy(tmp_path):
     assert policy.act_batch(states).tolist() == [1, 1, 1]
     assert policy.act_batch(states, np.array([[True, False]] * 3)).tolist() == [0, 0, 0]
     assert policy.act([2.0], [True, True]) == 1
+
+
+def test_threads_do_not_change_the_result():
+    # scikit-learn sums a forest's trees as its threads finish; FQI feeds those sums
+    # back as targets, so one last bit can change every later split.
+    data = noisy(4000)
+    probe = np.random.default_rng(9).random((200, 3))
+    q = [FQI(extra_trees(trees=8, nmin=5, jobs=jobs), n_iterations=6,
+             random_state=2).fit(data).q_values(probe) for jobs in (1, 2, -1, 2)]
+    for other in q[1:]:
+        np.testing.assert_array_equal(other, q[0])
