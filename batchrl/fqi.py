@@ -27,7 +27,7 @@ from __future__ import annotations
 import os
 import time
 from collections.abc import Iterator
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -287,8 +287,6 @@ class FQI:
             _write_leaf_values(self.models_, frozen)
         return int(state["done"]), frozen
 
-    def report(self) -> dict[str, Any]:
-        return {"params": self._params(), "history": [asdict(h) for h in self.history_]}
 
 
 class _Inputs:
