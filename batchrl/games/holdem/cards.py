@@ -21,14 +21,6 @@ _CARD_OF = {r + s: _RANK_OF[r] * 4 + _SUIT_OF[s] for r in RANKS for s in SUITS}
 _STR_OF = {v: k for k, v in _CARD_OF.items()}
 
 
-def rank_of(card: int) -> int:
-    return card >> 2
-
-
-def suit_of(card: int) -> int:
-    return card & 3
-
-
 def parse_card(text: str) -> int:
     """One card, such as ``"Td"``; raises ``ValueError`` on anything else."""
     try:
