@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import sys
 import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -131,6 +133,8 @@ def info(store: Path | None) -> None:
     click.echo(f"rows      {summary.rows:,}")
     click.echo(f"episodes  {summary.episodes:,}")
     click.echo(f"players   {', '.join(map(str, summary.players))}")
+    if names := Store.open(root).names():
+        click.echo("names     " + ", ".join(f"{n} ({c:,} decisions)" for n, c in names.items()))
     click.echo(f"features  {', '.join(summary.features)}")
     click.echo(f"actions   {', '.join(summary.actions)}")
     click.echo(f"sources   {len(summary.sources)}")
@@ -165,6 +169,9 @@ def _names(values: tuple[str, ...]) -> tuple[str, ...]:
               help="Use only these features (see batchrl info).")
 @click.option("--drop", multiple=True, metavar="NAME[,NAME...]",
               help="Leave these features out (ablation).")
+@click.option("--player", "players", multiple=True, metavar="NAME[,NAME...]",
+              help="Learn only from these players' decisions (names as batchrl info lists "
+                   "them): the seat that faced the opponent you want to beat.")
 @click.option("--per-action", is_flag=True,
               help="One regressor per action instead of one on (state, action).")
 @click.option("--fast", is_flag=True,
@@ -181,7 +188,8 @@ def _names(values: tuple[str, ...]) -> tuple[str, ...]:
               help="Continue a killed run from its last complete iteration (same result as "
                    "an uninterrupted run).")
 def fqi(store: Path | None, trees: int, nmin: int, k: int | None, iters: int, gamma: float,
-        features: tuple[str, ...], drop: tuple[str, ...], per_action: bool, fast: bool,
+        features: tuple[str, ...], drop: tuple[str, ...], players: tuple[str, ...],
+        per_action: bool, fast: bool,
         freeze_after: int | None, jobs: int, seed: int, out: Path | None,
         resume: bool) -> None:
     """Fitted Q-iteration on a store: learn Q(state, action) with extremely randomized trees.
@@ -194,6 +202,7 @@ def fqi(store: Path | None, trees: int, nmin: int, k: int | None, iters: int, ga
     Examples:
       batchrl fqi --trees 100 --nmin 20 --iters 11
       batchrl fqi --drop pv --fast --out models/no_pv.joblib
+      batchrl fqi --player random-1 --fast    # learn from the seat facing the bot
     """
     from batchrl.fqi import IterationStats
     from batchrl.store import StoreError, default_store_path
@@ -204,8 +213,8 @@ def fqi(store: Path | None, trees: int, nmin: int, k: int | None, iters: int, ga
     config = FQIConfig(
         store=store if store is not None else default_store_path(), trees=trees, nmin=nmin,
         k=k, iters=iters, gamma=gamma, features=_names(features) or None, drop=_names(drop),
-        per_action=per_action, freeze_after=freeze_after, jobs=jobs, seed=seed, out=out,
-        resume=resume)
+        players=_names(players), per_action=per_action, freeze_after=freeze_after, jobs=jobs,
+        seed=seed, out=out, resume=resume)
     rows: list[str] = []
 
     def row(stats: IterationStats) -> str:
@@ -278,26 +287,34 @@ GAMES = ("holdem", "sette-mezzo")
 @click.option("--policy", "policy_name", default="random", show_default=True,
               help="sette-mezzo: random (hit or stick, 50/50), optimal (the exact solution), "
                    "or a model file from batchrl fqi.")
-@click.option("--players", default="random,random", show_default=True,
-              help="holdem: the two players (random: 10% fold, 50% call, 40% raise).")
+@click.option("--players", default="random,random", show_default=True, metavar="A,B",
+              help="holdem: the two players, each random (the thesis's: 10% fold, 50% call, "
+                   "40% raise), rule (a tight-aggressive rule bot) or a model file.")
+@click.option("--format", "fmt", type=click.Choice(["auto", "acpc", "glassfrog"]),
+              default="auto", show_default=True,
+              help="holdem: ACPC dealer .log (STATE lines) or Glassfrog .dealer.summary; "
+                   "auto: by the file name.")
+@click.option("--gamedef", "table", metavar="FILE|NAME", default=None,
+              help="holdem: the game (an ACPC .game file or built-in name) [default: a model "
+                   "player's game, else the format's usual units].")
 @click.option("--limit", default=5.0, show_default=True,
               help="sette-mezzo: the opponent draws until its total reaches this.")
 @click.option("--seed", default=0, show_default=True, help="Makes the deals repeatable.")
 @click.option("-o", "--out", type=click.Path(dir_okay=False, path_type=Path), required=True,
-              help="Log file to write (holdem: .log is an ACPC dealer log, "
-                   ".dealer.summary a Glassfrog summary).")
-def generate(game: str, count: int, policy_name: str, players: str, limit: float, seed: int,
-             out: Path) -> None:
+              help="Log file to write.")
+def generate(game: str, count: int, policy_name: str, players: str, fmt: str,
+             table: str | None, limit: float, seed: int, out: Path) -> None:
     """Play games with bots and write them as logs that batchrl ingest reads.
 
     \b
     Examples:
+      batchrl generate --game holdem --hands 5000 --players random,random --seed 10 \\
+          -o ROOM_90.dealer.summary
+      batchrl generate --game holdem --hands 50000 --players random,rule -o rule.log
       batchrl generate --game sette-mezzo --games 100000 --policy random -o random.jsonl
-      batchrl generate --game holdem --hands 5000 -o ROOM_90.dealer.summary
     """
     import numpy as np
 
-    rng = np.random.default_rng(seed)
     if game == "sette-mezzo":
         from batchrl.games.sette_mezzo.logs import play, write_log
 
@@ -311,20 +328,31 @@ def generate(game: str, count: int, policy_name: str, players: str, limit: float
                 raise click.ClickException(
                     f"--policy is random, optimal or a model file: {exc}") from None
             chooser = learned.act_batch
+        rng = np.random.default_rng(seed)
         written = write_log(out, play(chooser, count, rng, limit))  # type: ignore[arg-type]
     else:
         from batchrl.games.holdem import gamedef
-        from batchrl.games.holdem.bots import random_match
-        from batchrl.games.holdem.logs import write_log as write_holdem
+        from batchrl.games.holdem.logs import generate as generate_holdem
+        from batchrl.policy import ModelError
 
-        if players.replace(" ", "") != "random,random":
-            raise click.ClickException("holdem plays --players random,random so far")
-        glassfrog = out.name.endswith(".dealer.summary")
-        table = gamedef.GLASSFROG_LIMIT if glassfrog else gamedef.HEADS_UP_LIMIT
-        written = write_holdem(out, random_match(table, count, rng),
-                               fmt="glassfrog" if glassfrog else "acpc", match=out.stem,
-                               seed=seed)
+        names = [p.strip() for p in players.split(",")]
+        try:
+            chosen = gamedef.resolve(table) if table else None
+            with _progress(count, "playing") as advance:
+                written = generate_holdem(out, names, count, seed, fmt, chosen, advance)
+        except (ModelError, gamedef.GameDefError, ValueError) as exc:
+            raise click.ClickException(str(exc)) from None
     click.echo(f"{written:,} games written to {out}")
+
+
+@contextmanager
+def _progress(total: int, label: str) -> Iterator[Callable[[int], None]]:
+    """A progress bar on a terminal (to stderr); nothing when output is piped."""
+    if not sys.stderr.isatty():
+        yield lambda n: None
+        return
+    with click.progressbar(length=total, label=label, file=sys.stderr) as bar:
+        yield bar.update
 
 
 @main.command()
@@ -347,29 +375,69 @@ def solve(game: str, limit: float) -> None:
 
 
 @main.command()
-@click.option("--game", type=click.Choice(["sette-mezzo"]), required=True)
+@click.option("--game", type=click.Choice(GAMES), default=None,
+              help="The game [default: the model's]; given, it must be the model's.")
 @click.option("--model", type=click.Path(exists=True, dir_okay=False, path_type=Path),
-              required=True, help="A model file from batchrl fqi.")
+              required=True, help="The hero: a model file from batchrl fqi.")
+@click.option("--opponent", default="random", show_default=True, metavar="random|rule|MODEL",
+              help="holdem: the thesis's random bot, the rule bot, or another model file.")
+@click.option("--hands", default=3000, show_default=True,
+              help="holdem: hands to play (the thesis played 3,000).")
+@click.option("--seed", default=33, show_default=True,
+              help="holdem: deals and the bots' randomness (the same seed, the same cards).")
+@click.option("--duplicate", is_flag=True,
+              help="holdem: play every deal twice with the seats swapped, cutting the "
+                   "variance the cards add.")
 @click.option("--limit", type=float, default=None,
-              help="The opponent's limit [default: the one the model's data was played at].")
+              help="sette-mezzo: the opponent's limit [default: the one the model's data "
+                   "was played at].")
 @click.option("--json", "as_json", is_flag=True, help="One JSON object, for notebooks.")
-def evaluate(game: str, model: Path, limit: float | None, as_json: bool) -> None:
-    """Evaluate a learned policy exactly against the game's optimum (no sampling).
+def evaluate(game: str | None, model: Path, opponent: str, hands: int, seed: int,
+             duplicate: bool, limit: float | None, as_json: bool) -> None:
+    """Measure a learned policy, in the game its model was trained on.
 
-    Prints the policy's expected reward per game, the optimal one, the gap, and
-    the share of decisions where it plays the optimal action, weighted by how
-    often it reaches each state.
+    \b
+    holdem: plays the model against an opponent and reports the chips it won
+    (the thesis's figure), big blinds and mbb per hand with a 95% confidence
+    interval, and the split by position:
+      batchrl evaluate --model M.joblib --opponent rule --hands 20000 --duplicate
+    \b
+    sette-mezzo: exact, no sampling: the policy's expected reward per game,
+    the optimal one, the gap, and the share of decisions where it plays the
+    optimal action, weighted by how often it reaches each state.
     """
+    import json
+
+    from batchrl.policy import ModelArtifact, ModelError
+
+    try:
+        trained = ModelArtifact.load(model).meta.get("game", "")
+        kind = "sette-mezzo" if trained == "sette-mezzo" else "holdem"
+        if game is not None and game != kind:
+            raise ModelError(f"{model} was trained on {trained}, not {game}")
+        if kind == "sette-mezzo":
+            _evaluate_sette_mezzo(model, limit, as_json)
+            return
+        from batchrl.games.holdem.evaluate import evaluate_bots
+
+        with _progress(hands, "playing") as advance:
+            result = evaluate_bots(str(model), opponent, hands, seed, duplicate=duplicate,
+                                   progress=advance)
+    except (ModelError, ValueError) as exc:
+        raise click.ClickException(str(exc)) from None
+    if as_json:
+        click.echo(json.dumps(result.as_dict() | {"model": str(model)}))
+    else:
+        click.echo(result.table())
+
+
+def _evaluate_sette_mezzo(model: Path, limit: float | None, as_json: bool) -> None:
     import json
     from dataclasses import asdict
 
     from batchrl.games.sette_mezzo.evaluate import evaluate_model
-    from batchrl.policy import ModelError
 
-    try:
-        report = evaluate_model(model, limit)
-    except ModelError as exc:
-        raise click.ClickException(str(exc)) from None
+    report = evaluate_model(model, limit)
     if as_json:
         click.echo(json.dumps(asdict(report) | {"regret": report.regret, "model": str(model)}))
         return

@@ -35,6 +35,7 @@ class FQIConfig:
     gamma: float = 1.0
     features: tuple[str, ...] | None = None
     drop: tuple[str, ...] = ()
+    players: tuple[str, ...] = ()  # learn from these players' decisions only; () all
     per_action: bool = False
     freeze_after: int | None = None  # None: refit every iteration
     jobs: int = -1  # worker threads for the trees; -1: every core
@@ -61,7 +62,7 @@ def run_fqi(
 ) -> tuple[Path, ModelArtifact]:
     """Train on the store, checkpointing every iteration; returns where the model went."""
     store = Store.open(config.store)
-    data = store.arrays(features=config.features, drop=config.drop)
+    data = store.arrays(features=config.features, drop=config.drop, players=config.players)
     if not len(data):
         raise ValueError(f"store {config.store} has no rows: ingest logs first")
     out = config.out or default_out(config)

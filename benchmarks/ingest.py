@@ -60,13 +60,9 @@ def repeated_log(sources: list[Path], hands: int, out: Path) -> int:
 
 
 def fresh_log(hands: int, out: Path) -> int:
-    import numpy as np
+    from batchrl.games.holdem.logs import generate
 
-    from batchrl.games.holdem import gamedef
-    from batchrl.games.holdem.bots import random_match
-    from batchrl.games.holdem.logs import write_log
-
-    return write_log(out, random_match(gamedef.HEADS_UP_LIMIT, hands, np.random.default_rng(1)))
+    return generate(out, ["random", "random"], hands, seed=1)
 
 
 def _ingest_child(path: str, store: str, pv: bool, queue: multiprocessing.Queue) -> None:  # type: ignore[type-arg]

@@ -13,11 +13,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-import numpy as np
-
-from batchrl.games.holdem import gamedef
-from batchrl.games.holdem.bots import random_match
-from batchrl.games.holdem.logs import write_log
+from batchrl.games.holdem.logs import generate
 
 SAMPLES = Path(__file__).resolve().parent.parent / "datasets" / "samples"
 
@@ -29,12 +25,11 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=90)
     args = parser.parse_args()
     args.out.mkdir(parents=True, exist_ok=True)
-    rng = np.random.default_rng(args.seed)
-    write_log(args.out / "random_vs_random.2p.limit.log",
-              random_match(gamedef.HEADS_UP_LIMIT, args.hands, rng),
-              fmt="acpc", match="random_vs_random", seed=args.seed)
-    write_log(args.out / "ROOM_90.dealer.summary",
-              random_match(gamedef.GLASSFROG_LIMIT, args.hands // 2, rng), fmt="glassfrog")
+    # What `batchrl generate --game holdem --players random,random` writes.
+    generate(args.out / "random_vs_random.2p.limit.log", ["random", "random"], args.hands,
+             seed=args.seed)
+    generate(args.out / "ROOM_90.dealer.summary", ["random", "random"], args.hands // 2,
+             seed=args.seed)
 
 
 if __name__ == "__main__":

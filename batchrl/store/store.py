@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 import pyarrow.parquet as pq
 from numpy.typing import NDArray
 
@@ -185,8 +186,12 @@ class Store:
         return frame
 
     def arrays(self, features: Sequence[str] | None = None,
-               drop: Sequence[str] = ()) -> Transitions:
-        """What FQI needs as numpy arrays: the named ``features`` (default all) minus ``drop``."""
+               drop: Sequence[str] = (), players: Sequence[str] = ()) -> Transitions:
+        """What FQI needs as numpy arrays: the named ``features`` (default all) minus ``drop``.
+
+        ``players`` keeps only the decisions of the players of those names (stores
+        whose game logs names, such as hold'em, have a ``name`` column).
+        """
         names = self.schema.feature_names
         if unknown := [n for n in (*(features or ()), *drop) if n not in names]:
             raise StoreError(f"unknown features {unknown}; the store's features are "
@@ -195,7 +200,10 @@ class Store:
         if not (keep := [i for i, n in enumerate(names) if n in wanted]):
             raise StoreError(f"no feature left after selecting {features} and dropping {drop}")
         wanted_cols = ["episode", *(n for n in _NUMERIC if n != "line")]
-        table = self._read_table(wanted_cols).unify_dictionaries()
+        table = self._read_table(wanted_cols + (["name"] if players else []))
+        if players:
+            table = self._only_players(table, players)
+        table = table.unify_dictionaries()
         out: dict[str, NDArray[Any]] = {}
         for name in wanted_cols[1:]:
             chunks, dtype = table.column(name).chunks, _NUMERIC[name]
@@ -217,6 +225,24 @@ class Store:
         return Transitions(**out, episode_ids=np.array(ids, dtype=object),
                            feature_names=tuple(names[i] for i in keep),
                            action_names=self.schema.action_names)
+
+    def names(self) -> dict[str, int]:
+        """Decisions per player name, for stores that record names; else empty."""
+        if "name" not in self.schema.audit_columns:
+            return {}
+        counts = self._read_table(["name"]).column("name").value_counts().to_pylist()
+        return {c["values"]: c["counts"] for c in sorted(counts, key=lambda c: -c["counts"])}
+
+    def _only_players(self, table: pa.Table, players: Sequence[str]) -> pa.Table:
+        if "name" not in self.schema.audit_columns:
+            raise StoreError(f"{self.root} does not record player names ({self.schema.game} "
+                             "logs have none): learn from every row instead")
+        known = self.names()
+        if unknown := [p for p in players if p not in known]:
+            raise StoreError(f"no decisions by {unknown} in {self.root}; its players are "
+                             + ", ".join(f"{n} ({c:,} decisions)" for n, c in known.items()))
+        keep = pc.is_in(table.column("name"), value_set=pa.array(list(players), pa.string()))
+        return table.filter(keep).drop_columns(["name"])
 
     def _part_files(self) -> list[Path]:
         # temp parts are named .<key>.tmp-<pid>: this glob never sees a half-written one

@@ -1,49 +1,276 @@
-"""Bots that choose actions from a state; randomness only from the given generator."""
+"""Limit hold'em players for the simulator: the thesis's random bot, a rule bot, a hero.
+
+Every bot acts on a batch: ``act(states, seats)`` gets the states of many tables
+and the seat to act at each, and returns one action per table, so a learned
+policy decides for thousands of tables in one call. Randomness comes only from
+the generator a bot is given.
+
+* ``RandomBot``: the thesis's random player (ch. 5.1): 10% fold, 50% call,
+  40% raise. Where a choice is illegal its probability goes to calling: a fold
+  with nothing to call is a check (the ACPC dealer refuses a free fold), and a
+  raise past the round's cap is a call. So with nothing to call it checks 60%
+  of the time, and at the cap it calls 90%.
+* ``RuleBot``: a tight-aggressive fixed-limit player after the pokerstrategy.com
+  basic strategy the thesis played against (ch. 5.2), described at the class.
+* ``HeroBot``: a model from ``batchrl fqi`` acting greedily through the same
+  feature encoder the parser used to write its rows.
+
+>>> import numpy as np
+>>> from batchrl.games.holdem.gamedef import HEADS_UP_LIMIT
+>>> from batchrl.games.holdem.rules import deal
+>>> from batchrl.games.holdem.cards import parse_cards
+>>> board = parse_cards("Kd9c4s5h8d")
+>>> aces = deal(HEADS_UP_LIMIT, (parse_cards("7c2d"), parse_cards("AhAs")), board)
+>>> RuleBot().act([aces], [aces.current]).tolist()    # the small blind's aces raise
+[2]
+>>> junk = deal(HEADS_UP_LIMIT, (parse_cards("AhAs"), parse_cards("7c2d")), board)
+>>> RuleBot().act([junk], [junk.current]).tolist()    # 7-2 offsuit just completes
+[1]
+"""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Protocol
 
 import numpy as np
+from numpy.typing import NDArray
 
 from batchrl.games.holdem.gamedef import GameDef
-from batchrl.games.holdem.rules import (
-    CALL,
-    FOLD,
-    RAISE,
-    HandState,
-    legal_actions,
-    new_hand,
-    returns,
-    step,
-)
+from batchrl.games.holdem.rules import CALL, FOLD, RAISE, HandState, legal_mask
+
+
+class Bot(Protocol):
+    """A player: one action per table, for a batch of tables."""
+
+    name: str
+
+    def act(self, states: Sequence[HandState], seats: Sequence[int]) -> NDArray[np.int64]:
+        """The action of ``seats[i]`` (the seat to act) in ``states[i]``, for every i."""
+        ...
+
+
+def _legal_or_call(states: Sequence[HandState], choice: NDArray[np.int64]) -> NDArray[np.int64]:
+    """``choice`` where legal, a call where not (fold with nothing to call, raise at the cap)."""
+    masks = np.array([legal_mask(s) for s in states], dtype=bool).reshape(len(states), 3)
+    ok = masks[np.arange(len(states)), choice]
+    return np.where(ok, choice, CALL).astype(np.int64)
+
+
+class RandomBot:
+    """The thesis's random player; ``fold`` and ``call`` probabilities, the rest raises."""
+
+    def __init__(self, rng: np.random.Generator | None = None, fold: float = 0.1,
+                 call: float = 0.5, name: str = "random") -> None:
+        if min(fold, call) < 0 or fold + call > 1:
+            raise ValueError(f"fold {fold} and call {call} must be probabilities summing to ≤ 1")
+        self.rng = rng if rng is not None else np.random.default_rng()
+        self.fold, self.call, self.name = fold, call, name
+
+    def act(self, states: Sequence[HandState], seats: Sequence[int]) -> NDArray[np.int64]:
+        u = self.rng.random(len(states))
+        choice = np.where(u < self.fold, FOLD, np.where(u < self.fold + self.call, CALL, RAISE))
+        return _legal_or_call(states, choice.astype(np.int64))
 
 
 def random_action(state: HandState, rng: np.random.Generator,
                   fold: float = 0.1, call: float = 0.5) -> int:
-    """The thesis's random player: 10% fold, 50% call, the rest (40%) raise.
+    """One decision of the random player (see ``RandomBot``)."""
+    return int(RandomBot(rng, fold, call).act([state], [state.current])[0])
 
-    Where a choice is illegal its probability goes to calling: a fold with
-    nothing to call is a check (the ACPC dealer would refuse the fold), and a
-    raise at the cap is a call.
+
+# Pre-flop hand groups, 1 (best) to 5 (the rest), after the pokerstrategy.com
+# fixed-limit starting-hand chart, widened for heads-up play where every hand
+# is in the blinds. Ranks: 0 = deuce .. 12 = ace.
+def preflop_group(hole: Sequence[int]) -> int:
+    """The group of two hole cards.
+
+    >>> from batchrl.games.holdem.cards import parse_cards
+    >>> [preflop_group(parse_cards(h)) for h in ("AsAh", "AdQd", "8c8h", "Kc5c", "7c2d")]
+    [1, 2, 3, 4, 5]
     """
-    legal = legal_actions(state)
-    u = rng.random()
-    if u < fold:
-        choice = FOLD
-    elif u < fold + call:
-        choice = CALL
-    else:
-        choice = RAISE
-    return choice if choice in legal else CALL
+    a, b = hole[0] // 4, hole[1] // 4
+    hi, lo = max(a, b), min(a, b)
+    suited = hole[0] % 4 == hole[1] % 4
+    ace, king, queen, jack, ten, nine = 12, 11, 10, 9, 8, 7
+    if hi == lo:
+        return 1 if hi >= jack else 2 if hi >= nine else 3
+    if hi == ace:
+        if lo == king:
+            return 1
+        if lo == queen or (lo == jack and suited):
+            return 2
+        if lo >= ten or suited:
+            return 3
+        return 4
+    if hi == king:
+        if lo == queen:
+            return 2 if suited else 3
+        if (lo >= ten and suited) or lo == jack:
+            return 3
+        return 4 if suited or lo >= nine else 5
+    if suited:
+        if (hi, lo) in ((queen, jack), (queen, ten), (jack, ten), (ten, nine)):
+            return 3
+        if lo >= nine or (hi - lo == 1 and lo >= 3):
+            return 4
+        return 5
+    if (hi, lo) == (queen, jack):
+        return 3
+    if (hi, lo) in ((queen, ten), (jack, ten), (ten, nine)):
+        return 4
+    return 5
 
 
-def random_match(
-    game: GameDef, hands: int, rng: np.random.Generator
-) -> Iterator[tuple[HandState, tuple[float, ...]]]:
-    """Finished hands of two random players, with their payoffs."""
-    for _ in range(hands):
-        state = new_hand(game, rng)
-        while not state.finished:
-            state = step(state, random_action(state, rng))
-        yield state, returns(state)
+def draws(hole: Sequence[int], board: Sequence[int]) -> tuple[bool, bool]:
+    """(flush draw, open-ended straight draw) that use a hole card, on the flop or turn.
+
+    >>> from batchrl.games.holdem.cards import parse_cards
+    >>> draws(parse_cards("AhKh"), parse_cards("2h7h9c"))
+    (True, False)
+    >>> draws(parse_cards("9c8d"), parse_cards("7h6s2c"))
+    (False, True)
+    """
+    if not 3 <= len(board) <= 4:
+        return False, False
+    cards = (*hole, *board)
+    suits = [c % 4 for c in cards]
+    flush = any(suits.count(s) == 4 for s in {h % 4 for h in hole})
+    ranks = {c // 4 for c in cards}
+    if 12 in ranks:
+        ranks.add(-1)  # the wheel's ace
+    hole_ranks = {c // 4 for c in hole}
+    straight = False
+    for low in range(0, 9):  # four in a row open at both ends: low-1 and low+4 both live
+        run = set(range(low, low + 4))
+        if run <= ranks and run & hole_ranks and low + 4 not in ranks and low - 1 not in ranks:
+            straight = True
+    return flush, straight
+
+
+class RuleBot:
+    """A tight-aggressive fixed-limit player (pokerstrategy.com's basic strategy, heads-up).
+
+    Pre-flop, by hand group (``preflop_group``) and position: the small blind
+    raises groups 1-3 and completes the rest (heads-up, the button plays wide);
+    the big blind raises groups 1-3 over a completed small blind and checks the
+    rest. Facing a raise: group 1 re-raises to the cap, group 2 re-raises once,
+    group 3 calls, and the rest call only with pot odds (below).
+
+    After the flop, by PV (the probability of beating a random hand, the same
+    number the features hold) and draws: PV ≥ ``strong`` bets and raises to the
+    cap; PV ≥ ``good`` bets, raises once and calls; PV ≥ ``fair`` checks and calls
+    one bet (two on the flop); a flush or open-ended straight draw bets the flop
+    when checked to and calls one bet on the flop or turn. Anything else checks,
+    and facing a bet it calls only with pot odds: when PV ≥ ``odds`` × the
+    share of the pot after calling that the call would be.
+    """
+
+    def __init__(self, strong: float = 0.75, good: float = 0.60, fair: float = 0.45,
+                 odds: float = 1.5, name: str = "rule") -> None:
+        self.strong, self.good, self.fair, self.odds = strong, good, fair, odds
+        self.name = name
+
+    def act(self, states: Sequence[HandState], seats: Sequence[int]) -> NDArray[np.int64]:
+        from batchrl.games.holdem.pv import pv_many
+
+        pvs = pv_many([((s.hole[p][0], s.hole[p][1]), s.visible_board())
+                       for s, p in zip(states, seats, strict=True)])
+        choice = np.array([
+            self._preflop(s, p, v) if s.round == 0 else self._postflop(s, p, v)
+            for s, p, v in zip(states, seats, np.asarray(pvs).tolist(), strict=True)
+        ], dtype=np.int64)
+        return _legal_or_call(states, choice)
+
+    def _pot_odds(self, state: HandState, seat: int, pv: float) -> int:
+        owed = state.to_call(seat)
+        return CALL if pv >= self.odds * owed / (sum(state.spent) + owed) else FOLD
+
+    def _preflop(self, state: HandState, seat: int, pv: float) -> int:
+        group = preflop_group(state.hole[seat])
+        raises = state.round_raises
+        if state.to_call(seat) == 0:  # the big blind after the small blind completed
+            return RAISE if group <= 3 else CALL
+        if raises == 0:  # the small blind's first decision: only the blind to complete
+            return RAISE if group <= 3 else CALL
+        if group == 1 or (group == 2 and raises < 2):
+            return RAISE
+        return CALL if group <= 3 else self._pot_odds(state, seat, pv)
+
+    def _postflop(self, state: HandState, seat: int, pv: float) -> int:
+        facing = state.to_call(seat) > 0
+        raises = state.round_raises
+        if pv >= self.strong:
+            return RAISE
+        if pv >= self.good:
+            return RAISE if not facing or raises < 2 else CALL
+        if not facing:
+            flush, straight = draws(state.hole[seat], state.visible_board())
+            return RAISE if state.round == 1 and (flush or straight) else CALL
+        if pv >= self.fair and raises <= (2 if state.round == 1 else 1):
+            return CALL
+        if raises <= 1 and any(draws(state.hole[seat], state.visible_board())):
+            return CALL
+        return self._pot_odds(state, seat, pv)
+
+
+class HeroBot:
+    """A Q-function from ``batchrl fqi`` playing greedily among the legal actions.
+
+    The states are encoded by ``features.encode_many``, the function the parser
+    wrote the model's rows with, and the model's own feature selection (``--drop``
+    or ``--features``) is taken from it by name.
+    """
+
+    def __init__(self, policy: object, game: GameDef, name: str = "hero") -> None:
+        from batchrl.games.holdem.features import feature_names
+        from batchrl.policy import GreedyPolicy, ModelError
+
+        if not isinstance(policy, GreedyPolicy):
+            raise TypeError("HeroBot takes a batchrl.policy.GreedyPolicy")
+        self.policy, self.game, self.name = policy, game, name
+        wanted = policy.feature_names
+        self.pv = "pv" in wanted
+        names = feature_names(game, pv=self.pv)
+        if unknown := [n for n in wanted if n not in names]:
+            raise ModelError(f"the model uses features {unknown} that {game.name} states do "
+                             f"not have ({', '.join(names)})")
+        if tuple(policy.action_names) != ("fold", "call", "raise"):
+            raise ModelError(f"the model's actions are {list(policy.action_names)}, not "
+                             "fold, call, raise: it was not trained on limit hold'em")
+        self.columns = [names.index(n) for n in wanted]
+
+    @classmethod
+    def load(cls, path: str | Path, game: GameDef, name: str | None = None) -> HeroBot:
+        from batchrl.policy import GreedyPolicy
+
+        return cls(GreedyPolicy.load(path), game, name or Path(path).stem)
+
+    def act(self, states: Sequence[HandState], seats: Sequence[int]) -> NDArray[np.int64]:
+        from batchrl.games.holdem.features import encode_many
+
+        x = encode_many(states, seats, pv=self.pv)[:, self.columns]
+        legal = np.array([legal_mask(s) for s in states], dtype=bool).reshape(len(states), 3)
+        return self.policy.act_batch(x, legal)
+
+
+BOT_NAMES = ("random", "rule")
+
+
+def make_bot(spec: str, game: GameDef, rng: np.random.Generator) -> Bot:
+    """A bot from its name (``random``, ``rule``) or a model file (``PATH`` or ``model:PATH``)."""
+    if spec == "random":
+        return RandomBot(rng)
+    if spec == "rule":
+        return RuleBot()
+    return HeroBot.load(spec.removeprefix("model:"), game)
+
+
+def check_heads_up(game: GameDef) -> None:
+    from batchrl.games.holdem.gamedef import GameDefError, evaluable
+
+    if game.num_players != 2 or not game.is_limit:
+        raise GameDefError(f"{game.name}: the bots play heads-up limit games only")
+    if why := evaluable(game):
+        raise GameDefError(f"{game.name}: cannot score its showdowns: {why}")

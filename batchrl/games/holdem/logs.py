@@ -6,7 +6,7 @@ same hands. Payoffs are printed as the dealer prints them: integers when whole.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 
 from batchrl.games.holdem.cards import cards_str
@@ -80,3 +80,50 @@ def write_log(path: Path, hands: Iterable[tuple[HandState, Sequence[float]]],
                      + "|".join(players))
     path.write_text("\n".join(lines) + "\n")
     return len(played)
+
+
+def log_format(path: Path, fmt: str | None = None) -> str:
+    """``fmt`` if given, else told from the name: ``.dealer.summary`` is Glassfrog, else ACPC."""
+    if fmt not in (None, "auto"):
+        if fmt not in ("acpc", "glassfrog"):
+            raise ValueError(f"log format {fmt!r}: want acpc or glassfrog")
+        return fmt
+    return "glassfrog" if path.name.endswith(".dealer.summary") else "acpc"
+
+
+def generate(
+    path: Path, players: Sequence[str], hands: int, seed: int = 0, fmt: str | None = None,
+    game: GameDef | None = None, progress: Callable[[int], None] | None = None,
+) -> int:
+    """Play ``hands`` hands between two bots (``random``, ``rule`` or a model file) and
+    write them as a dealer log; what ``batchrl generate --game holdem`` runs.
+
+    The game is ``game``, else a model player's, else the format's usual units:
+    Glassfrog summaries in blinds 1/2, ACPC logs in the ACPC game (blinds 5/10).
+    """
+    import numpy as np
+
+    from batchrl.games.holdem import gamedef
+    from batchrl.games.holdem.bots import BOT_NAMES, make_bot
+    from batchrl.games.holdem.evaluate import game_of_model
+    from batchrl.games.holdem.simulate import play
+
+    if len(players) != 2:
+        raise ValueError(f"heads-up hold'em needs two players, not {len(players)}")
+    fmt = log_format(path, fmt)
+    if game is None:
+        models = [p for p in players if p not in BOT_NAMES]
+        game = game_of_model(models[0].removeprefix("model:")) if models else (
+            gamedef.GLASSFROG_LIMIT if fmt == "glassfrog" else gamedef.HEADS_UP_LIMIT)
+    deals, *bot_seeds = np.random.SeedSequence(seed).spawn(3)
+    bots = tuple(make_bot(p, game, np.random.default_rng(s))
+                 for p, s in zip(players, bot_seeds, strict=True))
+    match = play(game, (bots[0], bots[1]), hands, np.random.default_rng(deals),
+                 keep_states=True, progress=progress)
+    assert match.states is not None
+    names = [b.name.replace("|", "_").replace(":", "_").replace(" ", "_") for b in bots]
+    if names[0] == names[1]:
+        names = [f"{names[0]}-1", f"{names[1]}-2"]
+    return write_log(path, zip(match.states, match.seat_payoffs().tolist(), strict=True),
+                     fmt=fmt, match=path.name.split(".")[0], seed=seed,
+                     players=(names[0], names[1]))

@@ -34,7 +34,7 @@ from batchrl.games.holdem.replay import (
 )
 from batchrl.games.holdem.rules import legal_mask
 
-AUDIT_COLUMNS = ("cards", "betting")
+AUDIT_COLUMNS = ("cards", "betting", "name")  # name: the acting player, as logged
 
 
 class LoggedHandLike(Protocol):
@@ -50,6 +50,8 @@ class LoggedHandLike(Protocol):
     def betting(self) -> str: ...
     @property
     def cards(self) -> str: ...
+    @property
+    def names(self) -> tuple[str, ...]: ...
     @property
     def hole(self) -> tuple[tuple[int, ...], ...]: ...
     @property
@@ -218,6 +220,8 @@ def build_rows(
     }
     audit = {k: np.repeat(np.asarray(v, dtype=np.int64 if k == "line" else object), counts)
              for k, v in per_hand.items()}
+    names = np.array([[*hand.names, *[""] * game.num_players][:game.num_players]
+                      for hand, _ in hands], dtype=object).reshape(len(hands), game.num_players)
     return {
         "episode": audit["episode"],
         "step": cat("step"),
@@ -232,6 +236,7 @@ def build_rows(
         "line": audit["line"],
         "cards": audit["cards"],
         "betting": audit["betting"],
+        "name": names[hand_of_row, seat],
     }
 
 

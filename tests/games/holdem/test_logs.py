@@ -1,17 +1,20 @@
 import numpy as np
 
 from batchrl.games.holdem import gamedef
-from batchrl.games.holdem.bots import random_action, random_match
+from batchrl.games.holdem.bots import RandomBot, random_action
 from batchrl.games.holdem.cards import cards_str
 from batchrl.games.holdem.logs import write_log
 from batchrl.games.holdem.rules import FOLD, deal, legal_actions, returns
+from batchrl.games.holdem.simulate import play
 from parsers.acpc import LoggedHand, read_acpc, read_glassfrog
 
 
 def test_written_logs_read_back_to_the_same_hands(tmp_path):
     for fmt, reader, game in (("acpc", read_acpc, gamedef.HEADS_UP_LIMIT),
                               ("glassfrog", read_glassfrog, gamedef.GLASSFROG_LIMIT)):
-        played = list(random_match(game, 200, np.random.default_rng(3)))
+        rng = np.random.default_rng(3)
+        match = play(game, (RandomBot(rng), RandomBot(rng)), 200, rng, keep_states=True)
+        played = list(zip(match.states, match.seat_payoffs().tolist(), strict=True))
         path = tmp_path / f"m.{fmt}"
         assert write_log(path, played, fmt=fmt) == 200
         hands = [r for r in reader(path.read_text().splitlines(), str(path))

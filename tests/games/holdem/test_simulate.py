@@ -1,0 +1,191 @@
+"""The simulator, the bots and the evaluation: against the rules, the parser and each other."""
+
+import dataclasses
+import itertools
+import json
+
+import numpy as np
+import pytest
+from click.testing import CliRunner
+
+from batchrl.cli import main
+from batchrl.evaluation import mean_ci
+from batchrl.games.holdem import gamedef
+from batchrl.games.holdem.bots import HeroBot, RandomBot, RuleBot, preflop_group
+from batchrl.games.holdem.evaluate import evaluate_bots, game_of_model
+from batchrl.games.holdem.logs import generate
+from batchrl.games.holdem.rules import legal_actions, returns
+from batchrl.games.holdem.simulate import play
+from batchrl.policy import GreedyPolicy, ModelError
+from batchrl.store import Store, StoreError
+from batchrl.training import FQIConfig, run_fqi
+from parsers.acpc import LoggedHand, read_acpc, read_glassfrog
+
+GAME = gamedef.HEADS_UP_LIMIT
+
+
+def invoke(*args: str):
+    return CliRunner().invoke(main, list(args), catch_exceptions=False)
+
+
+class Checked:
+    """Wraps a bot and checks every action it returns is legal where it is taken."""
+
+    def __init__(self, bot):
+        self.bot, self.name, self.decisions = bot, bot.name, 0
+
+    def act(self, states, seats):
+        actions = self.bot.act(states, seats)
+        for s, p, a in zip(states, seats, actions.tolist(), strict=True):
+            assert s.current == p and a in legal_actions(s)
+        self.decisions += len(states)
+        return actions
+
+
+def test_payoffs_are_the_rules_returns_and_seats_rotate():
+    rng = np.random.default_rng(5)
+    bots = (Checked(RuleBot()), Checked(RandomBot(rng)))
+    m = play(GAME, bots, 600, rng, batch=128, keep_states=True)
+    assert bots[0].decisions > 600 and bots[1].decisions > 600
+    assert (m.seat[:, 0] == np.arange(600) % 2).all()
+    by_seat = m.seat_payoffs()
+    for state, row in zip(m.states, by_seat.tolist(), strict=True):
+        assert state.finished and tuple(row) == returns(state)
+    assert (m.payoffs.sum(axis=1) == 0).all()
+
+
+def test_duplicate_plays_each_deal_twice_with_the_seats_swapped():
+    rng = np.random.default_rng(8)
+    m = play(GAME, (RuleBot(), RuleBot()), 400, rng, duplicate=True, keep_states=True)
+    assert (m.deal == np.repeat(np.arange(200), 2)).all()
+    assert (m.seat[0::2, 0] == 0).all() and (m.seat[1::2, 0] == 1).all()
+    first, second = m.states[0::2], m.states[1::2]
+    assert all(x.hole == y.hole and x.board == y.board for x, y in zip(first, second, strict=True))
+    # the rule bot is deterministic: against itself each deal's two hands cancel exactly
+    assert (m.payoffs[0::2, 0] + m.payoffs[1::2, 0] == 0).all()
+    with pytest.raises(ValueError, match="even number"):
+        play(GAME, (RuleBot(), RuleBot()), 3, rng, duplicate=True)
+
+
+def test_the_same_seed_deals_the_same_hands_to_any_pair():
+    a = evaluate_bots("random", "random", 200, seed=4)
+    b = evaluate_bots("random", "random", 200, seed=4)
+    assert a.chips == b.chips and a.bb_per_hand == b.bb_per_hand
+
+
+def test_rule_bot_beats_random_by_a_wide_margin():
+    r = evaluate_bots("rule", "random", 4000, seed=2, duplicate=True)
+    assert r.bb_per_hand.low > 0.8, r.table()
+    assert set(r.by_position) == {"small blind", "big blind"}
+    assert r.chips == pytest.approx(r.bb_per_hand.mean * 4000 * 10)
+
+
+def test_preflop_groups_cover_the_chart():
+    combos = list(itertools.combinations(range(52), 2))
+    groups = [preflop_group(c) for c in combos]
+    # group 1 is AA, KK, QQ, JJ and AK: 4 * 6 + 16 combinations
+    assert groups.count(1) == 40
+    assert sorted(set(groups)) == [1, 2, 3, 4, 5]
+    assert all(groups.count(g) < groups.count(5) for g in (1, 2, 3, 4))
+
+
+def test_duplicate_interval_is_the_paired_one():
+    x = np.array([3.0, -3.0, 1.0, 1.0, -2.0, 4.0])
+    paired = mean_ci(x, per_unit=2)
+    assert paired.n == 3 and paired.mean == pytest.approx(x.mean())
+    assert paired.sd == pytest.approx(np.std([0.0, 1.0, 1.0], ddof=1))
+    with pytest.raises(ValueError):
+        mean_ci(x[:5], per_unit=2)
+
+
+@pytest.mark.parametrize("name,reader,game", [
+    ("m.log", read_acpc, gamedef.HEADS_UP_LIMIT),
+    ("ROOM_90.dealer.summary", read_glassfrog, gamedef.GLASSFROG_LIMIT),
+])
+def test_generated_logs_ingest_back_to_the_same_hands(tmp_path, name, reader, game):
+    path = tmp_path / name
+    assert generate(path, ["random", "rule"], 300, seed=10) == 300
+    # the hands as the simulator played them, from the same seed
+    seeds = np.random.SeedSequence(10).spawn(3)
+    m = play(game, (RandomBot(np.random.default_rng(seeds[1])), RuleBot()), 300,
+             np.random.default_rng(seeds[0]), keep_states=True)
+    hands = [r for r in reader(path.read_text().splitlines(), str(path))
+             if isinstance(r, LoggedHand)]
+    assert len(hands) == 300
+    for hand, state, payoff in zip(hands, m.states, m.seat_payoffs().tolist(), strict=True):
+        assert hand.betting == state.betting and hand.hole == state.hole
+        assert [c for g in hand.board for c in g] == list(state.visible_board())
+        assert hand.payoffs == tuple(payoff)
+    store = tmp_path / "store"
+    result = invoke("ingest", str(path), "--store", str(store))
+    assert result.exit_code == 0 and "300 hands" in result.output, result.output
+    names = Store.open(store).names()
+    assert set(names) == {"random", "rule"} and sum(names.values()) == len(Store.open(store)
+                                                                             .arrays())
+
+
+def test_learning_from_one_players_decisions(tmp_path):
+    path = tmp_path / "rule.log"
+    generate(path, ["random", "rule"], 400, seed=3)
+    store = tmp_path / "store"
+    assert invoke("ingest", str(path), "--store", str(store)).exit_code == 0
+    s = Store.open(store)
+    everyone, randoms = s.arrays(), s.arrays(players=["random"])
+    assert len(randoms) == s.names()["random"] < len(everyone)
+    # the random player's rows: the seat alternates with the hand, as the log rotates it
+    hand = np.array([int(e.split(":")[1]) for e in randoms.episode_ids])[randoms.episode]
+    assert (randoms.player == hand % 2).all()
+    with pytest.raises(StoreError, match=r"no decisions by \['alice'\].*random"):
+        s.arrays(players=["alice"])
+    result = invoke("info", str(store))
+    assert "random (" in result.output and "rule (" in result.output
+
+
+@pytest.fixture(scope="module")
+def hero(tmp_path_factory):
+    """A small hero trained on 1,500 random-vs-random hands, without the pot feature."""
+    root = tmp_path_factory.mktemp("hero")
+    log = root / "rr.log"
+    generate(log, ["random", "random"], 1500, seed=10)
+    assert invoke("ingest", str(log), "--store", str(root / "store")).exit_code == 0
+    out, _ = run_fqi(FQIConfig(root / "store", trees=10, nmin=20, iters=6, drop=("pot",),
+                               freeze_after=0, out=root / "hero.joblib"))
+    return out
+
+
+def test_hero_acts_legally_and_beats_random(hero):
+    bot = HeroBot.load(hero, GAME)
+    assert "pot" not in bot.policy.feature_names and len(bot.columns) == 10
+    rng = np.random.default_rng(1)
+    checked = Checked(bot)
+    play(GAME, (checked, RandomBot(rng)), 300, rng)
+    assert checked.decisions > 300
+    r = evaluate_bots(str(hero), "random", 2000, seed=33, duplicate=True)
+    assert r.game == GAME.name and r.hero == "hero"
+    assert r.bb_per_hand.low > 0, r.table()
+
+
+def test_hero_needs_its_own_game(hero, tmp_path):
+    assert game_of_model(hero) is GAME
+    with pytest.raises(ModelError, match="features"):
+        HeroBot(GreedyPolicy.load(hero), dataclasses.replace(
+            GAME, name="two", num_rounds=2, raise_size=(10, 20), first_player=(1, 0),
+            max_raises=(3, 4), num_board_cards=(0, 5)))
+
+
+def test_evaluate_command_prints_the_table_and_json(hero):
+    shown = invoke("evaluate", "--model", str(hero), "--opponent", "rule", "--hands", "400")
+    assert shown.exit_code == 0, shown.output
+    assert "95% CI" in shown.output and "small blind" in shown.output
+    data = json.loads(invoke("evaluate", "--model", str(hero), "--hands", "400",
+                             "--duplicate", "--json").output)
+    assert data["duplicate"] and data["bb_per_hand"]["n"] == 200
+    assert data["mbb_per_hand"]["mean"] == pytest.approx(1000 * data["bb_per_hand"]["mean"])
+    wrong = invoke("evaluate", "--game", "sette-mezzo", "--model", str(hero))
+    assert wrong.exit_code != 0 and "not sette-mezzo" in wrong.output
+
+
+def test_generate_refuses_unknown_players(tmp_path):
+    result = invoke("generate", "--game", "holdem", "--players", "random,nobody", "--hands",
+                    "10", "-o", str(tmp_path / "x.log"))
+    assert result.exit_code != 0 and "nobody" in result.output
