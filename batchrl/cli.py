@@ -33,10 +33,13 @@ def main() -> None:
     next_state) -> fitted Q-iteration -> policy -> evaluation.
     \b
     Start here:
-      batchrl ingest ROOM_90.dealer.summary     # a log into the default store
+      batchrl generate --game holdem --hands 5000 --players random,random -o rr.log
+      batchrl ingest rr.log                     # a log into the default store
       batchrl info                              # what the store holds
       batchrl fqi --trees 100 --nmin 20 --iters 11
       batchrl policy show datasets/store/models/fqi-M100-nmin20-N11.joblib
+      batchrl evaluate --model datasets/store/models/fqi-M100-nmin20-N11.joblib \\
+          --opponent rule --hands 20000 --duplicate
     """
 
 

@@ -1,0 +1,45 @@
+"""Execute a notebook in place, outputs and all, at a given scale.
+
+    python scripts/run_notebook.py notebooks/thesis_reproduction.ipynb            # full run
+    python scripts/run_notebook.py notebooks/thesis_reproduction.ipynb --scale tiny \
+        --out /tmp/x.ipynb
+
+The notebook reads the scale from ``BATCHRL_NOTEBOOK_SCALE``; it runs with the
+notebooks/ folder as its working directory, so its cached runs land in
+notebooks/runs/ (ignored by git).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import time
+from pathlib import Path
+
+import nbformat
+from nbclient import NotebookClient
+
+
+def run(path: Path, scale: str = "full", out: Path | None = None, timeout: int = 7200) -> Path:
+    nb = nbformat.read(path, as_version=4)
+    os.environ["BATCHRL_NOTEBOOK_SCALE"] = scale
+    NotebookClient(nb, timeout=timeout, kernel_name="python3",
+                   resources={"metadata": {"path": str(path.parent)}}).execute()
+    target = out or path
+    nbformat.write(nb, target)
+    return target
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("notebook", type=Path)
+    parser.add_argument("--scale", default="full", choices=["full", "tiny"])
+    parser.add_argument("--out", type=Path, default=None, help="default: in place")
+    args = parser.parse_args()
+    started = time.perf_counter()
+    target = run(args.notebook, args.scale, args.out)
+    print(f"{target}: executed at {args.scale} scale in {time.perf_counter() - started:.0f} s")
+
+
+if __name__ == "__main__":
+    main()
