@@ -264,7 +264,14 @@ def make_bot(spec: str, game: GameDef, rng: np.random.Generator) -> Bot:
         return RandomBot(rng)
     if spec == "rule":
         return RuleBot()
-    return HeroBot.load(spec.removeprefix("model:"), game)
+    from batchrl.games.holdem.evaluate import game_of_model
+    from batchrl.policy import ModelError
+
+    path = spec.removeprefix("model:")
+    if (trained := game_of_model(path)) != game:
+        raise ModelError(f"{path} was trained on {trained.name}, in other units or rules than "
+                         f"{game.name}: its features would not mean what it learned")
+    return HeroBot.load(path, game)
 
 
 def check_heads_up(game: GameDef) -> None:

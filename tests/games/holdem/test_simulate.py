@@ -173,6 +173,12 @@ def test_hero_needs_its_own_game(hero, tmp_path):
             max_raises=(3, 4), num_board_cards=(0, 5)))
 
 
+def test_a_model_plays_only_in_its_own_games_units(hero, tmp_path):
+    with pytest.raises(ModelError, match=r"trained on holdem\.limit\.2p\.reverse_blinds"):
+        generate(tmp_path / "x.log", [str(hero), "random"], 10, game=gamedef.GLASSFROG_LIMIT)
+    assert generate(tmp_path / "x.log", [str(hero), "random"], 10) == 10
+
+
 def test_evaluate_command_prints_the_table_and_json(hero):
     shown = invoke("evaluate", "--model", str(hero), "--opponent", "rule", "--hands", "400")
     assert shown.exit_code == 0, shown.output
