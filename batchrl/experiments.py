@@ -69,14 +69,14 @@ def make_store(root: Path, players: Sequence[str], hands: int, seed: int) -> Pat
     return store
 
 
-def train(store: Path, hero: Hero, models: Path) -> Path:
+def train(store: Path, hero: Hero, models: Path, jobs: int = -1) -> Path:
     """The hero's model file, trained on ``store`` unless already there."""
     out = models / f"{hero.name}.joblib"
     if not out.exists():
         run_fqi(FQIConfig(store=store, trees=hero.trees, nmin=hero.nmin, iters=hero.iters,
                           seed=hero.seed, per_action=hero.per_action,
                           freeze_after=FAST_FREEZE_AFTER if hero.fast else None,
-                          players=hero.players, drop=hero.drop, out=out))
+                          players=hero.players, drop=hero.drop, jobs=jobs, out=out))
     return out
 
 

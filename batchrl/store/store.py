@@ -8,7 +8,7 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Iterator, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -86,6 +86,12 @@ class Transitions:
 
     def __len__(self) -> int:
         return len(self.action)
+
+    def rows(self, mask: NDArray[np.bool_]) -> Transitions:
+        """The rows where ``mask`` is true (``episode_ids`` and the names kept whole)."""
+        per_row = ("state", "action", "reward", "next_state", "next_legal", "terminal",
+                   "truncated", "episode", "step", "player")
+        return replace(self, **{name: getattr(self, name)[mask] for name in per_row})
 
 
 class Store:

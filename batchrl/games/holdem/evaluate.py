@@ -112,16 +112,18 @@ def report(match: Match, seed: int, seconds: float) -> HoldemReport:
                         positions, seconds)
 
 
-def evaluate_bots(
+def play_bots(
     hero: str, opponent: str, hands: int = 3000, seed: int = 33, *,
     game: GameDef | None = None, duplicate: bool = False, batch: int = 4096,
-    progress: Callable[[int], None] | None = None,
-) -> HoldemReport:
+    progress: Callable[[int], None] | None = None, keyed: bool = False,
+) -> Match:
     """Play ``hero`` against ``opponent`` (each ``random``, ``rule`` or a model file).
 
     The game is the hero model's (else the opponent model's, else ACPC heads-up
     limit) unless given. Deals and each bot's randomness come from children of
-    one ``SeedSequence(seed)``: the same seed deals the same cards to any pair.
+    one ``SeedSequence(seed)``: the same seed deals the same cards to any pair,
+    which makes two heroes' results on one seed common random numbers (and with
+    ``keyed``, a random bot's decisions too: see ``RandomBot``).
     """
     if game is None:
         models = [s for s in (hero, opponent) if s not in BOT_NAMES]
@@ -129,7 +131,17 @@ def evaluate_bots(
             else gamedef.HEADS_UP_LIMIT
     deals, hero_rng, opponent_rng = (np.random.default_rng(s)
                                      for s in np.random.SeedSequence(seed).spawn(3))
-    bots = (make_bot(hero, game, hero_rng), make_bot(opponent, game, opponent_rng))
+    bots = (make_bot(hero, game, hero_rng, keyed), make_bot(opponent, game, opponent_rng, keyed))
+    return play(game, bots, hands, deals, duplicate=duplicate, batch=batch, progress=progress)
+
+
+def evaluate_bots(
+    hero: str, opponent: str, hands: int = 3000, seed: int = 33, *,
+    game: GameDef | None = None, duplicate: bool = False, batch: int = 4096,
+    progress: Callable[[int], None] | None = None,
+) -> HoldemReport:
+    """``play_bots``, summarised from the hero's side."""
     started = time.perf_counter()
-    match = play(game, bots, hands, deals, duplicate=duplicate, batch=batch, progress=progress)
+    match = play_bots(hero, opponent, hands, seed, game=game, duplicate=duplicate, batch=batch,
+                      progress=progress)
     return report(match, seed, time.perf_counter() - started)

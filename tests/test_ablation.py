@@ -1,0 +1,117 @@
+"""batchrl ablate: one hero per dropped feature, paired against the full hero."""
+
+import json
+
+import numpy as np
+import pandas as pd
+import pytest
+from click.testing import CliRunner
+
+from batchrl.ablation import (
+    FULL,
+    RETRAINED,
+    AblationConfig,
+    load_groups,
+    permutation_importances,
+    run_ablation,
+)
+from batchrl.cli import main
+from batchrl.experiments import make_store
+from batchrl.store import Store, StoreError
+
+
+@pytest.fixture(scope="module")
+def store(tmp_path_factory):
+    return make_store(tmp_path_factory.mktemp("abl"), ["random", "rule"], 500, seed=5)
+
+
+def test_one_hero_per_dropped_feature_on_common_deals(store, tmp_path):
+    config = AblationConfig(store=store, opponent="rule", trees=4, nmin=20, iters=4,
+                            hands=400, features=("pv", "pot"), players=("random",),
+                            out=tmp_path)
+    result = run_ablation(config)
+    t = result.table
+    assert list(t["dropped"]) == [FULL, RETRAINED, "pv", "pot"]
+    full, control = t.iloc[0], t.iloc[1]
+    assert full["change"] == 0 and np.isnan(full["impurity"])
+    # the control is the full hero from the next FQI seed: nothing dropped, its own change
+    assert control["features"] == "" and control["hero"].replace("-s1-", "-s0-") == full["hero"]
+    assert control["change"] == pytest.approx(control["bb_per_hand"] - full["bb_per_hand"])
+    for _, row in t.iloc[2:].iterrows():
+        # the change is the paired difference, so it equals the difference of the means
+        assert row["change"] == pytest.approx(row["bb_per_hand"] - full["bb_per_hand"])
+        assert row["change_low"] < row["change"] < row["change_high"]
+        assert 0 <= row["impurity"] <= 1 and np.isfinite(row["permutation"])
+        assert row["features"] in row["hero"].replace("no-", "")
+    assert pd.read_csv(result.path).shape == t.shape
+    assert set(result.seconds) == {"training", "evaluation", "importances"}
+    # a rerun reuses every hero and every result
+    models = sorted((tmp_path / "models").glob("*.joblib"))
+    stamps = [m.stat().st_mtime_ns for m in models]
+    again = run_ablation(config)
+    assert [m.stat().st_mtime_ns for m in models] == stamps
+    pd.testing.assert_frame_equal(again.table, t)
+    assert again.seconds["training"] < result.seconds["training"]
+
+
+def test_shuffling_a_feature_the_targets_ignore_costs_nothing():
+    from sklearn.ensemble import ExtraTreesRegressor
+
+    from batchrl.policy import QFunction
+    from batchrl.store import Transitions
+
+    rng = np.random.default_rng(0)
+    n = 3000
+    state = rng.random((n, 2)).astype(np.float32)
+    reward = 10 * state[:, 0].astype(np.float64)  # only the first feature matters
+    data = Transitions(
+        state=state, action=np.zeros(n, dtype=np.int64), reward=reward,
+        next_state=np.zeros_like(state), next_legal=np.ones((n, 1), dtype=bool),
+        terminal=np.ones(n, dtype=bool), truncated=np.zeros(n, dtype=bool),
+        episode=np.arange(n), episode_ids=np.arange(n).astype(object),
+        step=np.zeros(n, dtype=np.int32), player=np.zeros(n, dtype=np.int8),
+        feature_names=("signal", "noise"), action_names=("only",))
+    forest = ExtraTreesRegressor(20, min_samples_split=20, random_state=0).fit(state, reward)
+    q = QFunction([forest], per_action=True, n_actions=1)
+    out = permutation_importances(q, data, {"signal": ("signal",), "noise": ("noise",)}, rng)
+    assert out["signal"][0] > 5  # shuffling the signal destroys the fit (variance 100/12)
+    assert abs(out["noise"][0]) < 0.05 * out["signal"][0]
+
+
+def test_groups_are_checked_by_name(tmp_path):
+    good = tmp_path / "g.json"
+    good.write_text(json.dumps({"betting": ["bet_flop", "bet_turn"]}))
+    assert load_groups(good, ("bet_flop", "bet_turn", "pv")) == {
+        "betting": ("bet_flop", "bet_turn")}
+    bad = tmp_path / "b.json"
+    bad.write_text(json.dumps({"betting": ["bet_flopp"]}))
+    with pytest.raises(StoreError, match="bet_flopp"):
+        load_groups(bad, ("bet_flop",))
+    bad.write_text("[1, 2]")
+    with pytest.raises(StoreError, match="JSON object"):
+        load_groups(bad, ("bet_flop",))
+
+
+def test_ablate_command(store, tmp_path):
+    groups = tmp_path / "groups.json"
+    groups.write_text(json.dumps({"strength": ["pv"], "betting": ["bet_flop", "bet_turn",
+                                                                   "bet_river"]}))
+    result = CliRunner().invoke(main, [
+        "ablate", "--store", str(store), "--opponent", "random", "--trees", "3", "--iters", "3",
+        "--hands", "200", "--groups", str(groups), "--out", str(tmp_path / "out")])
+    assert result.exit_code == 0, result.output
+    assert "strength" in result.output and "betting" in result.output
+    assert "time: training" in result.output and "table:" in result.output
+    assert len(Store.open(store).arrays()) > 0
+    wrong = CliRunner().invoke(main, ["ablate", "--store", str(store), "--features", "nope"])
+    assert wrong.exit_code != 0 and "nope" in wrong.output
+
+
+def test_a_too_wide_interval_says_how_many_hands_would_do():
+    from batchrl.ablation import AblationResult
+
+    t = pd.DataFrame({"dropped": [FULL, RETRAINED, "pv", "pot"], "hands": [20000] * 4,
+                      "change_half_width": [0.0, 0.03, 0.07, 0.02]})
+    note = AblationResult(t, max_half_width=0.05).too_wide()
+    assert "pv" in note and "--hands 40,000" in note  # 20,000 * (0.07 / 0.05)**2 = 39,200
+    assert AblationResult(t, max_half_width=0.1).too_wide() is None
