@@ -21,6 +21,7 @@ parameters, so a rerun reuses everything finished.
 from __future__ import annotations
 
 import json
+import os
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -76,7 +77,10 @@ class AblationResult:
     def too_wide(self) -> str | None:
         """A note when some change's interval is wider than wanted, with the hands it needs."""
         t = self.table[self.table["dropped"] != FULL]
-        if t.empty or (widest := float(t["change_half_width"].max())) <= self.max_half_width:
+        widest = float(t["change_half_width"].max()) if not t.empty else 0.0
+        if not np.isfinite(widest):
+            return "note: too few hands for a confidence interval: play more (--hands)"
+        if widest <= self.max_half_width:
             return None
         hands = int(t["hands"].iloc[0])
         # the half-width shrinks as 1/sqrt(hands); round up to 10,000 hands
@@ -142,14 +146,32 @@ def _per_hand(model: Path, config: AblationConfig, cache: Path) -> NDArray[np.fl
 
     key = cache / f"{model.stem}--{config.opponent.replace('/', '_')}-{config.hands}-" \
                   f"{config.seed}-crn.npy"
-    if key.exists():
+    if key.exists() and key.stat().st_mtime_ns >= model.stat().st_mtime_ns:
         loaded: NDArray[np.float64] = np.load(key)
         return loaded
     match = play_bots(str(model), config.opponent, config.hands, config.seed, duplicate=True,
                       keyed=True)
     won = match.payoffs[:, 0] / match.game.big_blind
-    np.save(key, won)
+    tmp = key.with_name(f".{key.name}.tmp-{os.getpid()}.npy")
+    np.save(tmp, won)
+    os.replace(tmp, key)  # a killed run never leaves a truncated result to reuse
     return won
+
+
+def check(config: AblationConfig, store: Store) -> None:
+    """Refuse what would fail only after the first hero's training."""
+    from batchrl.games.holdem.bots import BOT_NAMES
+
+    if "raise_size" not in store.schema.game_params:
+        raise StoreError(f"{config.store} holds {store.schema.game}: batchrl ablate plays "
+                         "hold'em heroes (other games: use the ablation functions directly)")
+    if config.hands < 4 or config.hands % 2:
+        raise ValueError(f"--hands {config.hands}: duplicate play needs an even number, "
+                         "at least 4")
+    if config.opponent not in BOT_NAMES and not Path(
+            config.opponent.removeprefix("model:")).is_file():
+        raise ValueError(f"--opponent {config.opponent!r}: want {', '.join(BOT_NAMES)} or a "
+                         "model file")
 
 
 def impurity_importances(model: Path, names: Sequence[str]) -> dict[str, float]:
@@ -197,6 +219,7 @@ def run_ablation(config: AblationConfig,
     from batchrl.training import FAST_FREEZE_AFTER
 
     store = Store.open(config.store)
+    check(config, store)
     names = store.schema.feature_names
     variants = _variants(config, names)
     out = config.out or config.store / "ablation"

@@ -23,7 +23,8 @@ from typing import Any
 
 import pandas as pd
 
-from batchrl.training import FAST_FREEZE_AFTER, FQIConfig, run_fqi
+from batchrl.store import Store, StoreError
+from batchrl.training import FAST_FREEZE_AFTER, FQIConfig, run_fqi, store_digest
 
 
 @dataclass(frozen=True)
@@ -55,29 +56,46 @@ class Hero:
 
 def make_store(root: Path, players: Sequence[str], hands: int, seed: int) -> Path:
     """``hands`` hands between ``players`` as an ACPC log under ``root``, ingested into a
-    store there; reused when it exists."""
+    store there; reused when it exists and was made with the same parameters."""
     from batchrl.games.holdem.logs import generate
     from batchrl.ingest import IngestConfig, ingest
 
     root.mkdir(parents=True, exist_ok=True)
     store = root / "store"
+    params = {"players": list(players), "hands": hands, "seed": seed}
+    made = root / "params.json"
     if (store / "store.json").exists():
+        if made.exists() and (old := json.loads(made.read_text())) != params:
+            raise StoreError(f"{store} was made with {old}, not {params}: use another folder, "
+                             "or delete it to remake it")
+        made.write_text(json.dumps(params))
         return store
-    log = root / f"{'_vs_'.join(players)}.{hands}.log"
+    names = "_vs_".join(Path(p).stem.replace(".", "_") for p in players)
+    log = root / f"{names}.{hands}.log"
     generate(log, list(players), hands, seed=seed)
     ingest(IngestConfig(paths=(log,), store=store))
+    made.write_text(json.dumps(params))
     return store
 
 
 def train(store: Path, hero: Hero, models: Path, jobs: int = -1) -> Path:
-    """The hero's model file, trained on ``store`` unless already there."""
+    """The hero's model file, trained on ``store`` unless already there from the same data
+    (a model from another store, or from before more logs were ingested, is retrained)."""
+    from batchrl.policy import ModelArtifact
+
     out = models / f"{hero.name}.joblib"
-    if not out.exists():
-        run_fqi(FQIConfig(store=store, trees=hero.trees, nmin=hero.nmin, iters=hero.iters,
-                          seed=hero.seed, per_action=hero.per_action,
-                          freeze_after=FAST_FREEZE_AFTER if hero.fast else None,
-                          players=hero.players, drop=hero.drop, jobs=jobs, out=out))
+    if out.exists() and ModelArtifact.load(out).meta.get("store_digest") == data_digest(store):
+        return out
+    run_fqi(FQIConfig(store=store, trees=hero.trees, nmin=hero.nmin, iters=hero.iters,
+                      seed=hero.seed, per_action=hero.per_action,
+                      freeze_after=FAST_FREEZE_AFTER if hero.fast else None,
+                      players=hero.players, drop=hero.drop, jobs=jobs, out=out))
     return out
+
+
+def data_digest(store: Path) -> str:
+    """What a model records of the data it saw (``training.store_digest``)."""
+    return store_digest(Store.open(store))
 
 
 def evaluate(model: Path, opponent: str, hands: int, seed: int,
@@ -113,21 +131,24 @@ def sweep(
     root = root or store.parent
     models, results = root / "models", root / "results"
     results.mkdir(parents=True, exist_ok=True)
+    digest = data_digest(store)
     rows = []
     for hero in heroes:
         for seed in seeds:
             key = f"{hero.name}--{opponent.replace('/', '_')}-{hands}-{seed}" \
                   f"{'-dup' if duplicate else ''}.json"
             cached = results / key
-            if cached.exists():
-                record = json.loads(cached.read_text())
-            else:
+            record = json.loads(cached.read_text()) if cached.exists() else {}
+            if record.get("store_digest", digest) != digest:
+                record = {}  # made from other data: the store changed since
+            if not record:
                 started = time.perf_counter()
                 model = train(store, hero, models)
                 record = {"hero": hero.name, **{k: v for k, v in asdict(hero).items()
                                                  if k != "label"}}
                 record |= evaluate(model, opponent, hands, seed, duplicate)
                 record["seconds"] = time.perf_counter() - started
+                record["store_digest"] = digest
                 cached.write_text(json.dumps(record, default=list))
             record["label"] = hero.label
             rows.append(record)

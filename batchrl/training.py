@@ -47,7 +47,8 @@ class FQIConfig:
 def default_out(config: FQIConfig) -> Path:
     fast = "" if config.freeze_after is None else f"-fast{config.freeze_after}"
     per = "-peraction" if config.per_action else ""
-    name = f"fqi-M{config.trees}-nmin{config.nmin}-N{config.iters}{fast}{per}.joblib"
+    who = "".join(f"-player-{p}" for p in config.players)
+    name = f"fqi-M{config.trees}-nmin{config.nmin}-N{config.iters}{fast}{per}{who}.joblib"
     return config.store / "models" / name
 
 

@@ -13,7 +13,8 @@ What it does:
    ``--data-hands`` hands of the random bot against the rule bot (seed 11), ingested
    with PV (``experiments.make_store``).
 2. ``batchrl ablate, fast``: ``run_ablation`` as ``batchrl ablate`` runs it: the full
-   hero and one hero per dropped feature (12 heroes for 11 features), each trained on
+   hero, a control (the full hero from the next FQI seed) and one hero per dropped
+   feature (13 heroes for 11 features), each trained on
    the random player's decisions with FQI's fast mode (M=50, n_min 20, 11 iterations,
    trees grown once) and evaluated on ``--hands`` duplicate hands against the rule bot
    (batched, the same deals for every hero); then the impurity and permutation
@@ -22,9 +23,9 @@ What it does:
    (training / evaluation / importances) and the widest 95% CI half-width of a change.
 3. Baseline, in the same run: ``standard FQI, thesis-style``: the same configuration
    with ``fast=False`` (every iteration refits the forest), but only the features of
-   ``--baseline-features`` dropped, so N+1 heroes, in a fresh output folder. Its time
+   ``--baseline-features`` dropped, so N+2 heroes, in a fresh output folder. Its time
    for the whole ablation is an extrapolation from those heroes: (training +
-   evaluation) per hero x 12 heroes, plus its importances once (one standard fit and
+   evaluation) per hero x 13 heroes, plus its importances once (one standard fit and
    the shuffles, which do not grow with the heroes but for the shuffles per group).
 
 Prints seconds and, against the extrapolated baseline, its time / ours (>1 is faster),
@@ -130,11 +131,12 @@ def main() -> None:
         print(f"  batchrl ablate, fast: {fast_wall:.1f} s")
         slow, slow_wall = ablate(store, work / "ablate-standard", args.hands, trees, False,
                                  base_features)
-        print(f"  standard FQI, {len(base_features) + 1} heroes: {slow_wall:.1f} s")
+        print(f"  standard FQI, {len(base_features) + 2} heroes: {slow_wall:.1f} s")
 
     heroes = len(fast.table)
     base_heroes = len(slow.table)
-    assert heroes == len(names) + 1 and fast.table["dropped"].iloc[0] == FULL
+    # the full hero, the retrained control and one per feature
+    assert heroes == len(names) + 2 and fast.table["dropped"].iloc[0] == FULL
     per_hero = (slow.seconds["training"] + slow.seconds["evaluation"]) / base_heroes
     other = slow_wall - sum(slow.seconds.values())  # opening the store, writing the table
     estimate = per_hero * heroes + slow.seconds["importances"] + other

@@ -22,9 +22,16 @@ from nbclient import NotebookClient
 
 def run(path: Path, scale: str = "full", out: Path | None = None, timeout: int = 7200) -> Path:
     nb = nbformat.read(path, as_version=4)
-    os.environ["BATCHRL_NOTEBOOK_SCALE"] = scale
-    NotebookClient(nb, timeout=timeout, kernel_name="python3",
-                   resources={"metadata": {"path": str(path.parent)}}).execute()
+    before = os.environ.get("BATCHRL_NOTEBOOK_SCALE")
+    os.environ["BATCHRL_NOTEBOOK_SCALE"] = scale  # the kernel inherits it
+    try:
+        NotebookClient(nb, timeout=timeout, kernel_name="python3",
+                       resources={"metadata": {"path": str(path.parent)}}).execute()
+    finally:
+        if before is None:
+            os.environ.pop("BATCHRL_NOTEBOOK_SCALE", None)
+        else:
+            os.environ["BATCHRL_NOTEBOOK_SCALE"] = before
     target = out or path
     nbformat.write(nb, target)
     return target

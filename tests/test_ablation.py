@@ -38,9 +38,10 @@ def test_one_hero_per_dropped_feature_on_common_deals(store, tmp_path):
     assert control["features"] == "" and control["hero"].replace("-s1-", "-s0-") == full["hero"]
     assert control["change"] == pytest.approx(control["bb_per_hand"] - full["bb_per_hand"])
     for _, row in t.iloc[2:].iterrows():
-        # the change is the paired difference, so it equals the difference of the means
         assert row["change"] == pytest.approx(row["bb_per_hand"] - full["bb_per_hand"])
-        assert row["change_low"] < row["change"] < row["change_high"]
+        # common deals: the paired interval is tighter than the two intervals combined
+        unpaired = np.hypot(full["ci_high"] - full["ci_low"], row["ci_high"] - row["ci_low"]) / 2
+        assert 0 < row["change_half_width"] < unpaired
         assert 0 <= row["impurity"] <= 1 and np.isfinite(row["permutation"])
         assert row["features"] in row["hero"].replace("no-", "")
     assert pd.read_csv(result.path).shape == t.shape
@@ -105,6 +106,21 @@ def test_ablate_command(store, tmp_path):
     assert len(Store.open(store).arrays()) > 0
     wrong = CliRunner().invoke(main, ["ablate", "--store", str(store), "--features", "nope"])
     assert wrong.exit_code != 0 and "nope" in wrong.output
+    for args, says in ((["--hands", "7"], "even number"), (["--opponent", "rnadom"], "rnadom")):
+        refused = CliRunner().invoke(main, ["ablate", "--store", str(store), *args,
+                                            "--out", str(tmp_path / "refused")])
+        assert refused.exit_code != 0 and says in refused.output, refused.output
+        assert not (tmp_path / "refused" / "models").exists()  # refused before any training
+
+
+def test_ablate_refuses_a_store_of_another_game(tmp_path):
+    runner = CliRunner()
+    log = tmp_path / "sm.jsonl"
+    assert runner.invoke(main, ["generate", "--game", "sette-mezzo", "--games", "50",
+                                "-o", str(log)]).exit_code == 0
+    assert runner.invoke(main, ["ingest", str(log), "--store", str(tmp_path / "s")]).exit_code == 0
+    refused = runner.invoke(main, ["ablate", "--store", str(tmp_path / "s")])
+    assert refused.exit_code != 0 and "sette-mezzo" in refused.output
 
 
 def test_a_too_wide_interval_says_how_many_hands_would_do():
@@ -115,3 +131,5 @@ def test_a_too_wide_interval_says_how_many_hands_would_do():
     note = AblationResult(t, max_half_width=0.05).too_wide()
     assert "pv" in note and "--hands 40,000" in note  # 20,000 * (0.07 / 0.05)**2 = 39,200
     assert AblationResult(t, max_half_width=0.1).too_wide() is None
+    t["change_half_width"] = [0.0, np.nan, np.nan, np.nan]  # one deal: no interval
+    assert "too few hands" in AblationResult(t).too_wide()

@@ -299,6 +299,8 @@ def make_bot(spec: str, game: GameDef, rng: np.random.Generator, keyed: bool = F
     from batchrl.policy import ModelError
 
     path = spec.removeprefix("model:")
+    if not Path(path).is_file():
+        raise ModelError(f"{spec!r} is neither a bot ({', '.join(BOT_NAMES)}) nor a model file")
     if (trained := game_of_model(path)) != game:
         raise ModelError(f"{path} was trained on {trained.name}, in other units or rules than "
                          f"{game.name}: its features would not mean what it learned")

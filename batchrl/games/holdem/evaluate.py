@@ -116,6 +116,7 @@ def play_bots(
     hero: str, opponent: str, hands: int = 3000, seed: int = 33, *,
     game: GameDef | None = None, duplicate: bool = False, batch: int = 4096,
     progress: Callable[[int], None] | None = None, keyed: bool = False,
+    keep_states: bool = False,
 ) -> Match:
     """Play ``hero`` against ``opponent`` (each ``random``, ``rule`` or a model file).
 
@@ -132,7 +133,8 @@ def play_bots(
     deals, hero_rng, opponent_rng = (np.random.default_rng(s)
                                      for s in np.random.SeedSequence(seed).spawn(3))
     bots = (make_bot(hero, game, hero_rng, keyed), make_bot(opponent, game, opponent_rng, keyed))
-    return play(game, bots, hands, deals, duplicate=duplicate, batch=batch, progress=progress)
+    return play(game, bots, hands, deals, duplicate=duplicate, batch=batch, progress=progress,
+                keep_states=keep_states)
 
 
 def evaluate_bots(

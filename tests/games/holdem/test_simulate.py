@@ -68,9 +68,23 @@ def test_duplicate_plays_each_deal_twice_with_the_seats_swapped():
 
 
 def test_the_same_seed_deals_the_same_hands_to_any_pair():
-    a = evaluate_bots("random", "random", 200, seed=4)
-    b = evaluate_bots("random", "random", 200, seed=4)
-    assert a.chips == b.chips and a.bb_per_hand == b.bb_per_hand
+    from batchrl.games.holdem.evaluate import play_bots
+
+    def cards(match):
+        return [(s.hole, s.board) for s in match.states]
+
+    a = play_bots("rule", "random", 200, seed=4, keep_states=True)
+    b = play_bots("random", "random", 200, seed=4, keep_states=True)
+    c = play_bots("random", "random", 200, seed=5, keep_states=True)
+    assert cards(a) == cards(b) != cards(c)
+    again = evaluate_bots("random", "random", 200, seed=4)
+    assert again.chips == evaluate_bots("random", "random", 200, seed=4).chips
+
+
+def test_evaluate_names_the_bots_when_the_opponent_is_unknown(hero):
+    result = invoke("evaluate", "--model", str(hero), "--opponent", "rnadom")
+    assert result.exit_code != 0 and "rnadom" in result.output
+    assert "random" in result.output and "rule" in result.output
 
 
 def test_rule_bot_beats_random_by_a_wide_margin():
