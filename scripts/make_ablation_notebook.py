@@ -8,8 +8,8 @@ Kept as this script so the notebook's source reviews as code.
 
 from pathlib import Path
 
-import nbformat
-from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook
+from nbformat.v4 import new_code_cell, new_markdown_cell
+from run_notebook import write
 
 OUT = Path(__file__).resolve().parent.parent / "notebooks" / "ablation.ipynb"
 
@@ -168,9 +168,4 @@ print(f"{SCALE} run: {time.perf_counter() - started:.0f} s in this kernel (cache
       "results reused)")"""),
 ]
 
-nb = new_notebook(cells=cells, metadata={
-    "kernelspec": {"name": "python3", "display_name": "Python 3", "language": "python"},
-    "language_info": {"name": "python"}})
-OUT.parent.mkdir(parents=True, exist_ok=True)
-nbformat.write(nb, OUT)
-print(f"wrote {OUT}")
+print(f"wrote {write(cells, OUT)}")

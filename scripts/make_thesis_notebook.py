@@ -9,8 +9,8 @@ to fill in the outputs (tests/test_notebooks.py runs it at a tiny scale).
 
 from pathlib import Path
 
-import nbformat
-from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook
+from nbformat.v4 import new_code_cell, new_markdown_cell
+from run_notebook import write
 
 OUT = Path(__file__).resolve().parent.parent / "notebooks" / "thesis_reproduction.ipynb"
 
@@ -248,9 +248,4 @@ print(f"{SCALE} run: {time.perf_counter() - started:.0f} s in this kernel (cache
 headlines.round(3)"""),
 ]
 
-nb = new_notebook(cells=cells, metadata={
-    "kernelspec": {"name": "python3", "display_name": "Python 3", "language": "python"},
-    "language_info": {"name": "python"}})
-OUT.parent.mkdir(parents=True, exist_ok=True)
-nbformat.write(nb, OUT)
-print(f"wrote {OUT}")
+print(f"wrote {write(cells, OUT)}")

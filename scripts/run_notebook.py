@@ -15,9 +15,21 @@ import argparse
 import os
 import time
 from pathlib import Path
+from typing import Any
 
 import nbformat
 from nbclient import NotebookClient
+from nbformat.v4 import new_notebook
+
+
+def write(cells: list[Any], out: Path) -> Path:
+    """A notebook of ``cells`` (no outputs) for the python3 kernel, written to ``out``."""
+    nb = new_notebook(cells=cells, metadata={
+        "kernelspec": {"name": "python3", "display_name": "Python 3", "language": "python"},
+        "language_info": {"name": "python"}})
+    out.parent.mkdir(parents=True, exist_ok=True)
+    nbformat.write(nb, out)
+    return out
 
 
 def run(path: Path, scale: str = "full", out: Path | None = None, timeout: int = 7200) -> Path:
