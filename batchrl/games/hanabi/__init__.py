@@ -1,0 +1,1 @@
+"""Hanabi: rules (more to come: knowledge features, bots, logs)."""
