@@ -1,0 +1,148 @@
+"""What a player can know of each card, and the report's 195-number state.
+
+For each card the knowledge is a distribution over its 25 identities (colour,
+rank): the copies not yet accounted for, kept only where every hint received
+allows them. Which copies count as accounted for depends on the viewer:
+
+* a player's own cards, from its own view: the 50 cards less the fireworks,
+  the discards and every card it sees in the other hands;
+* the other hands' cards, as their holders are known to see them: the 50
+  cards less the fireworks and the discards only (what everybody sees). Using
+  the holder's own view would subtract the acting player's cards, which the
+  acting player cannot see: its own cards would leak into its state.
+
+From the distribution: ``poss_colors`` and ``poss_values`` (the marginals),
+``playability`` (the chance it plays now), ``uselessness`` (the chance it can
+never be played: its rank is already up, or a lower rank of its colour has
+every copy discarded), ``cardentropy`` (bits), and per hand the sum of its
+cards' entropies.
+
+The report's 195 numbers, two players (``feature_names``): hints, fuses, deck,
+the five fireworks, the two hand entropies (10); the discards, 5 colours × 5
+ranks (25); per own slot playability, entropy, uselessness, 5 poss_values, 5
+poss_colors (5 × 13); per partner slot the same plus its colour one-hot and its
+rank (5 × 19). The acting player's own colours and ranks never enter it. A slot
+left empty in the last round is all zeros.
+
+>>> from batchrl.games.hanabi.rules import deal, full_deck
+>>> x = encode(deal(full_deck(), 2), 0)
+>>> x.shape, len(feature_names())
+((195,), 195)
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numpy.typing import NDArray
+
+from batchrl.games.hanabi.rules import COLOURS, RANK_COUNTS, State
+
+COPIES = np.tile(np.array(RANK_COUNTS, dtype=np.float64), (5, 1))  # [colour, rank-1]
+_RANKS = np.arange(1, 6)
+
+
+def counts(cards: tuple[int, ...] | list[int]) -> NDArray[np.float64]:
+    """How many of each identity: a (colour, rank - 1) table."""
+    ids = np.asarray(cards, dtype=np.int64)
+    return np.bincount(ids, minlength=25).reshape(5, 5).astype(np.float64)
+
+
+def played(state: State) -> NDArray[np.float64]:
+    """The cards on the fireworks, as a table."""
+    return (_RANKS[None, :] <= np.array(state.fireworks)[:, None]).astype(np.float64)
+
+
+def unseen(state: State, viewer: int | None) -> NDArray[np.float64]:
+    """Copies not accounted for by ``viewer`` (None: by the public view only)."""
+    seen = list(state.discards)
+    if viewer is not None:
+        seen += [c for p, hand in enumerate(state.hands) if p != viewer for c in hand]
+    return np.clip(COPIES - played(state) - counts(seen), 0, None)
+
+
+def _bits(masks: list[int]) -> NDArray[np.float64]:
+    return ((np.asarray(masks, dtype=np.int64)[:, None] >> np.arange(5)) & 1).astype(np.float64)
+
+
+def distributions(left: NDArray[np.float64],
+                  known: tuple[tuple[int, int], ...]) -> NDArray[np.float64]:
+    """P(identity) of each card whose hints allow its (colour mask, rank mask): (n, 5, 5)."""
+    if not known:
+        return np.zeros((0, 5, 5))
+    colours, ranks = _bits([k[0] for k in known]), _bits([k[1] for k in known])
+    weight = left[None] * colours[:, :, None] * ranks[:, None, :]
+    total = weight.sum(axis=(1, 2), keepdims=True)
+    out: NDArray[np.float64] = np.divide(weight, total, out=np.zeros_like(weight),
+                                         where=total > 0)
+    return out
+
+
+def card_distribution(left: NDArray[np.float64], colours: int, ranks: int) -> NDArray[np.float64]:
+    """P(identity) of one card whose hints allow ``colours``/``ranks`` (bit masks)."""
+    one: NDArray[np.float64] = distributions(left, ((colours, ranks),))[0]
+    return one
+
+
+def playable(state: State) -> NDArray[np.bool_]:
+    """Which identities would play now."""
+    out: NDArray[np.bool_] = _RANKS[None, :] == np.array(state.fireworks)[:, None] + 1
+    return out
+
+
+def useless(state: State) -> NDArray[np.bool_]:
+    """Identities that can never be played: already up, or blocked by a dead lower rank."""
+    dead = counts(state.discards) >= COPIES  # every copy of it discarded
+    blocked = np.cumsum(dead, axis=1) - dead > 0  # some lower rank of the colour is dead
+    up = _RANKS[None, :] <= np.array(state.fireworks)[:, None]
+    out: NDArray[np.bool_] = up | blocked
+    return out
+
+
+def entropy(p: NDArray[np.float64]) -> NDArray[np.float64]:
+    """Shannon entropy in bits of each distribution over the last two axes."""
+    logs = np.log2(p, out=np.zeros_like(p), where=p > 0)
+    out: NDArray[np.float64] = -(p * logs).sum(axis=(-2, -1))
+    return out
+
+
+def card_features(p: NDArray[np.float64], play: NDArray[np.bool_],
+                  dead: NDArray[np.bool_]) -> NDArray[np.float64]:
+    """Per card (rows of ``p``): playability, entropy, uselessness, poss_values (5),
+    poss_colors (5)."""
+    return np.column_stack([(p * play).sum(axis=(1, 2)), entropy(p), (p * dead).sum(axis=(1, 2)),
+                            p.sum(axis=1), p.sum(axis=2)]).reshape(len(p), 13)
+
+
+def feature_names() -> tuple[str, ...]:
+    """The 195 names of the two-player encoding, in order."""
+    head = ["hints", "fuses", "deck", *(f"firework_{c}" for c in COLOURS),
+            "handentropy_current", "handentropy_other"]
+    disc = [f"discarded_{c}{r}" for c in COLOURS for r in range(1, 6)]
+    per = ["playability", "cardentropy", "uselessness", *(f"poss_value{r}" for r in range(1, 6)),
+           *(f"poss_color_{c}" for c in COLOURS)]
+    own = [f"current{i}_{n}" for i in range(5) for n in per]
+    other = [f"other{i}_{n}" for i in range(5)
+             for n in (*per, *(f"color_{c}" for c in COLOURS), "value")]
+    return tuple(head + disc + own + other)
+
+
+def encode(state: State, player: int) -> NDArray[np.float32]:
+    """The report's state vector for ``player`` (two-player games; the partner is the
+    next seat)."""
+    if state.players != 2:
+        raise ValueError(f"the 195-number encoding is for two players, not {state.players}")
+    partner = 1 - player
+    play, dead = playable(state), useless(state)
+    mine = card_features(distributions(unseen(state, player), state.known[player]), play, dead)
+    theirs = card_features(distributions(unseen(state, None), state.known[partner]), play, dead)
+    hand = np.asarray(state.hands[partner], dtype=np.int64)
+    shown = np.zeros((len(hand), 6))
+    shown[np.arange(len(hand)), hand // 5] = 1.0
+    shown[:, 5] = hand % 5 + 1
+    out = np.zeros(195, dtype=np.float32)
+    out[:10] = [state.hints, state.fuses, len(state.deck), *state.fireworks,
+                mine[:, 1].sum(), theirs[:, 1].sum()]
+    out[10:35] = counts(state.discards).ravel()
+    out[35:35 + 13 * len(mine)] = mine.ravel()
+    out[100:100 + 19 * len(theirs)] = np.hstack([theirs, shown]).ravel()
+    return out
