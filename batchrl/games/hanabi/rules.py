@@ -103,6 +103,9 @@ class State:
     current: int = 0
     turns_left: int = -1  # -1 until the deck runs out; then turns before the end
     moves: int = 0
+    # A house rule some programs play (Eger et al.'s): discarding with all 8 hints
+    # left is allowed and gains nothing. Off in the standard game.
+    discard_at_max_hints: bool = False
 
     @property
     def players(self) -> int:
@@ -121,7 +124,8 @@ class State:
         return self.fuses == 0 or self.turns_left == 0 or self.score_played == 25
 
 
-def deal(deck: tuple[int, ...], players: int, first: int = 0) -> State:
+def deal(deck: tuple[int, ...], players: int, first: int = 0,
+         discard_at_max_hints: bool = False) -> State:
     """The state after dealing ``deck`` from the front, each seat's whole hand in turn
     (as hanab.live deals)."""
     size = hand_size(players)
@@ -130,7 +134,7 @@ def deal(deck: tuple[int, ...], players: int, first: int = 0) -> State:
     hands = tuple(tuple(deck[p * size:(p + 1) * size]) for p in range(players))
     return State(hands=hands, known=tuple(((ALL, ALL),) * size for _ in range(players)),
                  deck=tuple(deck[players * size:]), fireworks=(0,) * 5, discards=(),
-                 current=first)
+                 current=first, discard_at_max_hints=discard_at_max_hints)
 
 
 def new_game(rng: np.random.Generator, players: int = 2) -> State:
@@ -173,7 +177,7 @@ def legal_actions(state: State) -> tuple[int, ...]:
         return ()
     n = len(state.hands[state.current])
     actions = list(range(n))
-    if state.hints < MAX_HINTS:
+    if state.hints < MAX_HINTS or state.discard_at_max_hints:
         actions += [5 + i for i in range(n)]
     if state.hints > 0:
         for offset in range(1, state.players):
@@ -207,12 +211,12 @@ def step(state: State, action: int) -> State:
     if kind in ("play", "discard"):
         if a >= len(hand):
             raise IllegalMove(f"player {p}: no card in slot {a} (the hand has {len(hand)})")
-        if kind == "discard" and hints == MAX_HINTS:
+        if kind == "discard" and hints == MAX_HINTS and not state.discard_at_max_hints:
             raise IllegalMove(f"player {p}: cannot discard with all {MAX_HINTS} hints left")
         c = hand[a]
         hand, known = hand[:a] + hand[a + 1:], known[:a] + known[a + 1:]
         if kind == "discard":
-            discards, hints = (*discards, c), hints + 1
+            discards, hints = (*discards, c), min(hints + 1, MAX_HINTS)
         elif fireworks[colour_of(c)] == rank_of(c) - 1:
             fireworks = _replace_at(fireworks, colour_of(c), rank_of(c))
             if rank_of(c) == 5 and hints < MAX_HINTS:

@@ -112,3 +112,10 @@ def test_hints_tell_positive_and_negative_knowledge():
 def test_the_same_seed_deals_the_same_game():
     a, b = new_game(np.random.default_rng(9)), new_game(np.random.default_rng(9))
     assert a == b and a != new_game(np.random.default_rng(10))
+
+
+def test_the_house_rule_that_allows_a_discard_at_eight_hints():
+    s = deal(full_deck(), 2, discard_at_max_hints=True)
+    assert 5 in legal_actions(s)
+    s = step(s, 5)
+    assert s.hints == MAX_HINTS and len(s.discards) == 1  # allowed, and gains nothing

@@ -1,0 +1,112 @@
+"""Eger et al.'s Hanabi game logs (real two-player games, an AI in seat 0 and a human in
+seat 1): text -> games, nothing else.
+
+A log holds the treatment (the AI and the deck seed), the 40 cards left after the
+deal, one ``MOVE: <player> <action> <card> <target> <colour> <rank>`` line per move
+(action 0 colour hint, 1 rank hint, 2 play, 3 discard; ``None`` where a field does
+not apply) between readable lines, and ``Score <n>`` (cards played; not zeroed on a
+third fuse). The deal is rebuilt from the seed: the game shuffled its deck with
+Python 2's ``random.shuffle`` seeded with it, which Python 3's ``random.Random``
+reproduces for integer seeds when the shuffle is done by hand (``_shuffle``). The
+rebuilt pile is checked against the logged one.
+
+Colours in the logs: 0 green, 1 yellow, 2 white, 3 blue, 4 red; here they become
+batchrl's (``batchrl.games.hanabi.rules.COLOURS``). The game allowed a discard with
+all 8 hints left (gaining nothing): replay with ``deal(..., discard_at_max_hints=True)``.
+"""
+
+from __future__ import annotations
+
+import ast
+import random
+from dataclasses import dataclass
+from pathlib import Path
+
+from batchrl.games.hanabi.rules import RANK_COUNTS, card, encode_hint
+
+_LOG_COLOUR = {0: 4, 1: 3, 2: 0, 3: 1, 4: 2}  # log colour -> batchrl colour index
+
+
+@dataclass(frozen=True)
+class EgerGame:
+    source: str
+    game_id: str
+    ai: str
+    seed: int
+    deck: tuple[int, ...]  # all 50 cards in deal order: seat 0's five, seat 1's five, the pile
+    moves: tuple[tuple[int, int, int], ...]  # (line, seat, batchrl action)
+    score: int
+
+
+class EgerError(ValueError):
+    """A log line that cannot be read; the message names the file and the line."""
+
+
+def _shuffle(items: list[tuple[int, int]], seed: int) -> list[tuple[int, int]]:
+    """Python 2's ``random.shuffle`` after ``random.seed(seed)``."""
+    rng = random.Random(seed)
+    x = list(items)
+    for i in reversed(range(1, len(x))):
+        j = int(rng.random() * (i + 1))
+        x[i], x[j] = x[j], x[i]
+    return x
+
+
+def _log_deck() -> list[tuple[int, int]]:
+    return [(c, r + 1) for c in range(5) for r, n in enumerate(RANK_COUNTS) for _ in range(n)]
+
+
+def _card(pair: tuple[int, int]) -> int:
+    return card(_LOG_COLOUR[pair[0]], pair[1])
+
+
+def read_eger(path: str | Path) -> EgerGame:
+    """One game log; raises ``EgerError`` naming the line on anything unreadable."""
+    path = Path(path)
+    lines = path.read_text().splitlines()
+    ai, seed, pile, score, moves = None, None, None, None, []
+
+    def fail(no: int, why: str) -> EgerError:
+        return EgerError(f"{path}:{no}: {why}: {lines[no - 1][:80]!r}")
+
+    for no, line in enumerate(lines, 1):
+        if line.startswith("Treatment:"):
+            try:
+                ai, seed = ast.literal_eval(line.split(":", 1)[1].strip())
+            except (ValueError, SyntaxError) as exc:
+                raise fail(no, "want Treatment: ('<ai>', <seed>)") from exc
+        elif line.startswith("[(") and pile is None:
+            try:
+                pile = [tuple(p) for p in ast.literal_eval(line)]
+            except (ValueError, SyntaxError) as exc:
+                raise fail(no, "want the pile as a list of (colour, rank)") from exc
+        elif line.startswith("MOVE:"):
+            fields = line.split()[1:]
+            if len(fields) != 6:
+                raise fail(no, "want MOVE: <player> <action> <card> <target> <colour> <rank>")
+            seat, kind = int(fields[0]), int(fields[1])
+            if kind in (0, 1) and fields[3] == fields[0]:
+                # a few logged games have the AI hint itself, a move no rule allows
+                raise fail(no, f"player {seat} hints itself, which the rules do not allow")
+            if kind not in (0, 1, 2, 3):
+                raise fail(no, f"action {kind} is none of 0-3")
+            try:
+                if kind == 0:
+                    action = encode_hint("hint_colour", 1, _LOG_COLOUR[int(fields[4])])
+                elif kind == 1:
+                    action = encode_hint("hint_rank", 1, int(fields[5]))
+                else:
+                    action = int(fields[2]) + (0 if kind == 2 else 5)
+            except (ValueError, KeyError) as exc:
+                raise fail(no, "a field is not a number where one is needed") from exc
+            moves.append((no, seat, action))
+        elif line.startswith("Score"):
+            score = int(line.split()[1])
+    if ai is None or seed is None or pile is None or score is None:
+        raise EgerError(f"{path}: no Treatment, pile or Score line: not an Eger et al. log")
+    deck = _shuffle(_log_deck(), int(seed))
+    if deck[10:] != pile:
+        raise EgerError(f"{path}:3: the deck rebuilt from seed {seed} does not leave the "
+                        "logged pile")
+    return EgerGame(str(path), path.stem.removeprefix("game"), str(ai), int(seed),
+                    tuple(_card(p) for p in deck), tuple(moves), int(score))
