@@ -38,6 +38,7 @@ batchrl.games.hanabi.rules.IllegalMove: player 0: hint rank 1 to player 1 touche
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
+from typing import cast
 
 import numpy as np
 
@@ -106,6 +107,12 @@ class State:
     # A house rule some programs play (Eger et al.'s): discarding with all 8 hints
     # left is allowed and gains nothing. Off in the standard game.
     discard_at_max_hints: bool = False
+    # Public facts about hints, for conventions: which slots a hint has ever touched,
+    # and the previous move if it was a hint (its target, and the slots it touched
+    # for the first time, else every slot it touched).
+    clued: tuple[tuple[bool, ...], ...] = ()
+    hint_target: int = -1
+    hint_focus: tuple[int, ...] = ()
 
     @property
     def players(self) -> int:
@@ -134,7 +141,8 @@ def deal(deck: tuple[int, ...], players: int, first: int = 0,
     hands = tuple(tuple(deck[p * size:(p + 1) * size]) for p in range(players))
     return State(hands=hands, known=tuple(((ALL, ALL),) * size for _ in range(players)),
                  deck=tuple(deck[players * size:]), fireworks=(0,) * 5, discards=(),
-                 current=first, discard_at_max_hints=discard_at_max_hints)
+                 current=first, discard_at_max_hints=discard_at_max_hints,
+                 clued=tuple((False,) * size for _ in range(players)))
 
 
 def new_game(rng: np.random.Generator, players: int = 2) -> State:
@@ -207,7 +215,8 @@ def step(state: State, action: int) -> State:
     hand, known = state.hands[p], state.known[p]
     hints, fuses, fireworks, discards = state.hints, state.fuses, state.fireworks, state.discards
     deck, turns_left = state.deck, state.turns_left
-    hands, knowns = state.hands, state.known
+    hands, knowns, clued = state.hands, state.known, state.clued
+    hint_target, hint_focus = -1, cast(tuple[int, ...], ())
     if kind in ("play", "discard"):
         if a >= len(hand):
             raise IllegalMove(f"player {p}: no card in slot {a} (the hand has {len(hand)})")
@@ -215,6 +224,7 @@ def step(state: State, action: int) -> State:
             raise IllegalMove(f"player {p}: cannot discard with all {MAX_HINTS} hints left")
         c = hand[a]
         hand, known = hand[:a] + hand[a + 1:], known[:a] + known[a + 1:]
+        mine = clued[p][:a] + clued[p][a + 1:]
         if kind == "discard":
             discards, hints = (*discards, c), min(hints + 1, MAX_HINTS)
         elif fireworks[colour_of(c)] == rank_of(c) - 1:
@@ -225,9 +235,11 @@ def step(state: State, action: int) -> State:
             discards, fuses = (*discards, c), fuses - 1
         if deck:
             hand, known, deck = (*hand, deck[0]), (*known, (ALL, ALL)), deck[1:]
+            mine = (*mine, False)
             if not deck:
                 turns_left = state.players + 1  # this turn's decrement leaves one each
         hands, knowns = _replace_at(hands, p, hand), _replace_at(knowns, p, known)
+        clued = _replace_at(clued, p, mine)
     else:
         if hints == 0:
             raise IllegalMove(f"player {p}: no hint token left")
@@ -243,12 +255,19 @@ def step(state: State, action: int) -> State:
              else (cm & bit if hit else cm & ~bit, rm))
             for (cm, rm), hit in zip(state.known[target], touched, strict=True))
         knowns, hints = _replace_at(knowns, target, told), hints - 1
+        before = clued[target]
+        new = tuple(i for i, hit in enumerate(touched) if hit and not before[i])
+        hint_target = target
+        hint_focus = new or tuple(i for i, hit in enumerate(touched) if hit)
+        clued = _replace_at(clued, target, tuple(b or t for b, t in zip(before, touched,
+                                                                         strict=True)))
     if turns_left > 0:
         turns_left -= 1
     return replace(state, hands=hands, known=knowns, deck=deck, fireworks=fireworks,
                    discards=discards, hints=hints, fuses=fuses,
                    current=(p + 1) % state.players, turns_left=turns_left,
-                   moves=state.moves + 1)
+                   moves=state.moves + 1, clued=clued, hint_target=hint_target,
+                   hint_focus=hint_focus)
 
 
 def is_terminal(state: State) -> bool:

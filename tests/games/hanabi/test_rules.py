@@ -119,3 +119,15 @@ def test_the_house_rule_that_allows_a_discard_at_eight_hints():
     assert 5 in legal_actions(s)
     s = step(s, 5)
     assert s.hints == MAX_HINTS and len(s.discards) == 1  # allowed, and gains nothing
+
+
+def test_the_rules_keep_the_public_facts_of_hints():
+    s = step(deal(full_deck(), 2), encode_hint("hint_rank", 1, 4))  # seat 1: w3 w3 w4 w4 w5
+    assert s.clued[1] == (False, False, True, True, False)
+    assert s.hint_target == 1 and s.hint_focus == (2, 3)
+    s = step(s, encode_hint("hint_colour", 1, 0))  # seat 1 hints white: all of seat 0's
+    assert s.hint_focus == (0, 1, 2, 3, 4) and all(s.clued[0])
+    s = step(s, encode_hint("hint_colour", 1, 0))  # white again to seat 1: w3 w3 w5 new
+    assert s.hint_focus == (0, 1, 4)
+    s = step(s, 6)  # seat 1 discards slot 1: the flags move with the cards
+    assert s.hint_target == -1 and s.clued[1] == (True, True, True, True, False)

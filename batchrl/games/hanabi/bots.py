@@ -1,0 +1,211 @@
+"""Hanabi bots: ``act(state) -> action`` from what the seat to act may know.
+
+A bot reads its own cards only through the knowledge model (hints received and
+cards seen), the other hands directly, and the public facts the rules keep
+about hints (``State.clued``, ``hint_target``, ``hint_focus``).
+
+* ``RandomBot``: a uniformly random legal move.
+* ``SimpleBot``: plays a card it knows is playable; else hints a playable card
+  of the partner's if it can; else discards its oldest card; else hints at
+  random.
+* ``ConventionBot``: adds one convention both players keep. A hint's *focus*
+  is the newest card it touches for the first time (else the newest it
+  touches): the receiver plays the focus unless its knowledge says it cannot
+  be playable, so the giver only gives hints whose focus is playable; hints
+  given for other reasons (saving a 5, or when 8 hints forbid a discard) are
+  chosen so that their focus visibly cannot be played. It discards known
+  useless cards first, then its oldest untouched card, and saves the
+  partner's last copy of a card from the discard when it can.
+
+>>> import numpy as np
+>>> from batchrl.games.hanabi.rules import new_game, is_terminal, step
+>>> s = new_game(np.random.default_rng(1))
+>>> bots = (ConventionBot(), ConventionBot())
+>>> while not is_terminal(s):
+...     s = step(s, bots[s.current].act(s))
+>>> 0 <= s.score_played <= 25
+True
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numpy.typing import NDArray
+
+from batchrl.games.hanabi.knowledge import distributions, playable, unseen, useless
+from batchrl.games.hanabi.rules import (
+    MAX_HINTS,
+    State,
+    colour_of,
+    encode_hint,
+    legal_actions,
+    rank_of,
+)
+
+
+def _own_knowledge(state: State, seat: int) -> NDArray[np.float64]:
+    """P(identity) of each of ``seat``'s cards from its own view: (n, 5, 5)."""
+    return distributions(unseen(state, seat), state.known[seat])
+
+
+def _public_knowledge(state: State, seat: int) -> NDArray[np.float64]:
+    """What everyone can tell ``seat`` knows of its cards (no hand subtracted)."""
+    return distributions(unseen(state, None), state.known[seat])
+
+
+class RandomBot:
+    name = "random"
+
+    def __init__(self, rng: np.random.Generator | None = None) -> None:
+        self.rng = rng if rng is not None else np.random.default_rng()
+
+    def act(self, state: State) -> int:
+        legal = legal_actions(state)
+        return int(legal[int(self.rng.integers(len(legal)))])
+
+
+class SimpleBot:
+    name = "simple"
+
+    def __init__(self, rng: np.random.Generator | None = None) -> None:
+        self.rng = rng if rng is not None else np.random.default_rng()
+
+    def act(self, state: State) -> int:
+        me, legal = state.current, legal_actions(state)
+        play = playable(state)
+        p = _own_knowledge(state, me)
+        sure = np.flatnonzero((p * play).sum(axis=(1, 2)) > 0.999)
+        if sure.size:
+            return int(sure[0])
+        if state.hints > 0:
+            for hint in _play_hints(state):
+                return hint
+        if state.hints < MAX_HINTS and 5 in legal:
+            return 5
+        return int(legal[int(self.rng.integers(len(legal)))])
+
+
+def _hints_touching(state: State, seat: int, slot: int) -> list[int]:
+    """Hints to ``seat`` that touch its ``slot`` (the next player only: two players)."""
+    offset = (seat - state.current) % state.players
+    c = state.hands[seat][slot]
+    return [encode_hint("hint_rank", offset, rank_of(c)),
+            encode_hint("hint_colour", offset, colour_of(c))]
+
+
+def _focus_after(state: State, seat: int, action: int) -> int:
+    """The slot a hint would focus, by the convention (newest first-touched card)."""
+    from batchrl.games.hanabi.rules import decode
+
+    kind, _, value = decode(action, state.players)
+    hand = state.hands[seat]
+    hits = [i for i, c in enumerate(hand)
+            if (rank_of(c) == value if kind == "hint_rank" else colour_of(c) == value)]
+    new = [i for i in hits if not state.clued[seat][i]]
+    return max(new or hits)
+
+
+def _play_hints(state: State) -> list[int]:
+    """Hints to the partner whose focus is a playable card it does not yet know is."""
+    partner = (state.current + 1) % state.players
+    play = playable(state)
+    knows = (_public_knowledge(state, partner) * play).sum(axis=(1, 2)) > 0.999
+    hand = state.hands[partner]
+    out = []
+    # lowest ranks first: they unlock the most
+    for slot in sorted(range(len(hand)), key=lambda i: rank_of(hand[i])):
+        c = hand[slot]
+        if not play[colour_of(c), rank_of(c) - 1] or knows[slot]:
+            continue
+        if any(hand[j] == c for j in range(len(hand)) if j != slot and state.clued[partner][j]):
+            continue  # a touched copy will be played already
+        for hint in _hints_touching(state, partner, slot):
+            if _focus_after(state, partner, hint) == slot:
+                out.append(hint)
+    return out
+
+
+class ConventionBot:
+    name = "convention"
+
+    def act(self, state: State) -> int:
+        me = state.current
+        partner = (me + 1) % state.players
+        legal = legal_actions(state)
+        play, dead = playable(state), useless(state)
+        p = _own_knowledge(state, me)
+        playability = (p * play).sum(axis=(1, 2))
+        uselessness = (p * dead).sum(axis=(1, 2))
+        # 1. the partner's hint focused one of my cards: play it unless it cannot be played
+        if state.hint_target == me and state.hint_focus:
+            focus = max(state.hint_focus)
+            if focus < len(state.hands[me]) and playability[focus] > 0:
+                return focus
+        # 2. a card I know is playable
+        sure = np.flatnonzero(playability > 0.999)
+        if sure.size:
+            return int(sure[0])
+        # 3. tell the partner about a playable card
+        if state.hints > 0 and (hints := _play_hints(state)):
+            return hints[0]
+        # 4. save the partner's critical chop card (a last copy) from being discarded
+        if state.hints > 0 and (save := self._save(state, partner, dead)) is not None:
+            return save
+        # 5. discard: known useless first, then the oldest untouched card
+        if state.hints < MAX_HINTS or state.discard_at_max_hints:
+            junk = np.flatnonzero(uselessness > 0.999)
+            if junk.size:
+                return 5 + int(junk[0])
+            untouched = [i for i, c in enumerate(state.clued[me]) if not c]
+            if untouched:
+                return 5 + untouched[0]
+            if state.hints < MAX_HINTS:
+                return 5 + int(np.argmax(uselessness))
+        # 6. nothing to do: a hint whose focus cannot be read as a play
+        safe = [a for a in legal if a >= 10 and not self._misread(state, partner, a)]
+        if safe:
+            return safe[0]
+        # 7. the least risky play
+        return int(np.argmax(playability))
+
+    @staticmethod
+    def _misread(state: State, seat: int, action: int) -> bool:
+        """Would the partner take this hint's focus for a playable card?"""
+        from batchrl.games.hanabi.rules import step
+
+        after = step(state, action)
+        focus = max(after.hint_focus)
+        p = _public_knowledge(after, seat)[focus]
+        return bool((p * playable(after)).sum() > 0)
+
+    def _save(self, state: State, seat: int, dead: NDArray[np.bool_]) -> int | None:
+        untouched = [i for i, c in enumerate(state.clued[seat]) if not c]
+        if not untouched or state.deck == ():
+            return None
+        chop = untouched[0]
+        c = state.hands[seat][chop]
+        colour, rank = colour_of(c), rank_of(c)
+        if dead[colour, rank - 1]:
+            return None
+        # copies not yet seen by the giver (its own hand it cannot see), this one included
+        left = unseen(state, state.current)[colour, rank - 1] - 1
+        if left > 0:
+            return None  # another copy is still to come
+        for hint in _hints_touching(state, seat, chop):
+            if not self._misread(state, seat, hint):
+                return hint
+        return None
+
+
+def play_games(bots: tuple[object, ...], games: int, rng: np.random.Generator,
+               players: int = 2) -> NDArray[np.int64]:
+    """Scores (cards played) of ``games`` games of ``bots`` in seat order."""
+    from batchrl.games.hanabi.rules import is_terminal, new_game, step
+
+    scores = np.zeros(games, dtype=np.int64)
+    for g in range(games):
+        s = new_game(rng, players)
+        while not is_terminal(s):
+            s = step(s, bots[s.current].act(s))  # type: ignore[attr-defined]
+        scores[g] = s.score_played
+    return scores

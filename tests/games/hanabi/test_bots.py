@@ -1,0 +1,53 @@
+"""Hanabi bots: legal, honest (own cards unseen), and the convention bot's strength."""
+
+from dataclasses import replace
+
+import numpy as np
+
+from batchrl.games.hanabi.bots import ConventionBot, RandomBot, SimpleBot, play_games
+from batchrl.games.hanabi.rules import is_terminal, legal_actions, new_game, step
+
+
+def test_every_bot_plays_legal_moves_to_the_end():
+    rng = np.random.default_rng(2)
+    for bots in [(RandomBot(rng), SimpleBot(rng)), (ConventionBot(), ConventionBot())]:
+        s = new_game(rng)
+        while not is_terminal(s):
+            a = bots[s.current].act(s)
+            assert a in legal_actions(s)
+            s = step(s, a)
+
+
+def test_a_bot_never_looks_at_its_own_cards():
+    rng = np.random.default_rng(3)
+    bot = ConventionBot()
+    checked = 0
+    for _ in range(40):
+        s = new_game(rng)
+        for _ in range(int(rng.integers(0, 40))):
+            if is_terminal(s):
+                break
+            s = step(s, bot.act(s))
+        if is_terminal(s):
+            continue
+        me, hand, known = s.current, list(s.hands[s.current]), s.known[s.current]
+        pairs = [(i, j) for i in range(len(hand)) for j in range(i + 1, len(hand))
+                 if known[i] == known[j] and s.clued[me][i] == s.clued[me][j]
+                 and hand[i] != hand[j]]
+        if not pairs:
+            continue
+        i, j = pairs[0]
+        hand[i], hand[j] = hand[j], hand[i]
+        swapped = replace(s, hands=tuple(tuple(hand) if q == me else h
+                                         for q, h in enumerate(s.hands)))
+        assert bot.act(swapped) == bot.act(s)
+        checked += 1
+    assert checked >= 10
+
+
+def test_the_convention_bot_scores_at_least_17_in_two_player_self_play():
+    scores = play_games((ConventionBot(), ConventionBot()), 200, np.random.default_rng(5))
+    assert scores.mean() >= 17, scores.mean()
+    simple = play_games((SimpleBot(np.random.default_rng(1)), SimpleBot(np.random.default_rng(2))),
+                        200, np.random.default_rng(5))
+    assert simple.mean() < scores.mean()
