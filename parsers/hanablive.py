@@ -1,0 +1,91 @@
+"""hanab.live game exports (JSON): text -> games, nothing else.
+
+``{players, deck: [{suitIndex, rank}], actions: [{type, target, value}], options?}``.
+The deck is listed top to bottom and dealt seat by seat, each seat's whole hand
+before the next (5 cards with 2-3 players, 4 with 4-5), which is how
+``batchrl.games.hanabi.rules.deal`` deals. Actions: 0 play and 1 discard
+(``target`` is the card's index in ``deck``, not its slot), 2 colour clue and 3
+rank clue (``target`` a seat, ``value`` a suit index or a rank), 4 game over.
+
+batchrl plays the standard game only: "No Variant" (suits red, yellow, green,
+blue, purple, read as batchrl's five colours), the first seat starting, and none
+of the options that change the rules. Anything else is refused with a message
+that names the variant or the option.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from batchrl.games.hanabi.rules import card, encode_hint
+
+# hanab.live's No Variant suits (red, yellow, green, blue, purple) -> batchrl colour index
+_SUIT = {0: 2, 1: 3, 2: 4, 3: 1, 4: 0}
+_RULE_OPTIONS = ("deckPlays", "emptyClues", "oneExtraCard", "oneLessCard", "allOrNothing",
+                 "detrimentalCharacters", "cardCycle")
+
+
+class HanabLiveError(ValueError):
+    """An export batchrl cannot replay; the message says why."""
+
+
+@dataclass(frozen=True)
+class LiveGame:
+    source: str
+    players: tuple[str, ...]
+    deck: tuple[int, ...]  # batchrl card ids, top to bottom
+    actions: tuple[dict[str, int], ...]  # as exported, without the final game-over action
+    game_id: str
+
+
+def read_hanablive(path: str | Path) -> LiveGame:
+    """One export; raises ``HanabLiveError`` for variants, options and malformed files."""
+    path = Path(path)
+    try:
+        data: dict[str, Any] = json.loads(path.read_text())
+    except (OSError, ValueError) as exc:
+        raise HanabLiveError(f"{path}: not a JSON game export ({exc})") from None
+    options = data.get("options") or {}
+    variant = options.get("variant", "No Variant")
+    if variant != "No Variant":
+        raise HanabLiveError(f"{path}: variant {variant!r}: batchrl plays No Variant only")
+    if changed := [o for o in _RULE_OPTIONS if options.get(o)]:
+        raise HanabLiveError(f"{path}: option {', '.join(changed)} changes the rules: "
+                             "batchrl plays the standard game only")
+    if options.get("startingPlayer", 0) != 0:
+        raise HanabLiveError(f"{path}: startingPlayer {options['startingPlayer']}: batchrl's "
+                             "games start with seat 0")
+    try:
+        players = tuple(str(p) for p in data["players"])
+        deck = tuple(card(_SUIT[int(c["suitIndex"])], int(c["rank"])) for c in data["deck"])
+        actions = tuple({"type": int(a["type"]), "target": int(a["target"]),
+                         "value": int(a.get("value", 0))} for a in data["actions"])
+    except (KeyError, TypeError, ValueError) as exc:
+        raise HanabLiveError(f"{path}: missing or malformed field ({exc!r})") from None
+    if len(deck) != 50:
+        raise HanabLiveError(f"{path}: {len(deck)} cards, not the 50 of No Variant")
+    while actions and actions[-1]["type"] == 4:
+        actions = actions[:-1]
+    return LiveGame(str(path), players, deck, actions, str(data.get("id", path.stem)))
+
+
+def to_action(move: dict[str, int], seat: int, players: int, slots: list[int]) -> int:
+    """A hanab.live action as a batchrl action for ``seat``, whose hand holds the deck
+    cards ``slots`` (in batchrl's slot order)."""
+    kind, target, value = move["type"], move["target"], move["value"]
+    if kind in (0, 1):
+        if target not in slots:
+            raise HanabLiveError(f"seat {seat} plays or discards deck card {target}, "
+                                 "which it does not hold")
+        return slots.index(target) + (0 if kind == 0 else 5)
+    if kind in (2, 3):
+        offset = (target - seat) % players
+        if offset == 0:
+            raise HanabLiveError(f"seat {seat} clues itself")
+        if kind == 2:
+            return encode_hint("hint_colour", offset, _SUIT[value])
+        return encode_hint("hint_rank", offset, value)
+    raise HanabLiveError(f"action type {kind} is none of 0-3")

@@ -1,0 +1,64 @@
+"""hanab.live exports: No Variant games replay through the rules; variants are refused."""
+
+import json
+
+import pytest
+from locations import ROOT
+
+from batchrl.games.hanabi.replay import replay_live
+from batchrl.games.hanabi.rules import card
+from parsers.hanablive import HanabLiveError, read_hanablive
+
+LIVE = ROOT.parent / "shared" / "data" / "hanabi"
+NEEDS_DATA = pytest.mark.skipif(not LIVE.is_dir(), reason=f"{LIVE} is absent: the real games "
+                                "live beside the team's checkouts, not in a user's clone")
+
+
+def _export(tmp_path, **extra):
+    # an unshuffled No Variant deck, suit by suit: red 1 1 1 2 2 3 3 4 4 5, yellow ...
+    deck = [{"suitIndex": s, "rank": r} for s in range(5) for r, n in
+            zip(range(1, 6), (3, 2, 2, 2, 1), strict=True) for _ in range(n)]
+    data = {"players": ["a", "b"], "deck": deck, "actions": [
+        {"type": 0, "target": 0, "value": 0},   # a plays deck card 0: red 1
+        {"type": 3, "target": 0, "value": 1},   # b clues a's ones (rank 1)
+        {"type": 4, "target": 0, "value": 1}]} | extra
+    path = tmp_path / "g.json"
+    path.write_text(json.dumps(data))
+    return path
+
+
+def test_a_small_game_replays(tmp_path):
+    game = read_hanablive(_export(tmp_path))
+    assert game.deck[0] == card(2, 1)  # hanab.live red is batchrl's colour 2
+    states = replay_live(game)
+    assert len(states) == 3 and states[-1].fireworks[2] == 1 and states[-1].hints == 7
+
+
+def test_variants_and_rule_options_are_refused_by_name(tmp_path):
+    with pytest.raises(HanabLiveError, match="Rainbow"):
+        read_hanablive(_export(tmp_path, options={"variant": "Rainbow (6 Suits)"}))
+    with pytest.raises(HanabLiveError, match="deckPlays"):
+        read_hanablive(_export(tmp_path, options={"deckPlays": True}))
+    bad = _export(tmp_path, actions=[{"type": 1, "target": 30, "value": 0}])
+    with pytest.raises(HanabLiveError, match=r"action 1 .*does not hold"):
+        replay_live(read_hanablive(bad))
+
+
+@NEEDS_DATA
+def test_every_real_export_replays_or_is_refused_with_its_variant():
+    files = sorted(LIVE.glob("hanablive_*/*.json"))
+    assert files
+    replayed, refused = [], []
+    for path in files:
+        try:
+            states = replay_live(read_hanablive(path))
+        except HanabLiveError as exc:
+            assert "variant" in str(exc) or "changes the rules" in str(exc), exc
+            refused.append(path.name)
+            continue
+        assert states[-1].over, f"{path}: the export ends before the game does"
+        replayed.append((path.name, len(states[0].hands), states[-1].score_played))
+    # the No Variant games replay move by move: a 4- and a 5-player game
+    assert sorted(n for _, n, _ in replayed) == [4, 5]
+    assert all(0 < score <= 25 for _, _, score in replayed)
+    assert "example_game.json" in refused  # No Variant, but with deckPlays
