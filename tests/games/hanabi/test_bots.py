@@ -1,8 +1,8 @@
 """Hanabi bots: legal, honest (own cards unseen), and the convention bot's strength."""
 
-from dataclasses import replace
 
 import numpy as np
+from hanabi_support import swap_unseen_own_cards
 
 from batchrl.games.hanabi.bots import ConventionBot, RandomBot, SimpleBot, play_games
 from batchrl.games.hanabi.rules import is_terminal, legal_actions, new_game, step
@@ -30,16 +30,9 @@ def test_a_bot_never_looks_at_its_own_cards():
             s = step(s, bot.act(s))
         if is_terminal(s):
             continue
-        me, hand, known = s.current, list(s.hands[s.current]), s.known[s.current]
-        pairs = [(i, j) for i in range(len(hand)) for j in range(i + 1, len(hand))
-                 if known[i] == known[j] and s.clued[me][i] == s.clued[me][j]
-                 and hand[i] != hand[j]]
-        if not pairs:
+        swapped = swap_unseen_own_cards(s)
+        if swapped is None:
             continue
-        i, j = pairs[0]
-        hand[i], hand[j] = hand[j], hand[i]
-        swapped = replace(s, hands=tuple(tuple(hand) if q == me else h
-                                         for q, h in enumerate(s.hands)))
         assert bot.act(swapped) == bot.act(s)
         checked += 1
     assert checked >= 10

@@ -4,6 +4,7 @@ from dataclasses import replace
 
 import numpy as np
 import pytest
+from hanabi_support import swap_unseen_own_cards
 
 from batchrl.games.hanabi.knowledge import encode, feature_names, useless
 from batchrl.games.hanabi.rules import (
@@ -60,16 +61,9 @@ def test_a_players_own_cards_never_enter_its_state():
                 break
             s = step(s, legal[int(rng.integers(len(legal)))])
         p = s.current
-        hand, known = list(s.hands[p]), s.known[p]
-        # swap two own cards that the player's hints cannot tell apart
-        pairs = [(i, j) for i in range(len(hand)) for j in range(i + 1, len(hand))
-                 if known[i] == known[j] and hand[i] != hand[j]]
-        if not pairs:
+        swapped = swap_unseen_own_cards(s)
+        if swapped is None:
             continue
-        i, j = pairs[0]
-        hand[i], hand[j] = hand[j], hand[i]
-        swapped = replace(s, hands=tuple(tuple(hand) if q == p else h
-                                         for q, h in enumerate(s.hands)))
         assert (encode(s, p) == encode(swapped, p)).all()
 
 
