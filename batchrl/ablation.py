@@ -33,7 +33,9 @@ import pandas as pd
 from numpy.typing import NDArray
 
 from batchrl.evaluation import mean_ci
-from batchrl.experiments import Hero, train
+from batchrl.experiments import Hero, data_digest, train
+from batchrl.games.holdem.bots import BOT_NAMES, load_models
+from batchrl.policy import GreedyPolicy, QFunction
 from batchrl.store import Store, StoreError, Transitions
 
 FULL = "(none)"
@@ -140,7 +142,8 @@ def _variants(config: AblationConfig, names: Sequence[str]) -> dict[str, tuple[s
     return {f: (f,) for f in chosen}
 
 
-def _per_hand(model: Path, config: AblationConfig, cache: Path) -> NDArray[np.float64]:
+def _per_hand(model: Path, policy: GreedyPolicy, config: AblationConfig, cache: Path,
+              opponents: Mapping[str, GreedyPolicy]) -> NDArray[np.float64]:
     """The hero's bb won per hand on the shared duplicate deals (cached)."""
     from batchrl.games.holdem.evaluate import play_bots
 
@@ -150,7 +153,7 @@ def _per_hand(model: Path, config: AblationConfig, cache: Path) -> NDArray[np.fl
         loaded: NDArray[np.float64] = np.load(key)
         return loaded
     match = play_bots(str(model), config.opponent, config.hands, config.seed, duplicate=True,
-                      keyed=True)
+                      keyed=True, models={**opponents, str(model): policy})
     won = match.payoffs[:, 0] / match.game.big_blind
     tmp = key.with_name(f".{key.name}.tmp-{os.getpid()}.npy")
     np.save(tmp, won)
@@ -160,8 +163,6 @@ def _per_hand(model: Path, config: AblationConfig, cache: Path) -> NDArray[np.fl
 
 def check(config: AblationConfig, store: Store) -> None:
     """Refuse what would fail only after the first hero's training."""
-    from batchrl.games.holdem.bots import BOT_NAMES
-
     if "raise_size" not in store.schema.game_params:
         raise StoreError(f"{config.store} holds {store.schema.game}: batchrl ablate plays "
                          "hold'em heroes (other games: use the ablation functions directly)")
@@ -174,11 +175,8 @@ def check(config: AblationConfig, store: Store) -> None:
                          "model file")
 
 
-def impurity_importances(model: Path, names: Sequence[str]) -> dict[str, float]:
+def impurity_importances(q: QFunction, names: Sequence[str]) -> dict[str, float]:
     """Mean decrease in impurity per state feature, averaged over the Q-forest(s)."""
-    from batchrl.policy import ModelArtifact
-
-    q = ModelArtifact.load(model).q
     forests = [m for m in q.models if m is not None]
     per = np.mean([f.feature_importances_[: len(names)] for f in forests], axis=0)
     return dict(zip(names, (per / per.sum()).tolist(), strict=True))
@@ -230,21 +228,28 @@ def run_ablation(config: AblationConfig,
     full = config.full_hero()
     results: dict[str, NDArray[np.float64]] = {}
     paths: dict[str, Path] = {}
+    digest = data_digest(config.store)
+    opponents = load_models([config.opponent])  # an opponent model is read once
+    full_q: QFunction | None = None
     heroes = [(FULL, full), (RETRAINED, full.with_(seed=full.seed + 1)),
               *((d, full.with_(drop=m)) for d, m in variants.items())]
     for dropped, hero in heroes:
         say(f"{dropped}: training {hero.name}")
         began = time.perf_counter()
-        paths[dropped] = train(config.store, hero, models, jobs=config.jobs)
+        paths[dropped], policy = train(config.store, hero, models, config.jobs, digest)
         seconds["training"] += time.perf_counter() - began
+        if dropped == FULL:
+            full_q = policy.artifact.q
         say(f"{dropped}: {config.hands:,} duplicate hands against {config.opponent}")
         began = time.perf_counter()
-        results[dropped] = _per_hand(paths[dropped], config, cache)
+        results[dropped] = _per_hand(paths[dropped], policy, config, cache, opponents)
+        del policy  # one forest in memory at a time, besides the full hero's Q
         seconds["evaluation"] += time.perf_counter() - began
 
     say("importances: impurity, and permutation on held-out episodes")
     began = time.perf_counter()
-    impurity = impurity_importances(paths[FULL], names)
+    assert full_q is not None
+    impurity = impurity_importances(full_q, names)
     data = store.arrays(players=config.players)
     rng = np.random.default_rng(config.fqi_seed)
     held = rng.random(len(data.episode_ids)) < config.holdout

@@ -473,10 +473,11 @@ def evaluate(game: str | None, model: Path, opponent: str, hands: int, seed: int
     """
     import json
 
-    from batchrl.policy import ModelArtifact, ModelError
+    from batchrl.policy import GreedyPolicy, ModelError
 
     try:
-        trained = ModelArtifact.load(model).meta.get("game", "")
+        hero = GreedyPolicy.load(model)  # read once: a forest file can take seconds to load
+        trained = hero.artifact.meta.get("game", "")
         kind = "sette-mezzo" if trained == "sette-mezzo" else "holdem"
         if game is not None and game != kind:
             raise ModelError(f"{model} was trained on {trained}, not {game}")
@@ -487,7 +488,7 @@ def evaluate(game: str | None, model: Path, opponent: str, hands: int, seed: int
 
         with _progress(hands, "playing") as advance:
             result = evaluate_bots(str(model), opponent, hands, seed, duplicate=duplicate,
-                                   progress=advance)
+                                   progress=advance, models={str(model): hero})
     except (ModelError, ValueError) as exc:
         raise click.ClickException(str(exc)) from None
     if as_json:

@@ -23,6 +23,7 @@ from typing import Any
 
 import pandas as pd
 
+from batchrl.policy import GreedyPolicy
 from batchrl.store import Store, StoreError
 from batchrl.training import FAST_FREEZE_AFTER, FQIConfig, run_fqi, store_digest
 
@@ -78,19 +79,21 @@ def make_store(root: Path, players: Sequence[str], hands: int, seed: int) -> Pat
     return store
 
 
-def train(store: Path, hero: Hero, models: Path, jobs: int = -1) -> Path:
-    """The hero's model file, trained on ``store`` unless already there from the same data
-    (a model from another store, or from before more logs were ingested, is retrained)."""
-    from batchrl.policy import ModelArtifact
-
+def train(store: Path, hero: Hero, models: Path, jobs: int = -1,
+          digest: str | None = None) -> tuple[Path, GreedyPolicy]:
+    """The hero's model file and its policy, trained on ``store`` unless already there from
+    the same data (a model from another store, or from before more logs were ingested, is
+    retrained). ``digest``: the store's, when the caller has it."""
     out = models / f"{hero.name}.joblib"
-    if out.exists() and ModelArtifact.load(out).meta.get("store_digest") == data_digest(store):
-        return out
-    run_fqi(FQIConfig(store=store, trees=hero.trees, nmin=hero.nmin, iters=hero.iters,
-                      seed=hero.seed, per_action=hero.per_action,
-                      freeze_after=FAST_FREEZE_AFTER if hero.fast else None,
-                      players=hero.players, drop=hero.drop, jobs=jobs, out=out))
-    return out
+    if out.exists():
+        policy = GreedyPolicy.load(out)
+        if policy.artifact.meta.get("store_digest") == (digest or data_digest(store)):
+            return out, policy
+    _, artifact = run_fqi(FQIConfig(
+        store=store, trees=hero.trees, nmin=hero.nmin, iters=hero.iters, seed=hero.seed,
+        per_action=hero.per_action, freeze_after=FAST_FREEZE_AFTER if hero.fast else None,
+        players=hero.players, drop=hero.drop, jobs=jobs, out=out))
+    return out, GreedyPolicy(artifact)
 
 
 def data_digest(store: Path) -> str:
@@ -98,14 +101,16 @@ def data_digest(store: Path) -> str:
     return store_digest(Store.open(store))
 
 
-def evaluate(model: Path, opponent: str, hands: int, seed: int,
-             duplicate: bool = True) -> dict[str, Any]:
-    """One evaluation as a flat record (bb/hand with its CI, chips, by position)."""
+def evaluate(model: Path, opponent: str, hands: int, seed: int, duplicate: bool = True,
+             policy: GreedyPolicy | None = None) -> dict[str, Any]:
+    """One evaluation as a flat record (bb/hand with its CI, chips, by position);
+    ``policy`` is the model already loaded."""
     from batchrl.games.holdem.evaluate import evaluate_bots
-    from batchrl.policy import ModelArtifact
 
-    r = evaluate_bots(str(model), opponent, hands, seed, duplicate=duplicate)
-    meta = ModelArtifact.load(model).meta
+    policy = policy or GreedyPolicy.load(model)
+    r = evaluate_bots(str(model), opponent, hands, seed, duplicate=duplicate,
+                      models={str(model): policy})
+    meta = policy.artifact.meta
     record = {
         "opponent": opponent, "hands": r.hands, "eval_seed": seed, "duplicate": duplicate,
         "chips": r.chips, "bb_per_hand": r.bb_per_hand.mean, "ci_low": r.bb_per_hand.low,
@@ -143,10 +148,10 @@ def sweep(
                 record = {}  # made from other data: the store changed since
             if not record:
                 started = time.perf_counter()
-                model = train(store, hero, models)
+                model, policy = train(store, hero, models, digest=digest)
                 record = {"hero": hero.name, **{k: v for k, v in asdict(hero).items()
                                                  if k != "label"}}
-                record |= evaluate(model, opponent, hands, seed, duplicate)
+                record |= evaluate(model, opponent, hands, seed, duplicate, policy)
                 record["seconds"] = time.perf_counter() - started
                 record["store_digest"] = digest
                 cached.write_text(json.dumps(record, default=list))

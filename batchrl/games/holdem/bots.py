@@ -30,15 +30,18 @@ the generator a bot is given.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
 import numpy as np
 from numpy.typing import NDArray
 
-from batchrl.games.holdem.gamedef import GameDef
+from batchrl.games.holdem.gamedef import GameDef, GameDefError, evaluable
 from batchrl.games.holdem.rules import CALL, FOLD, RAISE, HandState, legal_mask
+
+if TYPE_CHECKING:
+    from batchrl.policy import GreedyPolicy
 
 
 class Bot(Protocol):
@@ -253,12 +256,10 @@ class HeroBot:
     or ``--features``) is taken from it by name.
     """
 
-    def __init__(self, policy: object, game: GameDef, name: str = "hero") -> None:
+    def __init__(self, policy: GreedyPolicy, game: GameDef, name: str = "hero") -> None:
         from batchrl.games.holdem.features import feature_names
-        from batchrl.policy import GreedyPolicy, ModelError
+        from batchrl.policy import ModelError
 
-        if not isinstance(policy, GreedyPolicy):
-            raise TypeError("HeroBot takes a batchrl.policy.GreedyPolicy")
         self.policy, self.game, self.name = policy, game, name
         wanted = policy.feature_names
         self.pv = "pv" in wanted
@@ -288,28 +289,64 @@ class HeroBot:
 BOT_NAMES = ("random", "rule")
 
 
-def make_bot(spec: str, game: GameDef, rng: np.random.Generator, keyed: bool = False) -> Bot:
-    """A bot from its name (``random``, ``rule``) or a model file (``PATH`` or ``model:PATH``);
-    ``keyed`` makes a random bot's draws common random numbers (see ``RandomBot``)."""
+def load_models(specs: Sequence[str],
+                loaded: Mapping[str, GreedyPolicy] | None = None) -> dict[str, GreedyPolicy]:
+    """The model players among ``specs`` (``PATH`` or ``model:PATH``), each file loaded once
+    (``loaded`` holds those already in memory), in the order given; bots by name are skipped."""
+    from batchrl.policy import GreedyPolicy, ModelError
+
+    given = loaded or {}
+    out: dict[str, GreedyPolicy] = {}
+    for spec in specs:
+        if spec in BOT_NAMES or spec in out:
+            continue
+        path = spec.removeprefix("model:")
+        if spec not in given and not Path(path).is_file():
+            raise ModelError(f"{spec!r} is neither a bot ({', '.join(BOT_NAMES)}) nor a "
+                             "model file")
+        out[spec] = given[spec] if spec in given else GreedyPolicy.load(path)
+    return out
+
+
+def model_game(policy: GreedyPolicy, source: str | Path) -> GameDef:
+    """The hold'em game a model's rows were played in (its features are in its chips)."""
+    from batchrl.games.holdem.gamedef import from_params
+    from batchrl.policy import ModelError
+
+    meta = policy.artifact.meta
+    name, params = meta.get("game", "?"), meta.get("game_params") or {}
+    if "raise_size" not in params:
+        raise ModelError(f"{source} was trained on {name}, not on a hold'em store")
+    return from_params(name, params, f"the game of {Path(source).name}")
+
+
+def players_game(models: Mapping[str, GreedyPolicy], fallback: GameDef) -> GameDef:
+    """The first model player's game, else ``fallback``."""
+    for spec, policy in models.items():
+        return model_game(policy, spec.removeprefix("model:"))
+    return fallback
+
+
+def make_bot(spec: str, game: GameDef, rng: np.random.Generator, keyed: bool = False,
+             models: Mapping[str, GreedyPolicy] | None = None) -> Bot:
+    """A bot from its name (``random``, ``rule``) or a model file (``PATH`` or ``model:PATH``,
+    taken from ``models`` when loaded already); ``keyed`` makes a random bot's draws common
+    random numbers (see ``RandomBot``)."""
+    from batchrl.policy import ModelError
+
     if spec == "random":
         return RandomBot(rng, keyed=keyed)
     if spec == "rule":
         return RuleBot()
-    from batchrl.games.holdem.evaluate import game_of_model
-    from batchrl.policy import ModelError
-
     path = spec.removeprefix("model:")
-    if not Path(path).is_file():
-        raise ModelError(f"{spec!r} is neither a bot ({', '.join(BOT_NAMES)}) nor a model file")
-    if (trained := game_of_model(path)) != game:
+    policy = load_models([spec], models)[spec]
+    if (trained := model_game(policy, path)) != game:
         raise ModelError(f"{path} was trained on {trained.name}, in other units or rules than "
                          f"{game.name}: its features would not mean what it learned")
-    return HeroBot.load(path, game)
+    return HeroBot(policy, game, Path(path).stem)
 
 
 def check_heads_up(game: GameDef) -> None:
-    from batchrl.games.holdem.gamedef import GameDefError, evaluable
-
     if game.num_players != 2 or not game.is_limit:
         raise GameDefError(f"{game.name}: the bots play heads-up limit games only")
     if why := evaluable(game):

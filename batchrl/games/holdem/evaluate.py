@@ -14,18 +14,21 @@ swapped; the pair's sum is one sample, which takes the cards' luck out.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from batchrl.evaluation import Estimate, mean_ci
 from batchrl.games.holdem import gamedef
-from batchrl.games.holdem.bots import BOT_NAMES, make_bot
+from batchrl.games.holdem.bots import load_models, make_bot, model_game, players_game
 from batchrl.games.holdem.gamedef import GameDef
 from batchrl.games.holdem.simulate import Match, play
+
+if TYPE_CHECKING:
+    from batchrl.policy import GreedyPolicy
 
 
 @dataclass(frozen=True)
@@ -84,18 +87,10 @@ class HoldemReport:
 
 
 def game_of_model(path: str | Path) -> GameDef:
-    """The hold'em game a model's rows were played in (its features are in its chips)."""
-    from batchrl.policy import ModelArtifact, ModelError
+    """The hold'em game a model file's rows were played in."""
+    from batchrl.policy import GreedyPolicy
 
-    meta = ModelArtifact.load(path).meta
-    name, params = meta.get("game", "?"), meta.get("game_params") or {}
-    if "raise_size" not in params:
-        raise ModelError(f"{path} was trained on {name}, not on a hold'em store")
-    as_tuples = {k: tuple(v) if isinstance(v, list) else v for k, v in params.items()}
-    game = GameDef(name=name, description=f"the game of {Path(path).name}",
-                   **as_tuples)  # type: ignore[arg-type]
-    builtin = gamedef.BUILTINS.get(name)
-    return builtin if builtin is not None and builtin == game else game
+    return model_game(GreedyPolicy.load(path), path)
 
 
 def report(match: Match, seed: int, seconds: float) -> HoldemReport:
@@ -116,7 +111,7 @@ def play_bots(
     hero: str, opponent: str, hands: int = 3000, seed: int = 33, *,
     game: GameDef | None = None, duplicate: bool = False, batch: int = 4096,
     progress: Callable[[int], None] | None = None, keyed: bool = False,
-    keep_states: bool = False,
+    keep_states: bool = False, models: Mapping[str, GreedyPolicy] | None = None,
 ) -> Match:
     """Play ``hero`` against ``opponent`` (each ``random``, ``rule`` or a model file).
 
@@ -124,15 +119,16 @@ def play_bots(
     limit) unless given. Deals and each bot's randomness come from children of
     one ``SeedSequence(seed)``: the same seed deals the same cards to any pair,
     which makes two heroes' results on one seed common random numbers (and with
-    ``keyed``, a random bot's decisions too: see ``RandomBot``).
+    ``keyed``, a random bot's decisions too: see ``RandomBot``). ``models`` holds model
+    players already loaded (a model file is read once either way).
     """
+    loaded = load_models((hero, opponent), models)
     if game is None:
-        models = [s for s in (hero, opponent) if s not in BOT_NAMES]
-        game = game_of_model(models[0].removeprefix("model:")) if models \
-            else gamedef.HEADS_UP_LIMIT
+        game = players_game(loaded, gamedef.HEADS_UP_LIMIT)
     deals, hero_rng, opponent_rng = (np.random.default_rng(s)
                                      for s in np.random.SeedSequence(seed).spawn(3))
-    bots = (make_bot(hero, game, hero_rng, keyed), make_bot(opponent, game, opponent_rng, keyed))
+    bots = (make_bot(hero, game, hero_rng, keyed, loaded),
+            make_bot(opponent, game, opponent_rng, keyed, loaded))
     return play(game, bots, hands, deals, duplicate=duplicate, batch=batch, progress=progress,
                 keep_states=keep_states)
 
@@ -141,9 +137,10 @@ def evaluate_bots(
     hero: str, opponent: str, hands: int = 3000, seed: int = 33, *,
     game: GameDef | None = None, duplicate: bool = False, batch: int = 4096,
     progress: Callable[[int], None] | None = None,
+    models: Mapping[str, GreedyPolicy] | None = None,
 ) -> HoldemReport:
     """``play_bots``, summarised from the hero's side."""
     started = time.perf_counter()
     match = play_bots(hero, opponent, hands, seed, game=game, duplicate=duplicate, batch=batch,
-                      progress=progress)
+                      progress=progress, models=models)
     return report(match, seed, time.perf_counter() - started)

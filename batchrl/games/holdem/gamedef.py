@@ -27,6 +27,7 @@ the standard ACPC files are recognised by their file name (``builtin_by_filename
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field
 from pathlib import Path, PurePosixPath, PureWindowsPath
 from typing import Any
@@ -293,6 +294,18 @@ def builtin_by_filename(path_in_log: str) -> GameDef | None:
     """
     base = PureWindowsPath(PurePosixPath(path_in_log).name).name
     return BUILTINS.get(base.removesuffix(".game"))
+
+
+def from_params(name: str, params: Mapping[str, Any], description: str = "") -> GameDef:
+    """The game ``GameDef.params()`` described (a built-in when it is one).
+
+    >>> from_params(HEADS_UP_LIMIT.name, HEADS_UP_LIMIT.params()) is HEADS_UP_LIMIT
+    True
+    """
+    as_tuples = {k: tuple(v) if isinstance(v, list | tuple) else v for k, v in params.items()}
+    game = GameDef(name=name, description=description, **as_tuples)  # type: ignore[arg-type]
+    builtin = BUILTINS.get(name)
+    return builtin if builtin is not None and builtin == game else game
 
 
 def evaluable(game: GameDef) -> str | None:

@@ -104,19 +104,18 @@ def generate(
     import numpy as np
 
     from batchrl.games.holdem import gamedef
-    from batchrl.games.holdem.bots import BOT_NAMES, make_bot
-    from batchrl.games.holdem.evaluate import game_of_model
+    from batchrl.games.holdem.bots import load_models, make_bot, players_game
     from batchrl.games.holdem.simulate import play
 
     if len(players) != 2:
         raise ValueError(f"heads-up hold'em needs two players, not {len(players)}")
     fmt = log_format(path, fmt)
+    models = load_models(players)
     if game is None:
-        models = [p for p in players if p not in BOT_NAMES]
-        game = game_of_model(models[0].removeprefix("model:")) if models else (
-            gamedef.GLASSFROG_LIMIT if fmt == "glassfrog" else gamedef.HEADS_UP_LIMIT)
+        game = players_game(models, gamedef.GLASSFROG_LIMIT if fmt == "glassfrog"
+                            else gamedef.HEADS_UP_LIMIT)
     deals, *bot_seeds = np.random.SeedSequence(seed).spawn(3)
-    bots = tuple(make_bot(p, game, np.random.default_rng(s))
+    bots = tuple(make_bot(p, game, np.random.default_rng(s), models=models)
                  for p, s in zip(players, bot_seeds, strict=True))
     match = play(game, (bots[0], bots[1]), hands, np.random.default_rng(deals),
                  keep_states=True, progress=progress)
