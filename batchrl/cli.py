@@ -128,7 +128,8 @@ def info(store: Path | None) -> None:
 
     root = store if store is not None else default_store_path()
     try:
-        summary = Store.open(root).info()
+        opened = Store.open(root)
+        summary = opened.info()
     except StoreError as exc:
         raise click.ClickException(str(exc)) from None
     click.echo(f"store     {root}")
@@ -136,7 +137,7 @@ def info(store: Path | None) -> None:
     click.echo(f"rows      {summary.rows:,}")
     click.echo(f"episodes  {summary.episodes:,}")
     click.echo(f"players   {', '.join(map(str, summary.players))}")
-    if names := Store.open(root).names():
+    if names := opened.names():
         click.echo("names     " + ", ".join(f"{n} ({c:,} decisions)" for n, c in names.items()))
     click.echo(f"features  {', '.join(summary.features)}")
     click.echo(f"actions   {', '.join(summary.actions)}")

@@ -206,6 +206,7 @@ class Store:
         if not (keep := [i for i, n in enumerate(names) if n in wanted]):
             raise StoreError(f"no feature left after selecting {features} and dropping {drop}")
         wanted_cols = ["episode", *(n for n in _NUMERIC if n != "line")]
+        self._check_names(players)
         table = self._read_table(wanted_cols + (["name"] if players else []))
         if players:
             table = self._only_players(table, players)
@@ -236,18 +237,19 @@ class Store:
         """Decisions per player name, for stores that record names; else empty."""
         if "name" not in self.schema.audit_columns:
             return {}
-        counts = self._read_table(["name"]).column("name").value_counts().to_pylist()
-        return {c["values"]: c["counts"] for c in sorted(counts, key=lambda c: -c["counts"])}
+        return _decisions_by_name(self._read_table(["name"]).column("name"))
 
-    def _only_players(self, table: pa.Table, players: Sequence[str]) -> pa.Table:
-        if "name" not in self.schema.audit_columns:
+    def _check_names(self, players: Sequence[str]) -> None:
+        if players and "name" not in self.schema.audit_columns:
             raise StoreError(f"{self.root} does not record player names ({self.schema.game} "
                              "logs have none): learn from every row instead")
-        known = self.names()
-        if unknown := [p for p in players if p not in known]:
+
+    def _only_players(self, table: pa.Table, players: Sequence[str]) -> pa.Table:
+        names = table.column("name")
+        if unknown := [p for p in players if p not in (known := _decisions_by_name(names))]:
             raise StoreError(f"no decisions by {unknown} in {self.root}; its players are "
                              + ", ".join(f"{n} ({c:,} decisions)" for n, c in known.items()))
-        keep = pc.is_in(table.column("name"), value_set=pa.array(list(players), pa.string()))
+        keep = pc.is_in(names, value_set=pa.array(list(players), pa.string()))
         return table.filter(keep).drop_columns(["name"])
 
     def _part_files(self) -> list[Path]:
@@ -277,3 +279,10 @@ class Store:
                              f"params than this store's {self.schema.game}: delete it")
         return SourceInfo(s["path"], s["digest"], s["rows"], s["episodes"], s["extra"],
                           s["resolved_path"], tuple(s["players"]), s["ingested_at"])
+
+
+def _decisions_by_name(names: pa.ChunkedArray) -> dict[str, int]:
+    """How many rows each name has, most first."""
+    counts = names.value_counts().to_pylist()
+    return {c["values"]: c["counts"] for c in sorted(counts, key=lambda c: -c["counts"])}
+
