@@ -37,9 +37,13 @@ from batchrl.games.hanabi.rules import (
     MAX_HINTS,
     State,
     colour_of,
+    decode,
     encode_hint,
+    is_terminal,
     legal_actions,
+    new_game,
     rank_of,
+    step,
 )
 
 
@@ -95,8 +99,6 @@ def _hints_touching(state: State, seat: int, slot: int) -> list[int]:
 
 def _focus_after(state: State, seat: int, action: int) -> int:
     """The slot a hint would focus, by the convention (newest first-touched card)."""
-    from batchrl.games.hanabi.rules import decode
-
     kind, _, value = decode(action, state.players)
     hand = state.hands[seat]
     hits = [i for i, c in enumerate(hand)
@@ -131,7 +133,6 @@ class ConventionBot:
     def act(self, state: State) -> int:
         me = state.current
         partner = (me + 1) % state.players
-        legal = legal_actions(state)
         play, dead = playable(state), useless(state)
         p = _own_knowledge(state, me)
         playability = (p * play).sum(axis=(1, 2))
@@ -162,7 +163,8 @@ class ConventionBot:
             if state.hints < MAX_HINTS:
                 return 5 + int(np.argmax(uselessness))
         # 6. nothing to do: a hint whose focus cannot be read as a play
-        safe = [a for a in legal if a >= 10 and not self._misread(state, partner, a)]
+        safe = [a for a in legal_actions(state)
+                if a >= 10 and not self._misread(state, partner, a)]
         if safe:
             return safe[0]
         # 7. the least risky play
@@ -171,8 +173,6 @@ class ConventionBot:
     @staticmethod
     def _misread(state: State, seat: int, action: int) -> bool:
         """Would the partner take this hint's focus for a playable card?"""
-        from batchrl.games.hanabi.rules import step
-
         after = step(state, action)
         focus = max(after.hint_focus)
         p = _public_knowledge(after, seat)[focus]
@@ -200,8 +200,6 @@ class ConventionBot:
 def play_games(bots: tuple[object, ...], games: int, rng: np.random.Generator,
                players: int = 2) -> NDArray[np.int64]:
     """Scores (cards played) of ``games`` games of ``bots`` in seat order."""
-    from batchrl.games.hanabi.rules import is_terminal, new_game, step
-
     scores = np.zeros(games, dtype=np.int64)
     for g in range(games):
         s = new_game(rng, players)

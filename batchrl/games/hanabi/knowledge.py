@@ -77,12 +77,6 @@ def distributions(left: NDArray[np.float64],
     return out
 
 
-def card_distribution(left: NDArray[np.float64], colours: int, ranks: int) -> NDArray[np.float64]:
-    """P(identity) of one card whose hints allow ``colours``/``ranks`` (bit masks)."""
-    one: NDArray[np.float64] = distributions(left, ((colours, ranks),))[0]
-    return one
-
-
 def playable(state: State) -> NDArray[np.bool_]:
     """Which identities would play now."""
     out: NDArray[np.bool_] = _RANKS[None, :] == np.array(state.fireworks)[:, None] + 1

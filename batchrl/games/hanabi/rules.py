@@ -196,12 +196,6 @@ def legal_actions(state: State) -> tuple[int, ...]:
     return tuple(sorted(actions))
 
 
-def legal_mask(state: State) -> np.ndarray:
-    mask = np.zeros(n_actions(state.players), dtype=bool)
-    mask[list(legal_actions(state))] = True
-    return mask
-
-
 def _replace_at(items: tuple, index: int, value: object) -> tuple:  # type: ignore[type-arg]
     return (*items[:index], value, *items[index + 1:])
 
