@@ -133,3 +133,12 @@ def test_a_too_wide_interval_says_how_many_hands_would_do():
     assert AblationResult(t, max_half_width=0.1).too_wide() is None
     t["change_half_width"] = [0.0, np.nan, np.nan, np.nan]  # one deal: no interval
     assert "too few hands" in AblationResult(t).too_wide()
+
+
+def test_a_store_without_names_refuses_a_player_filter_clearly(tmp_path):
+    runner = CliRunner()
+    log = tmp_path / "sm.jsonl"
+    runner.invoke(main, ["generate", "--game", "sette-mezzo", "--games", "20", "-o", str(log)])
+    runner.invoke(main, ["ingest", str(log), "--store", str(tmp_path / "s")])
+    with pytest.raises(StoreError, match="does not record player names"):
+        Store.open(tmp_path / "s").arrays(players=["x"])
