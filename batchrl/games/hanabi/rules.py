@@ -37,7 +37,7 @@ batchrl.games.hanabi.rules.IllegalMove: player 0: hint rank 1 to player 1 touche
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import cast
 
 import numpy as np
@@ -75,8 +75,12 @@ def card_name(c: int) -> str:
 
 def full_deck() -> tuple[int, ...]:
     """The 50 cards in a fixed order (colour, then rank)."""
-    return tuple(card(c, r) for c in range(5) for r in range(1, 6)
-                 for _ in range(RANK_COUNTS[r - 1]))
+    return _FULL_DECK
+
+
+_FULL_DECK = tuple(card(c, r) for c in range(5) for r in range(1, 6)
+                   for _ in range(RANK_COUNTS[r - 1]))
+_SORTED_DECK = sorted(_FULL_DECK)
 
 
 def hand_size(players: int) -> int:
@@ -136,7 +140,7 @@ def deal(deck: tuple[int, ...], players: int, first: int = 0,
     """The state after dealing ``deck`` from the front, each seat's whole hand in turn
     (as hanab.live deals)."""
     size = hand_size(players)
-    if sorted(deck) != sorted(full_deck()):
+    if sorted(deck) != _SORTED_DECK:
         raise ValueError("a deal needs the 50 cards of the standard deck")
     hands = tuple(tuple(deck[p * size:(p + 1) * size]) for p in range(players))
     return State(hands=hands, known=tuple(((ALL, ALL),) * size for _ in range(players)),
@@ -148,7 +152,7 @@ def deal(deck: tuple[int, ...], players: int, first: int = 0,
 def new_game(rng: np.random.Generator, players: int = 2) -> State:
     """A shuffled deal; ``rng`` is the only randomness."""
     deck = full_deck()
-    return deal(tuple(deck[i] for i in rng.permutation(len(deck))), players)
+    return deal(tuple([deck[i] for i in rng.permutation(len(deck)).tolist()]), players)
 
 
 def decode(action: int, players: int) -> tuple[str, int, int]:
@@ -190,9 +194,8 @@ def legal_actions(state: State) -> tuple[int, ...]:
     if state.hints > 0:
         for offset in range(1, state.players):
             target = state.hands[(state.current + offset) % state.players]
-            for kind, values in (("hint_rank", range(1, 6)), ("hint_colour", range(5))):
-                actions += [encode_hint(kind, offset, v) for v in values
-                            if any(_touches(target, kind, v))]
+            base = 10 + 10 * (offset - 1)  # a hint touching rank r: base + r - 1; colour k: + 5
+            actions += {base + c % 5 for c in target} | {base + 5 + c // 5 for c in target}
     return tuple(sorted(actions))
 
 
@@ -257,11 +260,13 @@ def step(state: State, action: int) -> State:
                                                                          strict=True)))
     if turns_left > 0:
         turns_left -= 1
-    return replace(state, hands=hands, known=knowns, deck=deck, fireworks=fireworks,
-                   discards=discards, hints=hints, fuses=fuses,
-                   current=(p + 1) % state.players, turns_left=turns_left,
-                   moves=state.moves + 1, clued=clued, hint_target=hint_target,
-                   hint_focus=hint_focus)
+    # every field passed, as ``dataclasses.replace`` would, without its overhead
+    return type(state)(hands=hands, known=knowns, deck=deck, fireworks=fireworks,
+                       discards=discards, hints=hints, fuses=fuses,
+                       current=(p + 1) % state.players, turns_left=turns_left,
+                       moves=state.moves + 1,
+                       discard_at_max_hints=state.discard_at_max_hints, clued=clued,
+                       hint_target=hint_target, hint_focus=hint_focus)
 
 
 def is_terminal(state: State) -> bool:

@@ -6,8 +6,10 @@ import numpy as np
 import pytest
 from hanabi_support import swap_unseen_own_cards
 
-from batchrl.games.hanabi.knowledge import encode, feature_names, useless
+from batchrl.games.hanabi.bots import ConventionBot
+from batchrl.games.hanabi.knowledge import encode, encode_many, feature_names, useless
 from batchrl.games.hanabi.rules import (
+    ALL,
     card,
     deal,
     encode_hint,
@@ -73,3 +75,67 @@ def test_dead_cards_make_higher_ranks_useless():
     dead = useless(s)
     assert dead[0, 0] and not dead[0, 1]  # white 1 is up, white 2 still needed
     assert not dead[2, 1] and dead[2, 2] and dead[2, 4]  # both red 2s gone: red 3-5 dead
+
+
+def _mixed_play_states(seed, games):
+    """Every state (game over included) of games where a move is drawn from the legal
+    plays with probability 0.1 and from the discards and hints otherwise: few enough
+    misplays that most games run out of cards and hands shrink in the last round."""
+    rng = np.random.default_rng(seed)
+    states = []
+    for _ in range(games):
+        s = new_game(rng, 2)
+        while True:
+            states.append(s)
+            legal = legal_actions(s)
+            if not legal:
+                break
+            plays = [a for a in legal if a < 5]
+            rest = [a for a in legal if a >= 5] or plays
+            pool = plays if rng.random() < 0.1 else rest
+            s = step(s, pool[int(rng.integers(len(pool)))])
+    return states
+
+
+def test_encode_many_equals_encode_row_by_row():
+    states = _mixed_play_states(0, 60)
+    rng = np.random.default_rng(1)
+    rng.shuffle(states)
+    # what the states cover: misplays, hints received, an empty deck, short hands
+    assert any(s.fuses < 3 for s in states) and any(s.fuses == 0 for s in states)
+    assert any(k != (ALL, ALL) for s in states for hand in s.known for k in hand)
+    assert any(not s.deck for s in states)
+    assert any(len(s.hands[0]) < 5 for s in states) and any(len(s.hands[1]) < 5 for s in states)
+    assert any(len(s.hands[0]) != len(s.hands[1]) for s in states)
+    for players in ([s.current for s in states], [1 - s.current for s in states]):
+        expected = np.stack([encode(s, p) for s, p in zip(states, players, strict=True)])
+        got = encode_many(states, players)
+        assert got.dtype == np.float32 and got.shape == (len(states), 195)
+        assert np.array_equal(got, expected)
+        # batch size does not matter
+        assert np.array_equal(encode_many(states[:7], players[:7]), expected[:7])
+        assert np.array_equal(encode_many(states[-1:], players[-1:]), expected[-1:])
+
+
+def test_encode_many_from_bot_games():
+    rng = np.random.default_rng(2)
+    bots = (ConventionBot(), ConventionBot())
+    states = []
+    for _ in range(3):
+        s = new_game(rng, 2)
+        while not s.over:
+            states.append(s)
+            s = step(s, bots[s.current].act(s))
+        states.append(s)
+    players = [s.current for s in states]
+    expected = np.stack([encode(s, p) for s, p in zip(states, players, strict=True)])
+    assert np.array_equal(encode_many(states, players), expected)
+
+
+def test_encode_many_edges():
+    assert encode_many([], []).shape == (0, 195)
+    s = deal(full_deck(), 2)
+    with pytest.raises(ValueError):
+        encode_many([s, s], [0])
+    with pytest.raises(ValueError):
+        encode_many([deal(full_deck(), 3)], [0])
