@@ -22,7 +22,7 @@ from batchrl.games.holdem import features, gamedef
 from batchrl.games.holdem.gamedef import GameDef, GameDefError
 from batchrl.games.holdem.transitions import AUDIT_COLUMNS, Chunk, check_hands, process_chunk
 from batchrl.store import Store, StoreSchema, file_digest
-from parsers import FORMATS, READERS, sniff_format
+from parsers import FORMATS, HANABI_FORMATS, READERS, sniff_format
 from parsers.acpc import SNIFF_LINES, BadLine, Header, LoggedHand, LogLines
 from parsers.sette_mezzo import LoggedGame
 
@@ -131,6 +131,13 @@ def ingest_file(
     report = SourceReport(path=path)
     if not path.exists():
         raise IngestError(f"{path}: no such file")
+    hanabi = config.fmt if config.fmt in HANABI_FORMATS else None
+    if config.fmt == "auto":
+        from batchrl.games.hanabi.sources import sniff
+
+        hanabi = sniff(path)
+    if hanabi is not None:
+        return _ingest_hanabi(path, hanabi, config, progress)
     if not path.is_file():
         raise IngestError(f"{path}: not a file")
     if path.stat().st_size == 0:
@@ -350,6 +357,62 @@ def _sette_mezzo(
         return Chunk(columns, len(same), len(columns["step"]), rejected)
 
     return sm.schema(limit), pending, process
+
+
+def source_bytes(path: Path) -> int:
+    """A source's size: a file's, or the sum of a directory's files (for progress bars)."""
+    if path.is_dir():
+        return sum(f.stat().st_size for f in path.iterdir() if f.is_file())
+    return path.stat().st_size
+
+
+def _ingest_hanabi(path: Path, fmt: str, config: IngestConfig,
+                   progress: ProgressFn | None) -> SourceReport:
+    """Hanabi games from a file or a directory of games: one source, one store part."""
+    from batchrl.games.hanabi import sources, transitions
+
+    started = time.perf_counter()
+    report = SourceReport(path=path, fmt=fmt, game=transitions.GAME_NAME, unit="games")
+    files = sources.game_files(path, fmt)
+    if not files:
+        raise IngestError(f"{path}: no {fmt} game in this directory")
+    if fmt == "hanabi-eger":
+        report.notes.append("Eger et al.'s house rule: a discard with all 8 hints left is "
+                            "legal (the legal masks follow it)")
+    digest = sources.digest(files)
+    prefix = digest[:16] + ":"
+    store = Store.create(config.store, transitions.schema(2))
+    chunk: list[Any] = []
+
+    def flush(writer: Any) -> None:
+        if chunk:
+            columns = transitions.rows(chunk, prefix)
+            writer.write(columns)
+            report.rows += len(columns["step"])
+            report.hands += len(chunk)
+            chunk.clear()
+
+    with store.writer(path, digest) as writer:
+        for f, item in zip(files, sources.episodes(files, fmt), strict=True):
+            if progress is not None:
+                progress(f.stat().st_size)
+            if isinstance(item, sources.GameError):
+                if config.on_error == "fail":
+                    raise IngestError(f"{item.message}\n(use --on-error skip to keep the good "
+                                      f"games and report the bad ones)")
+                report.skip(item.kind, item.message)
+                continue
+            chunk.append(item)
+            if len(chunk) >= 256:
+                flush(writer)
+        flush(writer)
+        if not report.hands:
+            raise IngestError(f"{path}: none of its {len(files):,} games could be read "
+                              f"(e.g. {next(iter(report.examples.values()))[0]})")
+        report.seconds = time.perf_counter() - started
+        writer.set_stats(extra=report.stats())
+    report.seconds = time.perf_counter() - started
+    return report
 
 
 def _payoffs(hand: LoggedHand) -> str:

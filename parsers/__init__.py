@@ -1,6 +1,7 @@
-"""One module per log format: text -> hands, nothing else.
+"""One module per log format: text -> hands (or games), nothing else.
 
-``READERS`` is the registry the ingest uses to find a reader by format name.
+``READERS`` is the registry the ingest uses to find a line reader by format name;
+Hanabi's formats are whole games per file (``HANABI_FORMATS``).
 """
 
 from collections.abc import Iterable
@@ -10,7 +11,9 @@ from parsers.acpc import sniff_format as sniff_acpc
 from parsers.sette_mezzo import read_sette_mezzo
 
 READERS = {"acpc": read_acpc, "glassfrog": read_glassfrog, "sette-mezzo": read_sette_mezzo}
-FORMATS = ("auto", *READERS)
+# Hanabi sources are games (a file or a directory each), read by batchrl.games.hanabi.sources
+HANABI_FORMATS = ("hanabi-json", "hanabi-eger", "hanablive")
+FORMATS = ("auto", *READERS, *HANABI_FORMATS)
 
 
 def sniff_format(lines: Iterable[str]) -> str | None:

@@ -233,6 +233,18 @@ class Store:
                            feature_names=tuple(names[i] for i in keep),
                            action_names=self.schema.action_names)
 
+    def audit(self, column: str, players: Sequence[str] = ()) -> NDArray[np.object_]:
+        """An audit column's values, row for row as ``arrays(players=players)`` gives them."""
+        if column not in self.schema.audit_columns:
+            raise StoreError(f"{self.root} has no audit column {column!r}; it has "
+                             f"{list(self.schema.audit_columns)}")
+        self._check_names(players)
+        table = self._read_table(list(dict.fromkeys([column, *(["name"] if players else [])])))
+        if players:
+            table = table.filter(pc.is_in(table.column("name"),
+                                          value_set=pa.array(list(players), pa.string())))
+        return np.asarray(table.column(column).to_pylist(), dtype=object)
+
     def names(self) -> dict[str, int]:
         """Decisions per player name, for stores that record names; else empty."""
         if "name" not in self.schema.audit_columns:

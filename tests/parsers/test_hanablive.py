@@ -30,7 +30,7 @@ def _export(tmp_path, **extra):
 def test_a_small_game_replays(tmp_path):
     game = read_hanablive(_export(tmp_path))
     assert game.deck[0] == card(2, 1)  # hanab.live red is batchrl's colour 2
-    states = replay_live(game)
+    states, _ = replay_live(game)
     assert len(states) == 3 and states[-1].fireworks[2] == 1 and states[-1].hints == 7
 
 
@@ -51,7 +51,7 @@ def test_every_real_export_replays_or_is_refused_with_its_variant():
     replayed, refused = [], []
     for path in files:
         try:
-            states = replay_live(read_hanablive(path))
+            states, _ = replay_live(read_hanablive(path))
         except HanabLiveError as exc:
             assert "variant" in str(exc) or "changes the rules" in str(exc), exc
             refused.append(path.name)

@@ -197,6 +197,30 @@ class ConventionBot:
         return None
 
 
+# The report's two rule bots had roles: Bot2 the teacher, Bot1 a weaker partner.
+ALIASES = {"bot1": "simple", "bot2": "convention"}
+BOT_NAMES = ("random", "simple", "convention", *ALIASES)
+
+
+def make_bot(spec: str, rng: np.random.Generator) -> object:
+    """A player by name: ``random``, ``simple``, ``convention`` (``bot1``/``bot2``: the
+    report's roles, simple and convention), or ``model:PATH``, a network from
+    ``batchrl imitate``."""
+    name = ALIASES.get(spec, spec)
+    if name == "random":
+        return RandomBot(rng)
+    if name == "simple":
+        return SimpleBot(rng)
+    if name == "convention":
+        return ConventionBot()
+    if spec.startswith("model:") or spec.endswith(".pt"):
+        from batchrl.imitation import NetworkBot
+
+        return NetworkBot.load(spec.removeprefix("model:"))
+    raise ValueError(f"unknown Hanabi player {spec!r}: want one of {', '.join(BOT_NAMES)} or "
+                     f"model:PATH (a network from batchrl imitate)")
+
+
 def play_games(bots: tuple[object, ...], games: int, rng: np.random.Generator,
                players: int = 2) -> NDArray[np.int64]:
     """Scores (cards played) of ``games`` games of ``bots`` in seat order."""

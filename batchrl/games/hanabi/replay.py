@@ -5,8 +5,9 @@ from __future__ import annotations
 from batchrl.games.hanabi.rules import IllegalMove, State, deal, hand_size, step
 
 
-def replay_live(game: object) -> list[State]:
-    """The states of a hanab.live game (``parsers.hanablive.LiveGame``), first to last.
+def replay_live(game: object) -> tuple[list[State], list[int]]:
+    """The states of a hanab.live game (``parsers.hanablive.LiveGame``), first to last, and
+    the moves between them (one fewer).
 
     Raises ``parsers.hanablive.HanabLiveError`` naming the action that breaks a rule.
     """
@@ -22,7 +23,7 @@ def replay_live(game: object) -> list[State]:
     # which deck card sits in each slot, in the rules' slot order (a draw goes last)
     slots = [list(range(p * size, (p + 1) * size)) for p in range(players)]
     next_card = players * size
-    states = [state]
+    states, actions = [state], []
     for number, move in enumerate(game.actions, 1):
         seat = state.current
         try:
@@ -37,4 +38,5 @@ def replay_live(game: object) -> list[State]:
                 next_card += 1
         state = after
         states.append(state)
-    return states
+        actions.append(action)
+    return states, actions

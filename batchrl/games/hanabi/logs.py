@@ -1,0 +1,197 @@
+"""The report's Hanabi logs: per game, one JSON state per line and one JSON action per line.
+
+Line *i* of ``<game>.states.jsonl`` is the state the player to move sees before
+the move on line *i* of ``<game>.actions.jsonl``. Two-player games only, as in
+the report. A state::
+
+    {"hints": 8, "finalround": -1, "white": 0, "blue": 0, "red": 0, "yellow": 0,
+     "green": 0, "deck": 40, "handentropy_other": 21.6, "handentropy_current": 21.6,
+     "fuse": 3, "round": 1, "current": "convention",
+     "hands": {"current": [CARD, ...], "other": [CARD, ...]},
+     "discarded": [100000, 200000, 300000, 400000, 500000]}
+
+with a ``CARD`` ``{"playability", "color", "value", "cardentropy", "uselessness",
+"poss_values": [5], "poss_colors": [5]}``. The report names the player to move
+``current`` and also groups the cards under ``current``/``other``; one JSON object
+cannot hold both, so the cards sit under ``hands``. Fireworks are the last rank
+played of each colour (0: none), ``fuse`` the fuses left, ``deck`` the cards left,
+``round`` counts from 1 (a round is one move each), ``finalround`` is -1 until the
+last card is drawn and then the round it was drawn in. ``discarded`` holds one
+6-digit number per colour: the colour (1 white … 5 green), then how many of each
+rank 1–5 are discarded (misplays included).
+
+The numbers are the knowledge model's (``batchrl.games.hanabi.knowledge``): the
+current player's cards as it knows them, the other player's as that player is
+publicly known to know them; ``color``/``value`` are the true card (the encoder
+drops the current player's own). An action::
+
+    {"type": "play", "player": "convention", "card": 2, "score": 7}
+    {"type": "hintcolor", "player": "convention", "hinted": "simple", "value": 1, "score": 7}
+
+``card`` is a slot (0 the oldest card), a ``hintvalue`` ``value`` a rank 1–5 and a
+``hintcolor`` ``value`` a colour 0–4 (white, blue, red, yellow, green). ``score``
+(ours, not the report's) is the cards played after the move, so the last move's
+reward can be read without the state after it.
+
+>>> import numpy as np
+>>> from batchrl.games.hanabi.bots import ConventionBot
+>>> states, actions = play_game((ConventionBot(), ConventionBot()), np.random.default_rng(3))
+>>> record = state_record(states[0], ("a", "b"), -1)
+>>> record["current"], record["deck"], len(record["hands"]["other"]), record["discarded"][0]
+('a', 40, 5, 100000)
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from batchrl.games.hanabi import knowledge as kn
+from batchrl.games.hanabi.rules import (
+    COLOURS,
+    State,
+    colour_of,
+    decode,
+    is_terminal,
+    new_game,
+    rank_of,
+    step,
+)
+
+STATES_SUFFIX, ACTIONS_SUFFIX = ".states.jsonl", ".actions.jsonl"
+TYPES = {"play": "play", "discard": "discard", "hint_rank": "hintvalue",
+         "hint_colour": "hintcolor"}
+
+
+def play_game(bots: Sequence[Any], rng: np.random.Generator) -> tuple[list[State], list[int]]:
+    """One two-player game of ``bots`` (objects with ``act(state)``): every state, the
+    final one included, and every move."""
+    state = new_game(rng, len(bots))
+    states, actions = [state], []
+    while not is_terminal(state):
+        action = int(bots[state.current].act(state))
+        state = step(state, action)
+        states.append(state)
+        actions.append(action)
+    return states, actions
+
+
+def _cards(state: State, seat: int, viewer: int | None) -> list[dict[str, Any]]:
+    p = kn.distributions(kn.unseen(state, viewer), state.known[seat])
+    numbers = kn.card_features(p, kn.playable(state), kn.useless(state))
+    return [{"playability": float(f[0]), "color": COLOURS[colour_of(c)], "value": rank_of(c),
+             "cardentropy": float(f[1]), "uselessness": float(f[2]),
+             "poss_values": [float(v) for v in f[3:8]],
+             "poss_colors": [float(v) for v in f[8:13]]}
+            for c, f in zip(state.hands[seat], numbers, strict=True)]
+
+
+def state_record(state: State, names: Sequence[str], finalround: int) -> dict[str, Any]:
+    """The report's JSON state for the player to move."""
+    if state.players != 2:
+        raise ValueError(f"the report's logs are of two-player games, not {state.players}")
+    me, other = state.current, 1 - state.current
+    mine, theirs = _cards(state, me, me), _cards(state, other, None)
+    table = kn.counts(state.discards).astype(int)
+    return {
+        "hints": state.hints, "finalround": finalround,
+        **{name: state.fireworks[i] for i, name in enumerate(COLOURS)},
+        "deck": len(state.deck),
+        "handentropy_other": float(sum(c["cardentropy"] for c in theirs)),
+        "handentropy_current": float(sum(c["cardentropy"] for c in mine)),
+        "fuse": state.fuses, "round": state.moves // 2 + 1, "current": names[me],
+        "hands": {"current": mine, "other": theirs},
+        "discarded": [int(f"{i + 1}{''.join(str(n) for n in row)}")
+                      for i, row in enumerate(table)],
+    }
+
+
+def action_record(state: State, action: int, names: Sequence[str],
+                  score: int) -> dict[str, Any]:
+    """The report's JSON action of the player to move in ``state``; ``score`` after it."""
+    kind, a, b = decode(action, state.players)
+    out: dict[str, Any] = {"type": TYPES[kind], "player": names[state.current]}
+    if kind in ("play", "discard"):
+        out["card"] = a
+    else:
+        out["hinted"], out["value"] = names[(state.current + a) % state.players], b
+    out["score"] = score
+    return out
+
+
+def write_game(directory: Path, stem: str, states: Sequence[State], actions: Sequence[int],
+               names: Sequence[str]) -> None:
+    """Write one game's two files; each appears whole (written aside, then renamed)."""
+    state_lines, action_lines, finalround = [], [], -1
+    for before, action, after in zip(states, actions, states[1:], strict=False):
+        if finalround < 0 and not before.deck:
+            finalround = (before.moves - 1) // 2 + 1  # the round of the move that drew it
+        state_lines.append(json.dumps(state_record(before, names, finalround)))
+        action_lines.append(json.dumps(action_record(before, action, names,
+                                                     after.score_played)))
+    for suffix, lines in ((STATES_SUFFIX, state_lines), (ACTIONS_SUFFIX, action_lines)):
+        _write_atomic(directory / f"{stem}{suffix}", "".join(f"{t}\n" for t in lines))
+
+
+def _write_atomic(path: Path, text: str) -> None:
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            f.write(text)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def _play_and_write(directory: Path, specs: Sequence[str], first: int, count: int, seed: int,
+                    width: int) -> list[int]:
+    from batchrl.games.hanabi.bots import make_bot
+
+    scores = []
+    for g in range(first, first + count):
+        rng = np.random.default_rng([seed, g])  # per game: the same games with any --jobs
+        bots = [make_bot(spec, rng) for spec in specs]
+        states, actions = play_game(bots, rng)
+        write_game(directory, f"game{g:0{width}d}", states, actions, specs)
+        scores.append(states[-1].score_played)
+    return scores
+
+
+def generate(directory: Path, specs: Sequence[str], games: int, seed: int,
+             progress: Callable[[int], None] | None = None, jobs: int = 1) -> list[int]:
+    """Play ``games`` games of the players ``specs`` (see ``bots.make_bot``) and write them
+    under ``directory`` as ``game000000.*``; returns their scores (cards played). Game g
+    is seeded by (``seed``, g), so ``jobs`` processes write the same files as one."""
+    if len(specs) != 2:
+        raise ValueError(f"the report's logs are of two-player games: give 2 players, "
+                         f"not {len(specs)}")
+    from batchrl.games.hanabi.bots import make_bot
+
+    for spec in specs:  # an unknown name fails before any game is played
+        make_bot(spec, np.random.default_rng(0))
+    directory.mkdir(parents=True, exist_ok=True)
+    width = max(6, len(str(games - 1)))
+    block = 200
+    starts = range(0, games, block)
+    if jobs == 1:
+        parts = (_play_and_write(directory, specs, s, min(block, games - s), seed, width)
+                 for s in starts)
+    else:
+        from joblib import Parallel, delayed
+
+        parts = Parallel(n_jobs=jobs, return_as="generator")(
+            delayed(_play_and_write)(directory, specs, s, min(block, games - s), seed, width)
+            for s in starts)
+    scores: list[int] = []
+    for part in parts:
+        scores += part
+        if progress is not None:
+            progress(len(part))
+    return scores

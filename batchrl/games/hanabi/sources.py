@@ -1,0 +1,162 @@
+"""Where Hanabi games come from: a source (a file, or a directory of games) -> episodes.
+
+Three formats, told apart by ``sniff``:
+
+* ``hanabi-json``: the report's logs, ``<game>.states.jsonl`` + ``<game>.actions.jsonl``
+  (``batchrl generate --game hanabi`` writes them; ``parsers.hanabi`` reads them);
+* ``hanabi-eger``: Eger et al.'s ``game<ID>.log`` (an AI in seat 0, a human in seat
+  1), each deal rebuilt from its seed and replayed under their house rule (a
+  discard with 8 hints is allowed); the replayed score must equal the logged one;
+* ``hanablive``: hanab.live JSON exports, replayed through the rules; only
+  two-player No Variant games fit a Hanabi store (the others are refused, naming
+  the variant or the number of players).
+
+A directory is one source: its games land in the store together, and the
+source's digest covers every game file in it. A game that cannot be read or
+replayed comes out as a ``GameError`` naming the file and line; the others are
+unaffected.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from batchrl.games.hanabi.rules import IllegalMove, deal, is_terminal, step
+from batchrl.games.hanabi.transitions import Episode, replayed
+
+_PATTERNS = {"hanabi-json": "*.states.jsonl", "hanabi-eger": "game*.log",
+             "hanablive": "*.json"}
+
+
+@dataclass(frozen=True)
+class GameError:
+    """A game left out, and why (``message`` names the file and the line)."""
+
+    kind: str
+    message: str
+
+    def __str__(self) -> str:
+        return self.message
+
+
+def _sniff_file(path: Path) -> str | None:
+    if path.name.endswith(".states.jsonl"):
+        return "hanabi-json"
+    try:
+        with open(path, encoding="utf-8", errors="replace") as f:
+            head = f.read(4096)
+    except OSError:
+        return None
+    if "Treatment: (" in head and "\nMOVE: " in head:
+        return "hanabi-eger"
+    if path.suffix == ".json" and '"deck"' in head and '"actions"' in head:
+        return "hanablive"
+    return None
+
+
+def sniff(path: Path) -> str | None:
+    """The Hanabi format of a file or a directory of games, or None."""
+    if not path.is_dir():
+        return _sniff_file(path)
+    for fmt, pattern in _PATTERNS.items():
+        found = sorted(path.glob(pattern))
+        if found and any(_sniff_file(f) == fmt for f in found[:5]):
+            return fmt
+    return None
+
+
+def game_files(path: Path, fmt: str) -> list[Path]:
+    """The files of a source's games, in name order (a states file stands for its pair)."""
+    if not path.is_dir():
+        return [path]
+    files = sorted(path.glob(_PATTERNS[fmt]))
+    return [f for f in files if fmt != "hanablive" or _sniff_file(f) == "hanablive"]
+
+
+def digest(files: Sequence[Path]) -> str:
+    """A sha256 over the games' files, their names and bytes (a pair's both files)."""
+    h = hashlib.sha256()
+    for f in files:
+        pair = [f]
+        if f.name.endswith(".states.jsonl"):
+            from parsers.hanabi import actions_path
+
+            pair.append(actions_path(f))
+        for p in pair:
+            h.update(p.name.encode() + b"\0")
+            if p.exists():
+                with open(p, "rb") as fh:
+                    h.update(hashlib.file_digest(fh, "sha256").digest())
+    return h.hexdigest()
+
+
+def episodes(files: Sequence[Path], fmt: str) -> Iterator[Episode | GameError]:
+    """Each game of ``files`` as an episode, or the reason it is left out."""
+    read = {"hanabi-json": _report, "hanabi-eger": _eger, "hanablive": _live}[fmt]
+    for f in files:
+        yield read(f)
+
+
+def _report(path: Path) -> Episode | GameError:
+    from parsers.hanabi import HanabiLogError, read_game
+
+    try:
+        g = read_game(path)
+    except HanabiLogError as exc:
+        return GameError("bad game", str(exc))
+    n = len(g.actions)
+    seats = [i % 2 for i in range(n)]
+    other = {g.names[i]: g.names[i + 1] for i in range(n - 1)}
+    return Episode(key=path.name.removesuffix(".states.jsonl"), features=g.features,
+                   actions=g.actions, rewards=g.rewards, legal=g.legal,
+                   seats=np.asarray(seats, dtype=np.int8), names=g.names,
+                   partners=tuple(other.get(name, name) for name in g.names), hands=g.hands,
+                   lines=tuple(range(1, n + 1)))
+
+
+def _eger(path: Path) -> Episode | GameError:
+    from parsers.hanabi_eger import EgerError, read_eger
+
+    try:
+        game = read_eger(path)
+    except EgerError as exc:
+        kind = "the AI hints itself" if "hints itself" in str(exc) else "bad game"
+        return GameError(kind, str(exc))
+    state = deal(game.deck, 2, discard_at_max_hints=True)
+    states, actions, lines = [state], [], []
+    for line, seat, action in game.moves:
+        if seat != state.current:
+            return GameError("bad game", f"{path}, line {line}: seat {seat} moves out of turn")
+        try:
+            state = step(state, action)
+        except IllegalMove as exc:
+            return GameError("illegal move", f"{path}, line {line}: {exc}")
+        states.append(state)
+        actions.append(action)
+        lines.append(line)
+    if not is_terminal(state) or state.score_played != game.score:
+        return GameError("score differs", f"{path}: the replay ends with "
+                         f"{state.score_played} cards played (over: {is_terminal(state)}); "
+                         f"the log says {game.score}")
+    return replayed(states, actions, (game.ai, "human"), key=game.game_id, lines=lines)
+
+
+def _live(path: Path) -> Episode | GameError:
+    from batchrl.games.hanabi.replay import replay_live
+    from parsers.hanablive import HanabLiveError, read_hanablive
+
+    try:
+        game = read_hanablive(path)
+        if len(game.players) != 2:
+            return GameError("not two players", f"{path}: {len(game.players)} players: a "
+                             f"Hanabi store holds two-player games (the report's state)")
+        states, actions = replay_live(game)
+    except HanabLiveError as exc:
+        kind = "variant" if "variant" in str(exc) or "option" in str(exc) else "bad game"
+        return GameError(kind, str(exc))
+    return replayed(states, actions, tuple(game.players), key=path.stem)

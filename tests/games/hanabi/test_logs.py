@@ -1,0 +1,132 @@
+"""The report's JSON state/action logs: generate -> parse -> store gives back the games."""
+
+import json
+
+import numpy as np
+import pytest
+from locations import ROOT
+
+from batchrl.games.hanabi.bots import ConventionBot, SimpleBot
+from batchrl.games.hanabi.knowledge import encode
+from batchrl.games.hanabi.logs import generate, play_game, write_game
+from batchrl.games.hanabi.rules import legal_actions
+from batchrl.ingest import IngestConfig, IngestError, ingest
+from batchrl.store import Store
+from parsers.hanabi import HanabiLogError, read_game
+
+EGER = ROOT.parent / "shared" / "data" / "hanabi" / "eger_hanabidata" / "log"
+
+
+def _games(n, seed=5):
+    rng = np.random.default_rng(seed)
+    return [play_game((ConventionBot(), SimpleBot(rng)), rng) for _ in range(n)]
+
+
+def test_a_written_game_reads_back_as_the_engine_played_it(tmp_path):
+    for g, (states, actions) in enumerate(_games(6)):
+        write_game(tmp_path, f"g{g}", states, actions, ("teacher", "partner"))
+        game = read_game(tmp_path / f"g{g}.states.jsonl")
+        expected = np.stack([encode(s, s.current) for s in states[:-1]])
+        assert np.array_equal(game.features, expected)
+        assert game.actions.tolist() == actions
+        assert game.rewards.tolist() == np.diff([s.score_played for s in states]).tolist()
+        assert game.score == states[-1].score_played
+        for mask, s in zip(game.legal, states, strict=False):
+            assert np.flatnonzero(mask).tolist() == list(legal_actions(s))
+        assert game.names == tuple(("teacher", "partner")[s.current] for s in states[:-1])
+
+
+def test_generated_games_do_not_depend_on_the_number_of_processes(tmp_path):
+    one = generate(tmp_path / "one", ("bot2", "simple"), 3, seed=4)
+    two = generate(tmp_path / "two", ("bot2", "simple"), 3, seed=4, jobs=2)
+    assert one == two
+    for f in sorted((tmp_path / "one").iterdir()):
+        assert f.read_bytes() == (tmp_path / "two" / f.name).read_bytes()
+
+
+def test_finalround_and_the_discards_follow_the_report(tmp_path):
+    (states, actions), = _games(1, seed=11)
+    write_game(tmp_path, "g", states, actions, ("a", "b"))
+    lines = [json.loads(t) for t in (tmp_path / "g.states.jsonl").read_text().splitlines()]
+    empty = [i for i, s in enumerate(states[:-1]) if not s.deck]
+    assert all(r["finalround"] == -1 for r in lines[:empty[0]])
+    assert {r["finalround"] for r in lines[empty[0]:]} == {(empty[0] - 1) // 2 + 1}
+    last = lines[-1]
+    for number in last["discarded"]:
+        colour = int(str(number)[0]) - 1
+        counted = [sum(1 for c in states[-2].discards if c == colour * 5 + r) for r in range(5)]
+        assert str(number)[1:] == "".join(map(str, counted))
+
+
+def test_a_bad_line_refuses_its_game_naming_the_file_and_line(tmp_path):
+    (states, actions), = _games(1)
+    write_game(tmp_path, "g", states, actions, ("a", "b"))
+    path = tmp_path / "g.actions.jsonl"
+    lines = path.read_text().splitlines()
+    bad = json.loads(lines[3])
+    bad.update(type="discard", card=7)
+    path.write_text("\n".join([*lines[:3], json.dumps(bad), *lines[4:]]) + "\n")
+    with pytest.raises(HanabiLogError, match=r"g.states.jsonl, line 4: card 7"):
+        read_game(tmp_path / "g.states.jsonl")
+    path.write_text("\n".join(lines[:-1]) + "\n")
+    with pytest.raises(HanabiLogError, match=r"states but g\.actions\.jsonl holds"):
+        read_game(tmp_path / "g.states.jsonl")
+
+
+def test_generate_then_ingest_round_trips_and_keeps_the_good_games(tmp_path):
+    games = tmp_path / "games"
+    scores = generate(games, ("bot2", "bot2"), 5, seed=2)
+    broken = games / "game000003.states.jsonl"
+    lines = broken.read_text().splitlines()
+    broken.write_text("\n".join([lines[0], "{not json", *lines[2:]]) + "\n")
+    with pytest.raises(IngestError, match=r"game000003\.states\.jsonl, line 2: not JSON"):
+        ingest(IngestConfig(paths=(games,), store=tmp_path / "store"))
+    report, = ingest(IngestConfig(paths=(games,), store=tmp_path / "store", on_error="skip"))
+    assert report.fmt == "hanabi-json" and report.hands == 4 and report.skipped["bad game"] == 1
+    store = Store.open(tmp_path / "store")
+    t = store.arrays()
+    frame = store.to_pandas()
+    returns = frame.groupby("episode")["reward"].sum().sort_index().tolist()
+    assert sorted(returns) == sorted(s for i, s in enumerate(scores) if i != 3)
+    assert t.state.shape[1] == 195 and int(t.terminal.sum()) == 4
+    # next_state is the next move's state; the last move's is zeros with no legal move
+    nxt = np.flatnonzero(~t.terminal)
+    assert np.array_equal(t.next_state[nxt], t.state[nxt + 1])
+    assert not t.next_legal[t.terminal].any() and t.next_legal[nxt].any(axis=1).all()
+    assert set(frame["name"]) == {"bot2"}
+    assert store.audit("hand").tolist() == frame["hand"].tolist()
+    assert len(store.audit("hand", players=["bot2"])) == len(t)
+
+
+def test_audit_columns_follow_a_player_filter(tmp_path):
+    generate(tmp_path / "g", ("bot2", "simple"), 3, seed=6)
+    ingest(IngestConfig(paths=(tmp_path / "g",), store=tmp_path / "s"))
+    store = Store.open(tmp_path / "s")
+    partner = store.audit("partner", players=["simple"])
+    assert len(partner) == len(store.arrays(players=["simple"])) > 0
+    assert set(partner) == {"bot2"} and set(store.audit("partner")) == {"bot2", "simple"}
+
+
+@pytest.mark.skipif(not EGER.is_dir(), reason=f"{EGER} is absent: the real Hanabi games live "
+                    "beside the team's checkouts, not in a user's clone")
+def test_eger_games_land_in_a_store_marked_by_who_moved(tmp_path):
+    files = sorted(EGER.glob("game*.log"))[:40]
+    folder = tmp_path / "eger"
+    folder.mkdir()
+    for f in files:
+        (folder / f.name).write_bytes(f.read_bytes())
+    report, = ingest(IngestConfig(paths=(folder,), store=tmp_path / "store", on_error="skip"))
+    assert report.fmt == "hanabi-eger" and report.hands + sum(report.skipped.values()) == 40
+    frame = Store.open(tmp_path / "store").to_pandas()
+    assert set(frame["name"]) <= {"human", "full", "intentional", "outer"}
+    assert "human" in set(frame["name"])
+    humans = frame[frame["name"] == "human"]
+    assert (humans["partner"] != "human").all() and (humans["player"] == 1).all()
+    # every episode's rewards add up to its logged score
+    from parsers.hanabi_eger import read_eger
+
+    logged = {read_eger(f).game_id: read_eger(f).score for f in files
+              if not report.examples or str(f) not in str(report.examples)}
+    got = frame.groupby("episode")["reward"].sum()
+    for episode, total in got.items():
+        assert total == logged[str(episode).split(":", 1)[1]]
