@@ -56,13 +56,13 @@ def _print_report(report: SourceReport) -> None:
 
 
 @main.command()
-@click.argument("paths", nargs=-1, required=True,
-                type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@click.argument("paths", nargs=-1, required=True, type=click.Path(exists=True, path_type=Path))
 @click.option("--store", "store", type=click.Path(file_okay=False, path_type=Path),
               default=None, help=_STORE_HELP)
 @click.option("--format", "fmt", type=click.Choice(FORMATS), default="auto", show_default=True,
               help="Log format: ACPC dealer .log (STATE lines), Glassfrog .dealer.summary, "
-                   "or told from the content.")
+                   "sette e mezzo JSON lines, Hanabi: the report's JSON state/action pairs, "
+                   "Eger et al.'s game logs, hanab.live exports; or told from the content.")
 @click.option("--game", "game", metavar="FILE|NAME", default=None,
               help="An ACPC .game file, or a built-in game: " + ", ".join(BUILTINS) + ". "
                    "Default: the game the log's header names, else the built-in whose "
@@ -76,18 +76,25 @@ def _print_report(report: SourceReport) -> None:
                    "--no-pv leaves the feature out: ingest runs several times faster.")
 def ingest(paths: tuple[Path, ...], store: Path | None, fmt: str, game: str | None,
            on_error: str, pv: bool) -> None:
-    """Turn poker logs into store rows, one per decision.
+    """Turn game logs into store rows, one per decision.
 
     Every hand is replayed through the rules: each action must be legal and the
     payoffs the rules compute must equal the logged ones. Rows hold the thesis's
     features from the acting seat's view (its own cards only). Ingesting a file
     again replaces its rows; a killed ingest leaves the store as it was.
 
+    Hanabi: a path is a game's file or a directory of games (one source). Rows
+    hold the report's 195 numbers from the mover's view, the 20 action classes,
+    the score change of each move as reward, and who moved (bot, human or AI).
+
     \b
     Examples:
       batchrl ingest ROOM_90.dealer.summary
       batchrl ingest logs/*.log --store datasets/acpc --on-error skip
       batchrl ingest foo.log --game wvholdem.limit.2p.game
+      batchrl ingest hanabi-games/ --store datasets/hanabi
+      batchrl ingest ../shared/data/hanabi/eger_hanabidata/log --store datasets/eger \\
+          --on-error skip
     """
     from batchrl.ingest import IngestConfig, IngestError
     from batchrl.ingest import ingest as run
@@ -96,7 +103,9 @@ def ingest(paths: tuple[Path, ...], store: Path | None, fmt: str, game: str | No
     root = store if store is not None else default_store_path()
     config = IngestConfig(paths=paths, store=root, fmt=fmt, game=game, on_error=on_error,
                           pv=pv)
-    total = sum(p.stat().st_size for p in paths)
+    from batchrl.ingest import source_bytes
+
+    total = sum(source_bytes(p) for p in paths)
     try:
         if sys.stderr.isatty():
             with click.progressbar(length=total, label="ingesting", file=sys.stderr,
@@ -117,9 +126,17 @@ def ingest(paths: tuple[Path, ...], store: Path | None, fmt: str, game: str | No
     click.echo(f"store: {root}")
 
 
+def _listing(names: tuple[str, ...] | list[str], whole: bool, head: int = 24) -> str:
+    """Names, comma separated; a long list is cut after ``head`` unless ``whole``."""
+    if whole or len(names) <= head + 1:
+        return ", ".join(names)
+    return f"{', '.join(names[:head])}, ... ({len(names)} in all; --all lists them)"
+
+
 @main.command()
 @click.argument("store", required=False, type=click.Path(file_okay=False, path_type=Path))
-def info(store: Path | None) -> None:
+@click.option("--all", "whole", is_flag=True, help="List every feature, however many.")
+def info(store: Path | None, whole: bool) -> None:
     """What a store holds: rows, episodes, players, features, actions, sources.
 
     STORE defaults to datasets/store (or $BATCHRL_STORE).
@@ -139,8 +156,8 @@ def info(store: Path | None) -> None:
     click.echo(f"players   {', '.join(map(str, summary.players))}")
     if names := opened.names():
         click.echo("names     " + ", ".join(f"{n} ({c:,} decisions)" for n, c in names.items()))
-    click.echo(f"features  {', '.join(summary.features)}")
-    click.echo(f"actions   {', '.join(summary.actions)}")
+    click.echo(f"features  {_listing(summary.features, whole)}")
+    click.echo(f"actions   {_listing(summary.actions, whole)}")
     click.echo(f"sources   {len(summary.sources)}")
     for src in summary.sources:
         click.echo(f"  {src.path}  {src.rows:,} rows, {src.episodes:,} episodes, "
@@ -281,7 +298,7 @@ def policy_show(model: Path) -> None:
                    f"{'frozen' if h['frozen'] else 'refit'}")
 
 
-GAMES = ("holdem", "sette-mezzo")
+GAMES = ("holdem", "sette-mezzo", "hanabi")
 
 
 @main.command()
@@ -293,7 +310,9 @@ GAMES = ("holdem", "sette-mezzo")
                    "or a model file from batchrl fqi.")
 @click.option("--players", default="random,random", show_default=True, metavar="A,B",
               help="holdem: the two players, each random (the thesis's: 10% fold, 50% call, "
-                   "40% raise), rule (a tight-aggressive rule bot) or a model file.")
+                   "40% raise), rule (a tight-aggressive rule bot) or a model file. "
+                   "hanabi: random, simple, convention (bot1, bot2: the report's roles, "
+                   "simple and convention) or model:PATH (a network from batchrl imitate).")
 @click.option("--format", "fmt", type=click.Choice(["auto", "acpc", "glassfrog"]),
               default="auto", show_default=True,
               help="holdem: ACPC dealer .log (STATE lines) or Glassfrog .dealer.summary; "
@@ -304,10 +323,13 @@ GAMES = ("holdem", "sette-mezzo")
 @click.option("--limit", default=5.0, show_default=True,
               help="sette-mezzo: the opponent draws until its total reaches this.")
 @click.option("--seed", default=0, show_default=True, help="Makes the deals repeatable.")
-@click.option("-o", "--out", type=click.Path(dir_okay=False, path_type=Path), required=True,
-              help="Log file to write.")
+@click.option("--jobs", "-j", default=1, show_default=True,
+              help="hanabi: processes playing games (-1: one per core); the games do not "
+                   "depend on it.")
+@click.option("-o", "--out", type=click.Path(path_type=Path), required=True,
+              help="Log file to write (hanabi: a directory, two files per game).")
 def generate(game: str, count: int, policy_name: str, players: str, fmt: str,
-             table: str | None, limit: float, seed: int, out: Path) -> None:
+             table: str | None, limit: float, seed: int, jobs: int, out: Path) -> None:
     """Play games with bots and write them as logs that batchrl ingest reads.
 
     \b
@@ -316,6 +338,7 @@ def generate(game: str, count: int, policy_name: str, players: str, fmt: str,
           -o ROOM_90.dealer.summary
       batchrl generate --game holdem --hands 50000 --players random,rule -o rule.log
       batchrl generate --game sette-mezzo --games 100000 --policy random -o random.jsonl
+      batchrl generate --game hanabi --players bot2,bot2 --games 36000 -o hanabi-games
     """
     import numpy as np
 
@@ -334,6 +357,18 @@ def generate(game: str, count: int, policy_name: str, players: str, fmt: str,
             chooser = learned.act_batch
         rng = np.random.default_rng(seed)
         written = write_log(out, play(chooser, count, rng, limit))  # type: ignore[arg-type]
+    elif game == "hanabi":
+        from batchrl.games.hanabi.logs import generate as generate_hanabi
+
+        names = [p.strip() for p in players.split(",")]
+        try:
+            with _progress(count, "playing") as advance:
+                scores = generate_hanabi(out, names, count, seed, advance, jobs)
+        except ValueError as exc:
+            raise click.ClickException(str(exc)) from None
+        click.echo(f"{count:,} games written to {out}/ (mean score {np.mean(scores):.2f} "
+                   f"cards played)")
+        return
     else:
         from batchrl.games.holdem import gamedef
         from batchrl.games.holdem.logs import generate as generate_holdem
@@ -441,10 +476,108 @@ def ablate(store: Path | None, opponent: str, trees: int, nmin: int, iters: int,
 
 
 @main.command()
+@click.option("--store", "store", type=click.Path(file_okay=False, path_type=Path),
+              default=None, help=_STORE_HELP)
+@click.option("--epochs", default=100, show_default=True, help="Passes over the training games.")
+@click.option("--player", "players", multiple=True, metavar="NAME[,NAME...]",
+              help="Learn only these players' moves (see the names in batchrl info), e.g. "
+                   "human in Eger et al.'s games [default: every move].")
+@click.option("--hidden", default="195,128,64,32", show_default=True, metavar="N,N,...",
+              help="Hidden layer widths (the report's).")
+@click.option("--dropout", default=0.1, show_default=True, help="Dropout after each hidden "
+                                                                  "layer but the last.")
+@click.option("--batchnorm/--no-batchnorm", default=True, show_default=True,
+              help="Batch normalisation before the output layer.")
+@click.option("--batch-size", default=256, show_default=True)
+@click.option("--lr", "learning_rate", default=1e-3, show_default=True,
+              help="Adam's learning rate.")
+@click.option("--colour-order", is_flag=True,
+              help="Train on colour-ordered states (colours sorted per state, hint moves "
+                   "renamed); the network renames its moves back when it plays.")
+@click.option("--seed", default=0, show_default=True, help="The game split and the weights.")
+@click.option("--threads", type=int, default=None,
+              help="CPU threads for torch [default: one per core].")
+@click.option("--out", type=click.Path(dir_okay=False, path_type=Path), default=None,
+              help="Network file [default: STORE/models/imitation[-PLAYER][-colour].pt]; a "
+                   "plot of the curves (.png) and the figures (.json) go beside it.")
+def imitate(store: Path | None, epochs: int, players: tuple[str, ...], hidden: str,
+            dropout: float, batchnorm: bool, batch_size: int, learning_rate: float,
+            colour_order: bool, seed: int, threads: int | None, out: Path | None) -> None:
+    """Train a network to predict the moves in a Hanabi store (the report's).
+
+    Games are split 70/20/10 (train, validation, test) by game, never by row.
+    Prints each epoch's loss and accuracy, then the test set's per-move
+    precision, recall and F1 (the report's Figure 5), and saves the network, a
+    plot of the curves and the figures. Play it with
+    batchrl evaluate --game hanabi --players model:PATH,bot2.
+
+    \b
+    Examples:
+      batchrl imitate --store datasets/hanabi --epochs 100
+      batchrl imitate --store datasets/eger --player human --epochs 30
+      batchrl imitate --store datasets/hanabi --colour-order
+    Needs torch: pip install -e '.[imitation]' (or pip install torch==2.13.0).
+    """
+    from batchrl.imitation import (
+        Epoch,
+        ImitationError,
+        NetworkConfig,
+        batches_per_epoch,
+        train,
+        write_figures,
+    )
+    from batchrl.store import StoreError, default_store_path
+
+    root = store if store is not None else default_store_path()
+    try:
+        widths = tuple(int(w) for w in hidden.split(","))
+    except ValueError:
+        raise click.BadParameter(f"{hidden!r}: want widths like 195,128,64,32",
+                                 param_hint="--hidden") from None
+    config = NetworkConfig(hidden=widths, dropout=dropout, batchnorm=batchnorm, epochs=epochs,
+                           batch_size=batch_size, learning_rate=learning_rate, seed=seed,
+                           colour_order=colour_order, threads=threads)
+    who = _names(players)
+    if out is None:
+        tag = "".join(f"-{p}" for p in who) + ("-colour" if colour_order else "")
+        out = root / "models" / f"imitation{tag}.pt"
+    click.echo(f"{'epoch':>5} {'train loss':>10} {'train acc':>9} {'val loss':>9} "
+               f"{'val acc':>8} {'seconds':>8}")
+
+    def line(e: Epoch) -> None:
+        click.echo(f"{e.epoch:>5} {e.train_loss:>10.4f} {e.train_accuracy:>9.2%} "
+                   f"{e.val_loss:>9.4f} {e.val_accuracy:>8.2%} {e.seconds:>8.1f}")
+
+    try:
+        total = batches_per_epoch(root, who, config) * epochs
+        with _progress(total, "training") as advance:
+            result = train(root, out, config, who, progress=advance, on_epoch=line)
+    except (ImitationError, StoreError) as exc:
+        raise click.ClickException(str(exc)) from None
+    click.echo(f"\ntest set: {result.split_games[2]:,} games, {result.split_rows[2]:,} moves "
+               f"(train {result.split_games[0]:,} games, validation {result.split_games[1]:,})")
+    click.echo(result.table())
+    by_partner = result.extra.get("accuracy_by_partner", {})
+    if len(by_partner) > 1:
+        click.echo("\ntest accuracy by partner:")
+        for name, figures_of in by_partner.items():
+            click.echo(f"  {name:<24} {figures_of['accuracy']:>7.2%}  "
+                       f"({figures_of['moves']:,} moves)")
+    plot, figures = write_figures(result)
+    click.echo(f"network: {out}\ncurves:  {plot}\nfigures: {figures}")
+
+
+@main.command()
 @click.option("--game", type=click.Choice(GAMES), default=None,
               help="The game [default: the model's]; given, it must be the model's.")
 @click.option("--model", type=click.Path(exists=True, dir_okay=False, path_type=Path),
-              required=True, help="The hero: a model file from batchrl fqi.")
+              default=None, help="The hero: a model file from batchrl fqi (holdem, "
+                                 "sette-mezzo).")
+@click.option("--players", "pairs", multiple=True, metavar="A,B",
+              help="hanabi: a pair of players (random, simple, convention, bot1, bot2, "
+                   "model:PATH); repeat for more pairs, all on the same deals "
+                   "[default: bot2,bot2].")
+@click.option("--games", default=1000, show_default=True, help="hanabi: games per pair.")
 @click.option("--opponent", default="random", show_default=True, metavar="random|rule|MODEL",
               help="holdem: the thesis's random bot, the rule bot, or another model file.")
 @click.option("--hands", default=3000, show_default=True,
@@ -458,8 +591,9 @@ def ablate(store: Path | None, opponent: str, trees: int, nmin: int, iters: int,
               help="sette-mezzo: the opponent's limit [default: the one the model's data "
                    "was played at].")
 @click.option("--json", "as_json", is_flag=True, help="One JSON object, for notebooks.")
-def evaluate(game: str | None, model: Path, opponent: str, hands: int, seed: int,
-             duplicate: bool, limit: float | None, as_json: bool) -> None:
+def evaluate(game: str | None, model: Path | None, pairs: tuple[str, ...], games: int,
+             opponent: str, hands: int, seed: int, duplicate: bool, limit: float | None,
+             as_json: bool) -> None:
     """Measure a learned policy, in the game its model was trained on.
 
     \b
@@ -471,11 +605,21 @@ def evaluate(game: str | None, model: Path, opponent: str, hands: int, seed: int
     sette-mezzo: exact, no sampling: the policy's expected reward per game,
     the optimal one, the gap, and the share of decisions where it plays the
     optimal action, weighted by how often it reaches each state.
+    \b
+    hanabi: pairs of players on the same deals, the report's Table 2 (mean,
+    sd, max, min) in both score conventions:
+      batchrl evaluate --game hanabi --players model:net.pt,bot2 \\
+          --players bot2,bot2 --games 1000
     """
     import json
 
     from batchrl.policy import GreedyPolicy, ModelError
 
+    if game == "hanabi" or pairs:
+        _evaluate_hanabi(pairs or ("bot2,bot2",), games, seed, as_json)
+        return
+    if model is None:
+        raise click.UsageError("--model is needed (for hanabi give --game hanabi --players)")
     try:
         hero = GreedyPolicy.load(model)  # read once: a forest file can take seconds to load
         trained = hero.artifact.meta.get("game", "")
@@ -496,6 +640,28 @@ def evaluate(game: str | None, model: Path, opponent: str, hands: int, seed: int
         click.echo(json.dumps(result.as_dict() | {"model": str(model)}))
     else:
         click.echo(result.table())
+
+
+def _evaluate_hanabi(pairs: tuple[str, ...], games: int, seed: int, as_json: bool) -> None:
+    import json
+
+    from batchrl.games.hanabi.evaluate import HEADER, evaluate_players
+
+    reports = []
+    try:
+        for pair in pairs:
+            names = tuple(p.strip() for p in pair.split(","))
+            with _progress(games, " + ".join(names)) as advance:
+                reports.append(evaluate_players(names, games, seed, advance))
+    except ValueError as exc:  # an unknown player, an unreadable network file
+        raise click.ClickException(str(exc)) from None
+    if as_json:
+        click.echo(json.dumps([r.as_dict() for r in reports]))
+        return
+    click.echo(f"{games:,} games per pair, seed {seed} (the same deals for every pair)")
+    click.echo(HEADER)
+    for r in reports:
+        click.echo(r.row())
 
 
 def _evaluate_sette_mezzo(model: Path, limit: float | None, as_json: bool) -> None:
