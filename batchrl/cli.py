@@ -494,6 +494,8 @@ def ablate(store: Path | None, opponent: str, trees: int, nmin: int, iters: int,
 @click.option("--colour-order", is_flag=True,
               help="Train on colour-ordered states (colours sorted per state, hint moves "
                    "renamed); the network renames its moves back when it plays.")
+@click.option("--keep-best/--keep-last", default=True, show_default=True,
+              help="Keep the network of the epoch best on the validation games, or the last.")
 @click.option("--seed", default=0, show_default=True, help="The game split and the weights.")
 @click.option("--threads", type=int, default=None,
               help="CPU threads for torch [default: one per core].")
@@ -502,7 +504,8 @@ def ablate(store: Path | None, opponent: str, trees: int, nmin: int, iters: int,
                    "plot of the curves (.png) and the figures (.json) go beside it.")
 def imitate(store: Path | None, epochs: int, players: tuple[str, ...], hidden: str,
             dropout: float, batchnorm: bool, batch_size: int, learning_rate: float,
-            colour_order: bool, seed: int, threads: int | None, out: Path | None) -> None:
+            colour_order: bool, keep_best: bool, seed: int, threads: int | None,
+            out: Path | None) -> None:
     """Train a network to predict the moves in a Hanabi store (the report's).
 
     Games are split 70/20/10 (train, validation, test) by game, never by row.
@@ -536,7 +539,7 @@ def imitate(store: Path | None, epochs: int, players: tuple[str, ...], hidden: s
                                  param_hint="--hidden") from None
     config = NetworkConfig(hidden=widths, dropout=dropout, batchnorm=batchnorm, epochs=epochs,
                            batch_size=batch_size, learning_rate=learning_rate, seed=seed,
-                           colour_order=colour_order, threads=threads)
+                           colour_order=colour_order, threads=threads, keep_best=keep_best)
     who = _names(players)
     if out is None:
         tag = "".join(f"-{p}" for p in who) + ("-colour" if colour_order else "")
@@ -554,6 +557,9 @@ def imitate(store: Path | None, epochs: int, players: tuple[str, ...], hidden: s
             result = train(root, out, config, who, progress=advance, on_epoch=line)
     except (ImitationError, StoreError) as exc:
         raise click.ClickException(str(exc)) from None
+    if "best_epoch" in result.extra:
+        click.echo(f"kept the network of epoch {result.extra['best_epoch']} (best validation "
+                   f"accuracy)")
     click.echo(f"\ntest set: {result.split_games[2]:,} games, {result.split_rows[2]:,} moves "
                f"(train {result.split_games[0]:,} games, validation {result.split_games[1]:,})")
     click.echo(result.table())

@@ -5,7 +5,9 @@ The report's network by default (its Figure 3): Dense 195 -> 195 -> 128 -> 64 ->
 a softmax, trained with cross-entropy and Adam. Games are split 70/20/10 into
 training, validation and test sets by episode, never by row: two moves of one
 game are never on both sides. Inputs are standardised with the training set's
-mean and deviation (kept in the artifact).
+mean and deviation (kept in the artifact). The network kept is the one of the
+epoch with the best validation accuracy (``keep_best``); the test games are
+scored once, at the end.
 
 Moves a state cannot allow (a slot the hand no longer has, a hint that touches
 no card, a hint with no token left) are masked out of the softmax, in training
@@ -66,6 +68,7 @@ class NetworkConfig:
     colour_order: bool = False
     mask: bool = True  # mask impossible moves out of the softmax
     threads: int | None = None  # torch threads (None: torch's default, one per core)
+    keep_best: bool = True  # end with the weights of the epoch best on the validation games
 
 
 @dataclass
@@ -238,6 +241,7 @@ def train(store: Path, out: Path, config: NetworkConfig = NetworkConfig(),
     if n_train == 0 or len(tensors[1][1]) == 0 or len(tensors[2][1]) == 0:
         raise ImitationError(f"{store}: too few games ({len(np.unique(t.episode))}) to split "
                              f"70/20/10 by game")
+    best: tuple[float, int, dict[str, Any]] = (-1.0, 0, {})
     for epoch in range(1, config.epochs + 1):
         started = time.perf_counter()
         total_loss, correct = train_epoch(model, optimiser, tensors[0], config.batch_size,
@@ -245,8 +249,13 @@ def train(store: Path, out: Path, config: NetworkConfig = NetworkConfig(),
         val_loss, val_acc, _ = _evaluate(model, tensors[1], config.mask)
         history.append(Epoch(epoch, total_loss / n_train, correct / n_train, val_loss, val_acc,
                              time.perf_counter() - started))
+        if config.keep_best and val_acc > best[0]:
+            best = (val_acc, epoch, {k: v.detach().clone()
+                                     for k, v in model.state_dict().items()})
         if on_epoch is not None:
             on_epoch(history[-1])
+    if config.keep_best:  # the weights of the best validation epoch, never the test set's
+        model.load_state_dict(best[2])
     test_loss, test_acc, predicted = _evaluate(model, tensors[2], config.mask)
     truth = tensors[2][1].numpy()
     if config.colour_order:  # score the moves as played: rename hint colours back
@@ -269,7 +278,7 @@ def train(store: Path, out: Path, config: NetworkConfig = NetworkConfig(),
         report=class_report(confusion, t.action_names), confusion=confusion,
         split_games=tuple(len(np.unique(t.episode[part == k])) for k in range(3)),  # type: ignore[arg-type]
         split_rows=tuple(int((part == k).sum()) for k in range(3)),  # type: ignore[arg-type]
-        players=tuple(players), extra=extra)
+        players=tuple(players), extra=extra | {"best_epoch": best[1] or config.epochs})
     _save(out, model, config, mean, std, t.feature_names, t.action_names, result, store)
     return result
 

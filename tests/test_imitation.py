@@ -89,6 +89,19 @@ def test_a_trained_network_saves_loads_and_never_plays_an_illegal_move(store, tm
             s = step(s, action)
 
 
+def test_the_network_kept_is_the_best_validation_epochs(store, tmp_path):
+    result = train(store, tmp_path / "n.pt", NetworkConfig(epochs=4, batch_size=64, threads=1))
+    val = [e.val_accuracy for e in result.history]
+    assert result.extra["best_epoch"] == int(np.argmax(val)) + 1
+    # the saved network scores the test games as the result says
+    t = Store.open(store).arrays()
+    part = split_by_game(t.episode, 0)
+    bot = NetworkBot.load(tmp_path / "n.pt")
+    x, y = t.state[part == 2], t.action[part == 2]
+    guess = bot.act_batch(x, possible_moves(x))
+    assert np.mean(guess == y) == pytest.approx(result.test_accuracy)
+
+
 def test_colour_order_scores_rename_hints_back(store, tmp_path):
     out = tmp_path / "net.pt"
     train(store, out, NetworkConfig(epochs=1, batch_size=64, colour_order=True, threads=1))
