@@ -4,7 +4,8 @@ The report's network by default (its Figure 3): Dense 195 -> 195 -> 128 -> 64 ->
 (ReLU, dropout 0.1 after the first three), batch normalisation, Dense -> 20 with
 a softmax, trained with cross-entropy and Adam. Games are split 70/20/10 into
 training, validation and test sets by episode, never by row: two moves of one
-game are never on both sides. Inputs are standardised with the training set's
+game are never on both sides, nor two games dealt the same cards (Eger et al.'s
+seeds repeat). Inputs are standardised with the training set's
 mean and deviation (kept in the artifact). The network kept is the one of the
 epoch with the best validation accuracy (``keep_best``); the test games are
 scored once, at the end.
@@ -131,6 +132,19 @@ def split_by_game(episode: NDArray[np.int64], seed: int,
     return part_of_game[np.searchsorted(games, episode)]
 
 
+def split(store: Path, t: Any, players: Sequence[str], seed: int) -> NDArray[np.int8]:
+    """The 70/20/10 split of ``t`` (``store.arrays(players=players)``) by game; games that
+    share a deal (the store's ``deal`` column) stay on one side together."""
+    opened = Store.open(store)
+    if "deal" not in opened.schema.audit_columns:
+        return split_by_game(t.episode, seed)
+    deal = opened.audit("deal", players)
+    own = np.char.add("game:", t.episode.astype(str)).astype(object)
+    groups = np.where(deal == "", own, deal)
+    _, codes = np.unique(groups.astype(str), return_inverse=True)
+    return split_by_game(codes.astype(np.int64), seed)
+
+
 def possible_moves(x: NDArray[np.float32]) -> NDArray[np.bool_]:
     """The moves the rules could allow in each two-player state, read off its 195 numbers:
     a play or discard of a slot the hand holds (discards at 8 hints left to be learnt:
@@ -218,7 +232,7 @@ def train(store: Path, out: Path, config: NetworkConfig = NetworkConfig(),
         raise ImitationError(f"{store}: the network reads two-player Hanabi stores (195 "
                              f"features, 20 moves), not {len(t.feature_names)} features and "
                              f"{len(t.action_names)} moves")
-    part = split_by_game(t.episode, config.seed)
+    part = split(store, t, players, config.seed)
     x, y, _ = _prepare(t.state, t.action, config.colour_order)
     assert y is not None
     allowed = possible_moves(x)  # reordered states: the hints of the reordered colours

@@ -5,9 +5,12 @@ The state lines already hold the knowledge model's numbers, so a game is read
 without replaying it: the 195 numbers come straight from the fields (the
 current player's own colours and values are dropped), the legal moves of each
 state from its hints and the other player's cards, the reward of each move
-from the score after it. Every move is checked against its state: a game with
-an unreadable line or an illegal move is refused whole, with an error naming
-the file and the line.
+from the log itself: a play scores when the mover's card (in its state line,
+hidden from the features) is one above its colour's firework. The action
+line's ``score`` (ours), when present, must agree; so must the fireworks of
+the next state. A game must end where the rules end it. Every move is checked
+against its state: a game with an unreadable line or an illegal move is
+refused whole, with an error naming the file and the line.
 
 >>> import tempfile
 >>> from pathlib import Path
@@ -21,7 +24,9 @@ the file and the line.
 
 from __future__ import annotations
 
+import itertools
 import json
+import math
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -59,23 +64,33 @@ def actions_path(states: Path) -> Path:
     return states.with_name(states.name.removesuffix(STATES_SUFFIX) + ACTIONS_SUFFIX)
 
 
-def _number(record: dict[str, Any], key: str) -> float:
-    value = record[key]
-    if isinstance(value, bool) or not isinstance(value, int | float):
-        raise ValueError(f"{key!r} is {value!r}, not a number")
+def _finite(value: Any, what: str) -> float:
+    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
+        raise ValueError(f"{what} is {value!r}, not a finite number")
     return float(value)
+
+
+def _number(record: dict[str, Any], key: str) -> float:
+    return _finite(record[key], repr(key))
+
+
+def _integer(value: Any, what: str, low: int, high: int) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
+        raise ValueError(f"{what} {value!r}: want a whole number {low}-{high}")
+    return value
 
 
 def _card_numbers(card: dict[str, Any]) -> list[float]:
     values, colours = card["poss_values"], card["poss_colors"]
     if len(values) != 5 or len(colours) != 5:
         raise ValueError("poss_values and poss_colors want 5 numbers each")
-    return [*(_number(card, k) for k in _CARD), *map(float, values), *map(float, colours)]
+    return [*(_number(card, k) for k in _CARD), *(_finite(v, "poss_values") for v in values),
+            *(_finite(v, "poss_colors") for v in colours)]
 
 
 def _identity(card: dict[str, Any]) -> tuple[int, int]:
     colour, value = card["color"], card["value"]
-    if colour not in COLOURS or value not in (1, 2, 3, 4, 5):
+    if colour not in COLOURS or isinstance(value, bool) or value not in (1, 2, 3, 4, 5):
         raise ValueError(f"a card {colour!r} {value!r}: want a colour of {COLOURS} and 1-5")
     return COLOURS.index(colour), int(value)
 
@@ -124,14 +139,12 @@ def legal_mask(hints: int, own: int, other: list[tuple[int, int]],
 def _action(record: dict[str, Any], own: int) -> int:
     kind = record["type"]
     if kind in ("play", "discard"):
-        slot = record["card"]
-        if not isinstance(slot, int) or not 0 <= slot < own:
-            raise ValueError(f"card {slot!r}: the hand has slots 0-{own - 1}")
+        slot = _integer(record["card"], "card", 0, own - 1)
         return slot + (0 if kind == "play" else 5)
     if kind == "hintvalue":
-        return encode_hint("hint_rank", 1, int(record["value"]))
+        return encode_hint("hint_rank", 1, _integer(record["value"], "hint value", 1, 5))
     if kind == "hintcolor":
-        return encode_hint("hint_colour", 1, int(record["value"]))
+        return encode_hint("hint_colour", 1, _integer(record["value"], "hint colour", 0, 4))
     raise ValueError(f"type {kind!r}: want play, discard, hintvalue or hintcolor")
 
 
@@ -166,10 +179,12 @@ def read_game(states: str | Path) -> ReportGame:
     legal: list[NDArray[np.bool_]] = []
     names: list[str] = []
     hands: list[str] = []
-    scores_before: list[int] = []
-    scores_after: list[Any] = []
+    rewards: list[float] = []
+    fuses: list[int] = []
+    decks: list[int] = []
+    score = 0
     for no, (s_text, a_text) in enumerate(zip(state_lines, action_lines, strict=True), 1):
-        where = f"{states}, line {no}"
+        where, a_where = f"{states}, line {no}", f"{acts}, line {no}"
         try:
             s = json.loads(s_text)
         except json.JSONDecodeError as exc:
@@ -177,43 +192,62 @@ def read_game(states: str | Path) -> ReportGame:
         try:
             a = json.loads(a_text)
         except json.JSONDecodeError as exc:
-            raise HanabiLogError(f"{acts}, line {no}: not JSON ({exc.msg})") from None
+            raise HanabiLogError(f"{a_where}: not JSON ({exc.msg})") from None
         try:
             x, mine, theirs = encode_record(s)
-            mask = legal_mask(int(s["hints"]), len(mine), theirs)
-            action = _action(a, len(mine))
+            hints = _integer(s["hints"], "hints", 0, MAX_HINTS)
+            fireworks = [_integer(s[c], c, 0, 5) for c in COLOURS]
+            fuses.append(_integer(s["fuse"], "fuse", 0, 3))
+            decks.append(_integer(s["deck"], "deck", 0, 40))
+            current = str(s["current"])
         except (KeyError, TypeError, ValueError, AttributeError) as exc:
             what = f"no field {exc}" if isinstance(exc, KeyError) else str(exc)
             raise HanabiLogError(f"{where}: {what}") from None
+        if sum(fireworks) != score:
+            raise HanabiLogError(f"{where}: the fireworks add up to {sum(fireworks)}, but the "
+                                 f"moves before it played {score} cards")
+        if fuses[-1] == 0 or score == 25 or decks.count(0) > 2:
+            raise HanabiLogError(f"{where}: a move after the game is over")
+        try:
+            action = _action(a, len(mine))
+            player = str(a.get("player", current))
+            logged = a.get("score")
+            if logged is not None:
+                logged = _integer(logged, "score", 0, 25)
+        except (KeyError, TypeError, ValueError, AttributeError) as exc:
+            what = f"no field {exc}" if isinstance(exc, KeyError) else str(exc)
+            raise HanabiLogError(f"{a_where}: {what}") from None
+        mask = legal_mask(hints, len(mine), theirs)
         if not mask[action]:
-            raise HanabiLogError(f"{acts}, line {no}: {a['type']} {a.get('card', a.get('value'))}"
-                                 f" is not a legal move in the state on {states.name} line {no}")
-        if a.get("player", s["current"]) != s["current"]:
-            raise HanabiLogError(f"{acts}, line {no}: {a['player']!r} moves, but the state says "
-                                 f"{s['current']!r} is to move")
-        if names and s["current"] == names[-1] and len(set(names)) > 1:
-            raise HanabiLogError(f"{where}: {s['current']!r} moves twice in a row")
+            raise HanabiLogError(f"{a_where}: {a['type']} {a.get('card', a.get('value'))} is "
+                                 f"not a legal move in the state on line {no} of {states.name}")
+        if player != current:
+            raise HanabiLogError(f"{a_where}: {player!r} moves, but the state says {current!r} "
+                                 f"is to move")
+        # the mover's own card is in its state line (hidden from the features): a play
+        # scores when its colour's firework is one below it
+        reward = 0.0
+        if action < 5:
+            colour, value = mine[action]
+            reward = float(fireworks[colour] == value - 1)
+        if logged is not None and logged != score + reward:
+            raise HanabiLogError(f"{a_where}: score {logged} after the move, but the move "
+                                 f"makes it {score + reward:g}")
+        score += int(reward)
         features.append(x)
         actions.append(action)
         legal.append(mask)
-        names.append(str(s["current"]))
+        names.append(current)
         hands.append(" ".join(f"{COLOURS[c][0]}{r}" for c, r in mine))
-        scores_before.append(sum(int(s[c]) for c in COLOURS))
-        scores_after.append(a.get("score"))
-    # no score field: read it off the next state (the last move, without one, scores 0)
-    following = [*scores_before[1:], scores_before[-1]]
-    scores_after = [f if a is None else int(a) for a, f in zip(scores_after, following,
-                                                               strict=True)]
-    rewards = np.asarray(scores_after, dtype=np.float64) - np.asarray(scores_before)
+        rewards.append(reward)
+    twice = [i for i, (p, q) in enumerate(itertools.pairwise(names)) if p == q]
+    if len(set(names)) > 1 and twice:
+        turn = twice[0]
+        raise HanabiLogError(f"{states}, line {turn + 2}: {names[turn]!r} moves twice in a row")
+    last_misplayed = actions[-1] < 5 and rewards[-1] == 0 and fuses[-1] == 1
+    if not (last_misplayed or score == 25 or decks.count(0) == 2):
+        raise HanabiLogError(f"{states}: the log ends before the game does (no third fuse, no "
+                             f"25, and the last round after the deck ran out is not complete)")
     return ReportGame(str(states), np.asarray(features, dtype=np.float32),
-                      np.asarray(actions, dtype=np.int64), rewards,
-                      np.asarray(legal, dtype=bool), tuple(names), tuple(hands),
-                      int(scores_after[-1]))
-
-
-def game_files(path: str | Path) -> list[Path]:
-    """The states files of a game's states file, or of every game in a directory."""
-    path = Path(path)
-    if path.is_dir():
-        return sorted(path.glob(f"*{STATES_SUFFIX}"))
-    return [path]
+                      np.asarray(actions, dtype=np.int64), np.asarray(rewards),
+                      np.asarray(legal, dtype=bool), tuple(names), tuple(hands), score)

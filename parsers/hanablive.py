@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from batchrl.games.hanabi.rules import card, encode_hint
+from batchrl.games.hanabi.rules import card, encode_hint, full_deck
 
 # hanab.live's No Variant suits (red, yellow, green, blue, purple) -> batchrl colour index
 _SUIT = {0: 2, 1: 3, 2: 4, 3: 1, 4: 0}
@@ -60,13 +60,19 @@ def read_hanablive(path: str | Path) -> LiveGame:
                              "games start with seat 0")
     try:
         players = tuple(str(p) for p in data["players"])
-        deck = tuple(card(_SUIT[int(c["suitIndex"])], int(c["rank"])) for c in data["deck"])
+        suits = [int(c["suitIndex"]) for c in data["deck"]]
+        if bad := sorted({x for x in suits if x not in _SUIT}):
+            raise HanabLiveError(f"{path}: suits {bad} are not No Variant's 0-4")
+        deck = tuple(card(_SUIT[x], int(c["rank"])) for x, c in zip(suits, data["deck"],
+                                                                      strict=True))
         actions = tuple({"type": int(a["type"]), "target": int(a["target"]),
                          "value": int(a.get("value", 0))} for a in data["actions"])
-    except (KeyError, TypeError, ValueError) as exc:
+    except HanabLiveError:
+        raise
+    except (KeyError, TypeError, ValueError, AttributeError) as exc:
         raise HanabLiveError(f"{path}: missing or malformed field ({exc!r})") from None
-    if len(deck) != 50:
-        raise HanabLiveError(f"{path}: {len(deck)} cards, not the 50 of No Variant")
+    if sorted(deck) != sorted(full_deck()):
+        raise HanabLiveError(f"{path}: the deck is not the 50 cards of No Variant")
     while actions and actions[-1]["type"] == 4:
         actions = actions[:-1]
     return LiveGame(str(path), players, deck, actions, str(data.get("id", path.stem)))
@@ -86,6 +92,10 @@ def to_action(move: dict[str, int], seat: int, players: int, slots: list[int]) -
         if offset == 0:
             raise HanabLiveError(f"seat {seat} clues itself")
         if kind == 2:
+            if value not in _SUIT:
+                raise HanabLiveError(f"seat {seat} clues suit {value}, not one of 0-4")
             return encode_hint("hint_colour", offset, _SUIT[value])
+        if not 1 <= value <= 5:
+            raise HanabLiveError(f"seat {seat} clues rank {value}, not one of 1-5")
         return encode_hint("hint_rank", offset, value)
     raise HanabLiveError(f"action type {kind} is none of 0-3")

@@ -44,6 +44,25 @@ def test_variants_and_rule_options_are_refused_by_name(tmp_path):
         replay_live(read_hanablive(bad))
 
 
+def test_bad_clues_and_decks_are_refused_not_misread(tmp_path):
+    for move, why in (({"type": 3, "target": 1, "value": 0}, "rank 0"),
+                      ({"type": 2, "target": 1, "value": 7}, "suit 7")):
+        with pytest.raises(HanabLiveError, match=why):
+            replay_live(read_hanablive(_export(tmp_path, actions=[move])))
+    deck = [{"suitIndex": 0, "rank": 6}] * 50
+    with pytest.raises(HanabLiveError, match="not the 50 cards"):
+        read_hanablive(_export(tmp_path, deck=deck))
+
+
+def test_an_unfinished_export_is_left_out_of_a_store_with_a_reason(tmp_path):
+    from batchrl.games.hanabi.sources import GameError, episodes
+
+    # the small export ends by its game-over action after two moves: not a finished game
+    out, = episodes([_export(tmp_path)], "hanablive")
+    assert isinstance(out, GameError) and out.kind == "unfinished game"
+    assert "g.json" in out.message
+
+
 @NEEDS_DATA
 def test_every_real_export_replays_or_is_refused_with_its_variant():
     files = sorted(LIVE.glob("hanablive_*/*.json"))

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -48,7 +49,9 @@ class PairReport:
 
     def row(self) -> str:
         p, r = self.played, self.research
-        return (f"{' + '.join(self.players):<40} {p.mean.mean:>6.2f} ±{p.mean.half_width:>5.2f} "
+        names = [f"model:{Path(n.removeprefix('model:')).name}" if n.startswith("model:") else n
+                 for n in self.players]
+        return (f"{' + '.join(names):<40} {p.mean.mean:>6.2f} ±{p.mean.half_width:>5.2f} "
                 f"{p.sd:>5.2f} {p.max:>4} {p.min:>4}   {r.mean.mean:>6.2f} {r.sd:>5.2f} "
                 f"{self.lost_all_fuses:>6,}")
 

@@ -63,8 +63,8 @@ from batchrl.games.hanabi.rules import (
     rank_of,
     step,
 )
+from parsers.hanabi import ACTIONS_SUFFIX, STATES_SUFFIX
 
-STATES_SUFFIX, ACTIONS_SUFFIX = ".states.jsonl", ".actions.jsonl"
 TYPES = {"play": "play", "discard": "discard", "hint_rank": "hintvalue",
          "hint_colour": "hintcolor"}
 
@@ -135,7 +135,8 @@ def write_game(directory: Path, stem: str, states: Sequence[State], actions: Seq
         state_lines.append(json.dumps(state_record(before, names, finalround)))
         action_lines.append(json.dumps(action_record(before, action, names,
                                                      after.score_played)))
-    for suffix, lines in ((STATES_SUFFIX, state_lines), (ACTIONS_SUFFIX, action_lines)):
+    # the actions first: a kill between the two leaves no states file, so no game
+    for suffix, lines in ((ACTIONS_SUFFIX, action_lines), (STATES_SUFFIX, state_lines)):
         _write_atomic(directory / f"{stem}{suffix}", "".join(f"{t}\n" for t in lines))
 
 
@@ -155,9 +156,17 @@ def _play_and_write(directory: Path, specs: Sequence[str], first: int, count: in
     from batchrl.games.hanabi.bots import make_bot
 
     scores = []
+    networks: dict[str, object] = {}  # a model: player's network, read once per block
     for g in range(first, first + count):
         rng = np.random.default_rng([seed, g])  # per game: the same games with any --jobs
-        bots = [make_bot(spec, rng) for spec in specs]
+        bots = []
+        for spec in specs:
+            if not spec.startswith("model:"):
+                bots.append(make_bot(spec, rng))
+                continue
+            if spec not in networks:
+                networks[spec] = make_bot(spec, rng)
+            bots.append(networks[spec])
         states, actions = play_game(bots, rng)
         write_game(directory, f"game{g:0{width}d}", states, actions, specs)
         scores.append(states[-1].score_played)
@@ -165,7 +174,8 @@ def _play_and_write(directory: Path, specs: Sequence[str], first: int, count: in
 
 
 def generate(directory: Path, specs: Sequence[str], games: int, seed: int,
-             progress: Callable[[int], None] | None = None, jobs: int = 1) -> list[int]:
+             progress: Callable[[int], None] | None = None, jobs: int = 1,
+             block: int = 200) -> list[int]:
     """Play ``games`` games of the players ``specs`` (see ``bots.make_bot``) and write them
     under ``directory`` as ``game000000.*``; returns their scores (cards played). Game g
     is seeded by (``seed``, g), so ``jobs`` processes write the same files as one."""
@@ -178,7 +188,6 @@ def generate(directory: Path, specs: Sequence[str], games: int, seed: int,
         make_bot(spec, np.random.default_rng(0))
     directory.mkdir(parents=True, exist_ok=True)
     width = max(6, len(str(games - 1)))
-    block = 200
     starts = range(0, games, block)
     if jobs == 1:
         parts = (_play_and_write(directory, specs, s, min(block, games - s), seed, width)

@@ -96,10 +96,16 @@ def digest(files: Sequence[Path]) -> str:
 
 
 def episodes(files: Sequence[Path], fmt: str) -> Iterator[Episode | GameError]:
-    """Each game of ``files`` as an episode, or the reason it is left out."""
+    """Each game of ``files`` as an episode, or the reason it is left out (never an
+    exception: one bad file never stops the others)."""
     read = {"hanabi-json": _report, "hanabi-eger": _eger, "hanablive": _live}[fmt]
     for f in files:
-        yield read(f)
+        try:
+            yield read(f)
+        except (KeyError, TypeError, ValueError, IndexError, AttributeError) as exc:
+            yield GameError("bad game", f"{f}: cannot be read ({type(exc).__name__}: {exc})")
+        except OSError as exc:
+            yield GameError("unreadable file", f"{f}: {exc.strerror}")
 
 
 def _report(path: Path) -> Episode | GameError:
@@ -143,7 +149,8 @@ def _eger(path: Path) -> Episode | GameError:
         return GameError("score differs", f"{path}: the replay ends with "
                          f"{state.score_played} cards played (over: {is_terminal(state)}); "
                          f"the log says {game.score}")
-    return replayed(states, actions, (game.ai, "human"), key=game.game_id, lines=lines)
+    return replayed(states, actions, (game.ai, "human"), key=game.game_id, lines=lines,
+                    deal=f"eger-seed-{game.seed}")
 
 
 def _live(path: Path) -> Episode | GameError:
@@ -159,4 +166,8 @@ def _live(path: Path) -> Episode | GameError:
     except HanabLiveError as exc:
         kind = "variant" if "variant" in str(exc) or "option" in str(exc) else "bad game"
         return GameError(kind, str(exc))
+    if not is_terminal(states[-1]):
+        return GameError("unfinished game", f"{path}: the export stops after {len(actions)} "
+                         f"moves, before the rules end the game (ended early on the site?): a "
+                         f"store keeps finished games only")
     return replayed(states, actions, tuple(game.players), key=path.stem)

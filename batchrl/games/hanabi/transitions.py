@@ -8,8 +8,10 @@ final score in cards played; the research convention (0 after the third fuse)
 can be rebuilt from ``terminal`` rows, whose ``state`` holds the fuses left. The
 next state's legal moves come from the rules of the game as it was played
 (Eger et al.'s house rule allows a discard with 8 hints). Audit columns: who
-moved (``name``: a bot, ``human`` or the Eger AI), their partner, and the
-mover's own cards, which its state hides.
+moved (``name``: a bot, ``human`` or the Eger AI), their partner, the
+mover's own cards, which its state hides, and the deal where games can share
+one (Eger et al.'s seeds repeat: 52 games were dealt from seed 1), so a split
+by game can keep a deal on one side.
 
 >>> import numpy as np
 >>> from batchrl.games.hanabi.bots import ConventionBot
@@ -34,7 +36,7 @@ from batchrl.games.hanabi.rules import COLOURS, State, card_name, legal_actions,
 from batchrl.store import StoreSchema
 
 GAME_NAME = "hanabi"
-AUDIT_COLUMNS = ("name", "partner", "hand")
+AUDIT_COLUMNS = ("name", "partner", "hand", "deal")
 ACTION_NAMES = (*(f"play_{i}" for i in range(5)), *(f"discard_{i}" for i in range(5)),
                 *(f"hint_value_{r}" for r in range(1, 6)), *(f"hint_{c}" for c in COLOURS))
 
@@ -53,6 +55,7 @@ class Episode:
     partners: tuple[str, ...]
     hands: tuple[str, ...]  # each mover's own cards
     lines: tuple[int, ...]  # where each move is in its log (else its number, from 1)
+    deal: str = ""  # games sharing a deal share this (e.g. Eger's seed); "" when unique
 
 
 def schema(players: int = 2) -> StoreSchema:
@@ -71,7 +74,7 @@ def mask(state: State) -> NDArray[np.bool_]:
 
 
 def replayed(states: Sequence[State], actions: Sequence[int], names: Sequence[str],
-             key: str, lines: Sequence[int] | None = None) -> Episode:
+             key: str, lines: Sequence[int] | None = None, deal: str = "") -> Episode:
     """An episode from a game played or replayed through the rules: ``states`` from the
     deal to the end (one more than ``actions``); ``names[seat]`` the seat's player."""
     before = states[:-1]
@@ -89,6 +92,7 @@ def replayed(states: Sequence[State], actions: Sequence[int], names: Sequence[st
         partners=tuple(names[1 - m] for m in movers),
         hands=tuple(" ".join(card_name(c) for c in s.hands[s.current]) for s in before),
         lines=tuple(lines) if lines is not None else tuple(range(1, len(before) + 1)),
+        deal=deal,
     )
 
 
@@ -124,6 +128,7 @@ def rows(episodes: Sequence[Episode], episode_prefix: str) -> dict[str, Any]:
         "name": [v for e in episodes for v in e.names],
         "partner": [v for e in episodes for v in e.partners],
         "hand": [v for e in episodes for v in e.hands],
+        "deal": [e.deal for e in episodes for _ in e.actions],
     }
 
 

@@ -37,9 +37,9 @@ def test_a_written_game_reads_back_as_the_engine_played_it(tmp_path):
 
 
 def test_generated_games_do_not_depend_on_the_number_of_processes(tmp_path):
-    one = generate(tmp_path / "one", ("bot2", "simple"), 3, seed=4)
-    two = generate(tmp_path / "two", ("bot2", "simple"), 3, seed=4, jobs=2)
-    assert one == two
+    one = generate(tmp_path / "one", ("bot2", "simple"), 5, seed=4)
+    two = generate(tmp_path / "two", ("bot2", "simple"), 5, seed=4, jobs=2, block=2)
+    assert one == two and len(set(one)) > 1
     for f in sorted((tmp_path / "one").iterdir()):
         assert f.read_bytes() == (tmp_path / "two" / f.name).read_bytes()
 
@@ -66,7 +66,7 @@ def test_a_bad_line_refuses_its_game_naming_the_file_and_line(tmp_path):
     bad = json.loads(lines[3])
     bad.update(type="discard", card=7)
     path.write_text("\n".join([*lines[:3], json.dumps(bad), *lines[4:]]) + "\n")
-    with pytest.raises(HanabiLogError, match=r"g.states.jsonl, line 4: card 7"):
+    with pytest.raises(HanabiLogError, match=r"g\.actions\.jsonl, line 4: card 7: want a whole"):
         read_game(tmp_path / "g.states.jsonl")
     path.write_text("\n".join(lines[:-1]) + "\n")
     with pytest.raises(HanabiLogError, match=r"states but g\.actions\.jsonl holds"):
@@ -130,3 +130,66 @@ def test_eger_games_land_in_a_store_marked_by_who_moved(tmp_path):
     got = frame.groupby("episode")["reward"].sum()
     for episode, total in got.items():
         assert total == logged[str(episode).split(":", 1)[1]]
+
+
+def _rewrite(path, line, change):
+    lines = path.read_text().splitlines()
+    record = json.loads(lines[line - 1])
+    change(record)
+    lines[line - 1] = json.dumps(record)
+    path.write_text("\n".join(lines) + "\n")
+
+
+@pytest.mark.parametrize(("field", "value", "why"), [
+    ("value", 0, "hint value 0"), ("value", 6, "hint value 6"), ("value", True, "hint value"),
+])
+def test_a_hint_out_of_range_is_refused_not_read_as_another_move(tmp_path, field, value, why):
+    (states, actions), = _games(1)
+    write_game(tmp_path, "g", states, actions, ("a", "b"))
+    hint = next(i for i, a in enumerate(actions) if 10 <= a < 15) + 1
+    _rewrite(tmp_path / "g.actions.jsonl", hint, lambda r: r.update({field: value}))
+    with pytest.raises(HanabiLogError, match=rf"g\.actions\.jsonl, line {hint}: {why}"):
+        read_game(tmp_path / "g.states.jsonl")
+
+
+def test_a_missing_field_a_wrong_score_or_an_unfinished_game_names_the_line(tmp_path):
+    (states, actions), = _games(1)
+    write_game(tmp_path, "g", states, actions, ("a", "b"))
+    path = tmp_path / "g.states.jsonl"
+    original = path.read_text()
+    _rewrite(path, 5, lambda r: r.pop("current"))
+    with pytest.raises(HanabiLogError, match=r"g\.states\.jsonl, line 5: no field 'current'"):
+        read_game(path)
+    path.write_text(original)
+    _rewrite(tmp_path / "g.actions.jsonl", 3, lambda r: r.update(score=9))
+    with pytest.raises(HanabiLogError, match=r"line 3: score 9 after the move"):
+        read_game(path)
+    write_game(tmp_path, "cut", states[:-5], actions[:-5], ("a", "b"))
+    with pytest.raises(HanabiLogError, match="ends before the game does"):
+        read_game(tmp_path / "cut.states.jsonl")
+
+
+def test_without_the_score_field_rewards_come_from_the_cards(tmp_path):
+    for g, (states, actions) in enumerate(_games(4, seed=9)):
+        write_game(tmp_path, f"g{g}", states, actions, ("a", "b"))
+        path = tmp_path / f"g{g}.actions.jsonl"
+        stripped = [json.loads(t) for t in path.read_text().splitlines()]
+        path.write_text("".join(json.dumps({k: v for k, v in r.items() if k != "score"}) + "\n"
+                                for r in stripped))
+        game = read_game(tmp_path / f"g{g}.states.jsonl")
+        assert game.rewards.tolist() == np.diff([s.score_played for s in states]).tolist()
+
+
+def test_the_movers_own_cards_never_reach_its_features(tmp_path):
+    from parsers.hanabi import encode_record
+
+    (states, actions), = _games(1)
+    write_game(tmp_path, "g", states, actions, ("a", "b"))
+    for text in (tmp_path / "g.states.jsonl").read_text().splitlines()[:20]:
+        record = json.loads(text)
+        before = encode_record(record)[0]
+        for c in record["hands"]["current"]:
+            c["color"], c["value"] = "green", 5
+        assert encode_record(record)[0] == before
+        record["hands"]["other"][0]["value"] = 1 if record["hands"]["other"][0]["value"] != 1 else 2
+        assert encode_record(record)[0] != before  # the partner's cards do
