@@ -494,6 +494,10 @@ def ablate(store: Path | None, opponent: str, trees: int, nmin: int, iters: int,
 @click.option("--colour-order", is_flag=True,
               help="Train on colour-ordered states (colours sorted per state, hint moves "
                    "renamed); the network renames its moves back when it plays.")
+@click.option("--features", "feature_set", type=click.Choice(["report", "hints"]),
+              default="report", show_default=True,
+              help="report: the report's 195 numbers; hints: those and 15 public facts about "
+                   "hints (which cards hints touched, the focus of the hint just before).")
 @click.option("--keep-best/--keep-last", default=True, show_default=True,
               help="Keep the network of the epoch best on the validation games, or the last.")
 @click.option("--seed", default=0, show_default=True, help="The game split and the weights.")
@@ -504,8 +508,8 @@ def ablate(store: Path | None, opponent: str, trees: int, nmin: int, iters: int,
                    "plot of the curves (.png) and the figures (.json) go beside it.")
 def imitate(store: Path | None, epochs: int, players: tuple[str, ...], hidden: str,
             dropout: float, batchnorm: bool, batch_size: int, learning_rate: float,
-            colour_order: bool, keep_best: bool, seed: int, threads: int | None,
-            out: Path | None) -> None:
+            colour_order: bool, feature_set: str, keep_best: bool, seed: int,
+            threads: int | None, out: Path | None) -> None:
     """Train a network to predict the moves in a Hanabi store (the report's).
 
     Games are split 70/20/10 (train, validation, test) by game, never by row.
@@ -539,10 +543,12 @@ def imitate(store: Path | None, epochs: int, players: tuple[str, ...], hidden: s
                                  param_hint="--hidden") from None
     config = NetworkConfig(hidden=widths, dropout=dropout, batchnorm=batchnorm, epochs=epochs,
                            batch_size=batch_size, learning_rate=learning_rate, seed=seed,
-                           colour_order=colour_order, threads=threads, keep_best=keep_best)
+                           colour_order=colour_order, threads=threads, keep_best=keep_best,
+                           features=feature_set)
     who = _names(players)
     if out is None:
-        tag = "".join(f"-{p}" for p in who) + ("-colour" if colour_order else "")
+        tag = "".join(f"-{p}" for p in who) + ("-colour" if colour_order else "") + \
+            ("-hints" if feature_set == "hints" else "")
         out = root / "models" / f"imitation{tag}.pt"
     click.echo(f"{'epoch':>5} {'train loss':>10} {'train acc':>9} {'val loss':>9} "
                f"{'val acc':>8} {'seconds':>8}")

@@ -16,7 +16,10 @@ as in play, as the rules give them from the 195 numbers; at play time
 ``NetworkBot`` masks with the rules' exact legal moves, so it never plays an
 illegal one. ``colour_order`` trains on the colour-ordered states (see
 ``batchrl.games.hanabi.symmetry``): each state's colours sorted, hint-colour
-moves renamed, and renamed back at play time.
+moves renamed, and renamed back at play time. ``features="hints"`` adds the 15
+public hint facts the store keeps after the report's 195 numbers (which cards
+hints touched; the focus of the partner's hint just before), which the
+conventions of the bots that make the data read and the report's state lacks.
 
 torch is an optional extra (``pip install -e '.[imitation]'``, or
 ``pip install torch==2.13.0``); this module imports it only when it trains or
@@ -70,6 +73,7 @@ class NetworkConfig:
     mask: bool = True  # mask impossible moves out of the softmax
     threads: int | None = None  # torch threads (None: torch's default, one per core)
     keep_best: bool = True  # end with the weights of the epoch best on the validation games
+    features: str = "report"  # or "hints": the report's 195 and the public hint facts
 
 
 @dataclass
@@ -195,24 +199,50 @@ def network(config: NetworkConfig, inputs: int = 195, outputs: int = 20) -> Any:
 def _prepare(x: NDArray[np.float32], y: NDArray[np.int64] | None,
              colour_order: bool) -> tuple[NDArray[np.float32], NDArray[np.int64] | None,
                                           NDArray[np.intp] | None]:
+    """Colour-ordered states (the report's 195 numbers reordered; hint facts, colour-free,
+    kept) and moves; unchanged without ``colour_order``."""
     if not colour_order:
         return x, y, None
     from batchrl.games.hanabi import symmetry
 
-    perm = symmetry.colour_order(x)
-    xs = np.asarray(symmetry.canonical_states(x, perm), dtype=np.float32)
+    perm = symmetry.colour_order(x[:, :195])
+    xs = np.array(x, dtype=np.float32)
+    xs[:, :195] = symmetry.canonical_states(x[:, :195], perm)
     ys = symmetry.canonical_actions(y, perm) if y is not None else None
     return xs, ys, perm
 
 
-def load_rows(store: Path, players: Sequence[str] = ()) -> tuple[Any, NDArray[np.float32]]:
-    """A store's states, moves and episodes (only ``players``' moves if given)."""
+FEATURE_SETS = ("report", "hints")
+
+
+def feature_set(name: str) -> tuple[str, ...]:
+    """The features a network reads: ``report``, the report's 195 numbers; ``hints``,
+    those and the 15 public hint facts (``knowledge.HINT_FEATURES``)."""
+    from batchrl.games.hanabi import knowledge
+
+    if name == "report":
+        return knowledge.feature_names()
+    if name == "hints":
+        return (*knowledge.feature_names(), *knowledge.HINT_FEATURES)
+    raise ImitationError(f"features {name!r}: want one of {', '.join(FEATURE_SETS)}")
+
+
+def load_rows(store: Path, players: Sequence[str] = (),
+              features: str = "report") -> Any:
+    """A store's states (the named feature set), moves and episodes (only ``players``'
+    moves if given)."""
     opened = Store.open(store)
-    t = opened.arrays(players=players)
+    wanted = feature_set(features)
+    have = opened.schema.feature_names
+    if opened.schema.game != "hanabi" or not set(wanted) <= set(have):
+        raise ImitationError(f"{store}: the network reads two-player Hanabi stores (the "
+                             f"report's 195 numbers and 20 moves), not a {opened.schema.game} "
+                             f"store of {len(have)} features")
+    t = opened.arrays(features=wanted, players=players)
     if len(t) == 0:
         raise ImitationError(f"{store}: no rows" + (f" of {', '.join(players)}" if players
                                                      else ""))
-    return t, t.state
+    return t
 
 
 def train(store: Path, out: Path, config: NetworkConfig = NetworkConfig(),
@@ -227,11 +257,7 @@ def train(store: Path, out: Path, config: NetworkConfig = NetworkConfig(),
     if config.threads:
         torch.set_num_threads(config.threads)
     torch.manual_seed(config.seed)
-    t, _ = load_rows(store, players)
-    if len(t.feature_names) != 195 or len(t.action_names) != 20:
-        raise ImitationError(f"{store}: the network reads two-player Hanabi stores (195 "
-                             f"features, 20 moves), not {len(t.feature_names)} features and "
-                             f"{len(t.action_names)} moves")
+    t = load_rows(store, players, config.features)
     part = split(store, t, players, config.seed)
     x, y, _ = _prepare(t.state, t.action, config.colour_order)
     assert y is not None
@@ -275,7 +301,7 @@ def train(store: Path, out: Path, config: NetworkConfig = NetworkConfig(),
     if config.colour_order:  # score the moves as played: rename hint colours back
         from batchrl.games.hanabi import symmetry
 
-        perm = symmetry.colour_order(t.state[part == 2])
+        perm = symmetry.colour_order(t.state[part == 2][:, :195])
         predicted = symmetry.original_actions(predicted, perm)
         truth = t.action[part == 2]
     confusion = np.zeros((20, 20), dtype=np.int64)
@@ -473,8 +499,10 @@ class NetworkBot:
         return np.asarray(logits.argmax(axis=1), dtype=np.int64)
 
     def act(self, state: State) -> int:
-        from batchrl.games.hanabi.knowledge import encode
+        from batchrl.games.hanabi.knowledge import encode, hint_features
         from batchrl.games.hanabi.transitions import mask
 
-        x = encode(state, state.current)[None]
-        return int(self.act_batch(x, mask(state)[None])[0])
+        x = encode(state, state.current)
+        if len(self.meta["feature_names"]) > len(x):
+            x = np.concatenate([x, hint_features(state, state.current)])
+        return int(self.act_batch(x[None], mask(state)[None])[0])

@@ -30,9 +30,10 @@ REPORT_STATES = 2_700_000
 
 def _states(store: Path | None, rows: int) -> tuple[np.ndarray, np.ndarray]:
     if store is not None:
+        from batchrl.imitation import feature_set
         from batchrl.store import Store
 
-        t = Store.open(store).arrays()
+        t = Store.open(store).arrays(features=feature_set("report"))
         return t.state[:rows], t.action[:rows]
     from batchrl.games.hanabi.bots import ConventionBot
     from batchrl.games.hanabi.simulate import play
@@ -53,7 +54,7 @@ def _pass_seconds(x: np.ndarray, y: np.ndarray, batch: int, repeat: int) -> floa
     times = []
     for r in range(repeat):
         torch.manual_seed(r)
-        model = network(NetworkConfig())
+        model = network(NetworkConfig(), x.shape[1])
         optimiser = torch.optim.Adam(model.parameters(), lr=1e-3)
         started = time.perf_counter()
         train_epoch(model, optimiser, data, batch, True, torch.Generator().manual_seed(r))

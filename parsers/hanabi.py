@@ -8,7 +8,9 @@ state from its hints and the other player's cards, the reward of each move
 from the log itself: a play scores when the mover's card (in its state line,
 hidden from the features) is one above its colour's firework. The action
 line's ``score`` (ours), when present, must agree; so must the fireworks of
-the next state. A game must end where the rules end it. Every move is checked
+the next state. A game must end where the rules end it. The public hint facts that follow the
+195 numbers (which cards hints touched, the focus of the hint just before) are
+rebuilt from the moves. Every move is checked
 against its state: a game with an unreadable line or an illegal move is
 refused whole, with an error naming the file and the line.
 
@@ -19,7 +21,7 @@ refused whole, with an error naming the file and the line.
 >>> scores = generate(folder, ("convention", "simple"), 1, seed=3)
 >>> game = read_game(folder / "game000000.states.jsonl")
 >>> game.features.shape[1], int(game.rewards.sum()) == scores[0], game.names[:2]
-(195, True, ('convention', 'simple'))
+(210, True, ('convention', 'simple'))
 """
 
 from __future__ import annotations
@@ -34,7 +36,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from batchrl.games.hanabi.rules import COLOURS, MAX_HINTS, encode_hint
+from batchrl.games.hanabi.rules import COLOURS, MAX_HINTS, decode, encode_hint
 
 STATES_SUFFIX, ACTIONS_SUFFIX = ".states.jsonl", ".actions.jsonl"
 _HEAD = ("hints", "fuse", "deck", *COLOURS, "handentropy_current", "handentropy_other")
@@ -50,7 +52,7 @@ class ReportGame:
     """One game of the report's format, as rows: one per move."""
 
     source: str  # the states file
-    features: NDArray[np.float32]  # (moves, 195)
+    features: NDArray[np.float32]  # (moves, 210): the 195 numbers, then the hint facts
     actions: NDArray[np.int64]
     rewards: NDArray[np.float64]  # cards played by each move
     legal: NDArray[np.bool_]  # (moves, 20): the legal moves of each state
@@ -183,6 +185,8 @@ def read_game(states: str | Path) -> ReportGame:
     fuses: list[int] = []
     decks: list[int] = []
     score = 0
+    clued: list[list[bool]] = [[False] * 5, [False] * 5]  # by seat; seat 0 moves first
+    focus: list[int] = []  # the slots the last move's hint touched first, if it was one
     for no, (s_text, a_text) in enumerate(zip(state_lines, action_lines, strict=True), 1):
         where, a_where = f"{states}, line {no}", f"{acts}, line {no}"
         try:
@@ -234,6 +238,26 @@ def read_game(states: str | Path) -> ReportGame:
             raise HanabiLogError(f"{a_where}: score {logged} after the move, but the move "
                                  f"makes it {score + reward:g}")
         score += int(reward)
+        me, other = (no - 1) % 2, no % 2
+        if len(clued[me]) != len(mine) or len(clued[other]) != len(theirs):
+            raise HanabiLogError(f"{where}: hands of {len(mine)} and {len(theirs)} cards, but "
+                                 f"the moves before leave {len(clued[me])} and "
+                                 f"{len(clued[other])}")
+        x += [*map(float, clued[me]), *[0.0] * (5 - len(mine)),
+              *map(float, clued[other]), *[0.0] * (5 - len(theirs)),
+              *(float(i in focus) for i in range(5))]
+        focus = []
+        if action < 10:
+            clued[me].pop(action % 5)
+            if decks[-1] > 0:
+                clued[me].append(False)
+        else:
+            kind, _, value = decode(action, 2)
+            touched = [i for i, (c, r) in enumerate(theirs)
+                       if (r if kind == "hint_rank" else c) == value]
+            focus = [i for i in touched if not clued[other][i]] or touched
+            for i in touched:
+                clued[other][i] = True
         features.append(x)
         actions.append(action)
         legal.append(mask)

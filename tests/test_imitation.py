@@ -11,6 +11,7 @@ from batchrl.imitation import (
     NetworkBot,
     NetworkConfig,
     class_report,
+    feature_set,
     possible_moves,
     split,
     split_by_game,
@@ -68,17 +69,20 @@ def test_class_report_matches_a_hand_count():
     assert r[1]["f1"] == pytest.approx(2 * 1.0 * 0.6 / 1.6) and r[2]["support"] == 0
 
 
-@pytest.mark.parametrize("colour_order", [False, True])
+@pytest.mark.parametrize(("colour_order", "features"), [(False, "report"), (True, "report"),
+                                                       (True, "hints")])
 def test_a_trained_network_saves_loads_and_never_plays_an_illegal_move(store, tmp_path,
-                                                                      colour_order):
+                                                                      colour_order, features):
     out = tmp_path / "net.pt"
-    config = NetworkConfig(epochs=2, batch_size=64, colour_order=colour_order, threads=1)
+    config = NetworkConfig(epochs=2, batch_size=64, colour_order=colour_order, threads=1,
+                           features=features)
     result = train(store, out, config)
     assert len(result.history) == 2 and sum(result.split_games) == 30
     assert result.history[-1].train_loss < result.history[0].train_loss
     assert 0 < result.test_accuracy <= 1 and result.confusion.sum() == result.split_rows[2]
     bot = NetworkBot.load(out)
-    t = Store.open(store).arrays()
+    assert len(bot.meta["feature_names"]) == (195 if features == "report" else 210)
+    t = Store.open(store).arrays(features=bot.meta["feature_names"])
     first = bot.scores(t.state[:50])
     assert np.allclose(first, NetworkBot.load(out).scores(t.state[:50]))  # eval mode: no dropout
     rng = np.random.default_rng(2)
@@ -95,7 +99,7 @@ def test_the_network_kept_is_the_best_validation_epochs(store, tmp_path):
     val = [e.val_accuracy for e in result.history]
     assert result.extra["best_epoch"] == int(np.argmax(val)) + 1
     # the saved network scores the test games as the result says
-    t = Store.open(store).arrays()
+    t = Store.open(store).arrays(features=feature_set("report"))
     part = split(store, t, (), 0)
     bot = NetworkBot.load(tmp_path / "n.pt")
     x, y = t.state[part == 2], t.action[part == 2]

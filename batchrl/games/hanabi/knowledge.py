@@ -124,6 +124,30 @@ def feature_names() -> tuple[str, ...]:
     return tuple(head + disc + own + other)
 
 
+# Public facts about hints the report's state leaves out, which conventions read: which
+# cards a hint has ever touched (each hand), and which of the player's cards the
+# partner's hint just before this move touched first (its "focus").
+HINT_FEATURES = (*(f"current{i}_clued" for i in range(5)), *(f"other{i}_clued" for i in range(5)),
+                 *(f"current{i}_hint_focus" for i in range(5)))
+
+
+def hint_features(state: State, player: int) -> NDArray[np.float32]:
+    """The 15 public hint facts for ``player`` (two players; empty slots 0).
+
+    >>> from batchrl.games.hanabi.rules import deal, full_deck, step
+    >>> s = step(deal(full_deck(), 2), 13)   # hint fours: the partner's slots 2 and 3
+    >>> hint_features(s, 1).reshape(3, 5).astype(int).tolist()
+    [[0, 0, 1, 1, 0], [0, 0, 0, 0, 0], [0, 0, 1, 1, 0]]
+    """
+    out = np.zeros(15, dtype=np.float32)
+    mine, theirs = state.clued[player], state.clued[1 - player]
+    out[:len(mine)] = mine
+    out[5:5 + len(theirs)] = theirs
+    if state.hint_target == player:
+        out[[10 + i for i in state.hint_focus]] = 1.0
+    return out
+
+
 def encode(state: State, player: int) -> NDArray[np.float32]:
     """The report's state vector for ``player`` (two-player games; the partner is the
     next seat)."""

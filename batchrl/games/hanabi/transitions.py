@@ -1,5 +1,10 @@
 """Hanabi games to store rows: one row per move, from the mover's view.
 
+A row's state is the report's 195 numbers followed by 15 public facts about
+hints (``knowledge.HINT_FEATURES``: which cards hints have touched, and the
+focus of the partner's hint just before): the report's network reads the first
+195; the others are there because the conventions bots play by read them.
+
 Hanabi is cooperative: both players share every point, so a game is one
 episode of the team's moves and a row's next state is the *next move's* state
 (the partner's view), not the mover's next turn. The reward is the move's score
@@ -19,7 +24,7 @@ by game can keep a deal on one side.
 >>> states, actions = play_game((ConventionBot(), ConventionBot()), np.random.default_rng(3))
 >>> cols = rows([replayed(states, actions, ("a", "b"), key="g3")], "0123456789abcdef:")
 >>> bool(cols["reward"].sum() == states[-1].score_played), cols["state"].shape[1], cols["name"][:2]
-(True, 195, ['a', 'b'])
+(True, 210, ['a', 'b'])
 """
 
 from __future__ import annotations
@@ -37,6 +42,8 @@ from batchrl.store import StoreSchema
 
 GAME_NAME = "hanabi"
 AUDIT_COLUMNS = ("name", "partner", "hand", "deal")
+# the report's 195 numbers first (what its network reads), then the public hint facts
+FEATURE_NAMES = (*knowledge.feature_names(), *knowledge.HINT_FEATURES)
 ACTION_NAMES = (*(f"play_{i}" for i in range(5)), *(f"discard_{i}" for i in range(5)),
                 *(f"hint_value_{r}" for r in range(1, 6)), *(f"hint_{c}" for c in COLOURS))
 
@@ -46,7 +53,7 @@ class Episode:
     """One game's moves, ready for the store."""
 
     key: str  # unique within its source: the game's index or id
-    features: NDArray[np.float32]  # (moves, 195), before each move
+    features: NDArray[np.float32]  # (moves, 210), before each move: FEATURE_NAMES
     actions: NDArray[np.int64]
     rewards: NDArray[np.float64]
     legal: NDArray[np.bool_]  # (moves, 20), before each move
@@ -62,7 +69,7 @@ def schema(players: int = 2) -> StoreSchema:
     if players != 2:
         raise ValueError(f"Hanabi stores hold two-player games (the report's 195-number "
                          f"state), not {players}-player ones")
-    return StoreSchema(game=GAME_NAME, feature_names=knowledge.feature_names(),
+    return StoreSchema(game=GAME_NAME, feature_names=FEATURE_NAMES,
                        action_names=ACTION_NAMES, audit_columns=AUDIT_COLUMNS,
                        game_params={"players": players})
 
@@ -83,7 +90,10 @@ def replayed(states: Sequence[State], actions: Sequence[int], names: Sequence[st
     movers = [s.current for s in before]
     return Episode(
         key=key,
-        features=knowledge.encode_many(before, movers),
+        features=np.hstack([knowledge.encode_many(before, movers),
+                            np.asarray([knowledge.hint_features(s, m)
+                                        for s, m in zip(before, movers, strict=True)],
+                                       dtype=np.float32).reshape(len(before), 15)]),
         actions=np.asarray(actions, dtype=np.int64),
         rewards=np.diff([s.score_played for s in states]).astype(np.float64),
         legal=np.asarray([mask(s) for s in before], dtype=bool).reshape(len(before), 20),
@@ -100,7 +110,7 @@ def rows(episodes: Sequence[Episode], episode_prefix: str) -> dict[str, Any]:
     """Store columns for ``episodes``; an episode's id is ``episode_prefix`` + its key."""
     counts = np.asarray([len(e.actions) for e in episodes], dtype=np.int64)
     n = int(counts.sum())
-    width = len(knowledge.feature_names())
+    width = len(FEATURE_NAMES)
     state = np.concatenate([e.features for e in episodes]) if episodes else \
         np.zeros((0, width), dtype=np.float32)
     legal = np.concatenate([e.legal for e in episodes]) if episodes else \

@@ -7,7 +7,7 @@ import pytest
 from locations import ROOT
 
 from batchrl.games.hanabi.bots import ConventionBot, SimpleBot
-from batchrl.games.hanabi.knowledge import encode
+from batchrl.games.hanabi.knowledge import encode, hint_features
 from batchrl.games.hanabi.logs import generate, play_game, write_game
 from batchrl.games.hanabi.rules import legal_actions
 from batchrl.ingest import IngestConfig, IngestError, ingest
@@ -26,7 +26,10 @@ def test_a_written_game_reads_back_as_the_engine_played_it(tmp_path):
     for g, (states, actions) in enumerate(_games(6)):
         write_game(tmp_path, f"g{g}", states, actions, ("teacher", "partner"))
         game = read_game(tmp_path / f"g{g}.states.jsonl")
-        expected = np.stack([encode(s, s.current) for s in states[:-1]])
+        expected = np.stack([np.concatenate([encode(s, s.current),
+                                             hint_features(s, s.current)])
+                             for s in states[:-1]])
+        assert expected[:, 195:].any()  # the hint facts are not all zeros
         assert np.array_equal(game.features, expected)
         assert game.actions.tolist() == actions
         assert game.rewards.tolist() == np.diff([s.score_played for s in states]).tolist()
@@ -88,7 +91,7 @@ def test_generate_then_ingest_round_trips_and_keeps_the_good_games(tmp_path):
     frame = store.to_pandas()
     returns = frame.groupby("episode")["reward"].sum().sort_index().tolist()
     assert sorted(returns) == sorted(s for i, s in enumerate(scores) if i != 3)
-    assert t.state.shape[1] == 195 and int(t.terminal.sum()) == 4
+    assert t.state.shape[1] == 210 and int(t.terminal.sum()) == 4
     # next_state is the next move's state; the last move's is zeros with no legal move
     nxt = np.flatnonzero(~t.terminal)
     assert np.array_equal(t.next_state[nxt], t.state[nxt + 1])
