@@ -47,6 +47,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
+import _args  # benchmarks/, the script's own folder
 import numpy as np
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -140,12 +141,7 @@ def main() -> None:
     parser.add_argument("--trees", type=int, help=f"the hero's trees ({DEFAULTS['trees']})")
     parser.add_argument("--train-hands", type=int,
                         help=f"random-vs-random hands to train on ({DEFAULTS['train_hands']:,})")
-    parser.add_argument("--quick", action="store_true",
-                        help="a smoke run: " + ", ".join(f"{k} {v:,}" for k, v in QUICK.items()))
-    args = parser.parse_args()
-    for key, value in (QUICK if args.quick else DEFAULTS).items():
-        if getattr(args, key) is None:
-            setattr(args, key, value)
+    args = _args.parse(parser, DEFAULTS, QUICK)
 
     from batchrl.games.holdem.bots import HeroBot, RandomBot
     from batchrl.games.holdem.gamedef import HEADS_UP_LIMIT

@@ -2,6 +2,21 @@
 
 from dataclasses import replace
 
+from batchrl.games.hanabi.rules import is_terminal, new_game, step
+
+
+def midgame_states(rng, bot, games, most_moves):
+    """One state per game, ``bot`` having played a random number (< ``most_moves``) of
+    moves of it; games over by then give none."""
+    for _ in range(games):
+        s = new_game(rng)
+        for _ in range(int(rng.integers(0, most_moves))):
+            if is_terminal(s):
+                break
+            s = step(s, bot.act(s))
+        if not is_terminal(s):
+            yield s
+
 
 def swap_unseen_own_cards(state):
     """``state`` with two cards of the player to act swapped where nothing it may know

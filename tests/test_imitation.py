@@ -2,6 +2,7 @@
 
 import numpy as np
 import pytest
+from hanabi_support import midgame_states
 
 from batchrl.games.hanabi.knowledge import encode
 from batchrl.games.hanabi.logs import generate
@@ -118,14 +119,7 @@ def test_a_colour_ordered_network_plays_the_same_game_under_any_colour_names(sto
     other = NetworkBot.load(plain)
     rng = np.random.default_rng(4)
     moved_plain = 0
-    for _ in range(40):
-        s = new_game(rng)
-        for _ in range(int(rng.integers(0, 30))):
-            if is_terminal(s):
-                break
-            s = step(s, bot.act(s))
-        if is_terminal(s):
-            continue
+    for s in midgame_states(rng, bot, 40, 30):
         sigma = [int(v) for v in rng.permutation(5)]
         renamed = relabel_state(s, sigma)
         x, y = encode(s, s.current)[None], encode(renamed, renamed.current)[None]

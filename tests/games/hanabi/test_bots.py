@@ -2,7 +2,7 @@
 
 
 import numpy as np
-from hanabi_support import swap_unseen_own_cards
+from hanabi_support import midgame_states, swap_unseen_own_cards
 
 from batchrl.games.hanabi.bots import ConventionBot, RandomBot, SimpleBot, play_games
 from batchrl.games.hanabi.rules import is_terminal, legal_actions, new_game, step
@@ -22,14 +22,7 @@ def test_a_bot_never_looks_at_its_own_cards():
     rng = np.random.default_rng(3)
     bot = ConventionBot()
     checked = 0
-    for _ in range(40):
-        s = new_game(rng)
-        for _ in range(int(rng.integers(0, 40))):
-            if is_terminal(s):
-                break
-            s = step(s, bot.act(s))
-        if is_terminal(s):
-            continue
+    for s in midgame_states(rng, bot, 40, 40):
         swapped = swap_unseen_own_cards(s)
         if swapped is None:
             continue
