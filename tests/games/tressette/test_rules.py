@@ -1,0 +1,211 @@
+"""Tressette rules against the seed's: points, following suit, tricks, signals, the fast path."""
+
+import numpy as np
+import pytest
+
+from batchrl.games.conformance import check_game
+from batchrl.games.tressette.bots import RandomBot
+from batchrl.games.tressette.rules import (
+    BUSSO,
+    CARD_THIRDS,
+    STRISCIO,
+    VOLO,
+    IllegalCard,
+    Match,
+    State,
+    card_name,
+    deal,
+    deal_hands,
+    hand_winner,
+    is_terminal,
+    legal_cards,
+    parse_card,
+    returns,
+    step,
+    team_points,
+    trick_winner,
+)
+from batchrl.games.tressette.simulate import play_hands, random_hands
+
+BY_SUIT = [range(0, 10), range(10, 20), range(20, 30), range(30, 40)]  # seat s holds suit s
+
+
+def cards(text: str) -> list[int]:
+    return [parse_card(t) for t in text.split()]
+
+
+def play(state: State, text: str) -> State:
+    for c in cards(text):
+        state = step(state, c)
+    return state
+
+
+def test_card_names_round_trip_and_follow_the_seed():
+    names = [card_name(c) for c in range(40)]
+    assert names[:10] == ["4D", "5D", "6D", "7D", "8D", "9D", "10D", "AD", "2D", "3D"]
+    assert names[10] == "4C" and names[26] == "10S" and names[39] == "3B"
+    assert [parse_card(n) for n in names] == list(range(40))
+    assert [parse_card(n.lower()) for n in names] == list(range(40))
+    assert parse_card("FB") == parse_card("8B") and parse_card("CC") == parse_card("9C")
+    for bad in ["", "D", "1D", "11S", "AX", "A", "10"]:
+        with pytest.raises(ValueError, match="not a card"):
+            parse_card(bad)
+    with pytest.raises(ValueError):
+        card_name(40)
+
+
+def test_points_in_thirds():
+    assert sum(CARD_THIRDS) == 32
+    assert [CARD_THIRDS[c] for c in cards("AS 2S 3S 10S 9S 8S 7S 4S")] == [3, 1, 1, 1, 1, 1, 0, 0]
+
+
+def test_every_hand_totals_eleven():
+    rng = np.random.default_rng(0)
+    bots = [RandomBot(rng)] * 4
+    plain = play_hands(bots, 300, rng)
+    fast = random_hands(5000, rng, batch=1000)
+    for h in (plain, fast):
+        assert (h.points.sum(axis=1) == 11).all()
+        assert set(np.unique(h.points)) <= set(range(12))
+    # both extremes: one team takes every trick
+    s = deal_hands(BY_SUIT, leader=0)
+    while not is_terminal(s):
+        s = step(s, legal_cards(s)[0])
+    assert team_points(s) == (11, 0) and hand_winner(s) == 0 and returns(s) == (11, -11, 11, -11)
+
+
+def test_the_game_api_conformance():
+    check_game(lambda rng: deal(rng, 0), legal_cards, step, is_terminal, returns,
+               zero_sum=True, playouts=20)
+
+
+def test_deals():
+    s = deal(np.random.default_rng(3), leader=2)
+    assert s.current == s.leader == 2 and s.plays == () and s.signals == (None,) * 4
+    assert sorted(c for h in s.hands for c in h) == list(range(40))
+    assert all(len(h) == 10 and list(h) == sorted(h) for h in s.hands)
+    assert s == deal(np.random.default_rng(3), leader=2)  # seeded, and hashable
+    assert len({s, deal(np.random.default_rng(3), leader=2)}) == 1
+    with pytest.raises(ValueError, match="4 hands of 10"):
+        deal_hands([range(10)] * 3, 0)
+    with pytest.raises(ValueError, match="exactly once"):
+        deal_hands([range(10)] * 4, 0)
+    with pytest.raises(ValueError, match="leader 4"):
+        deal_hands(BY_SUIT, 4)
+
+
+def test_follow_suit_is_enforced_and_illegal_cards_are_named():
+    hands = [cards("4D 5D 6D 7D 8D 9D 10D AD 2D 3D"),
+             cards("4C 5C 6C 7C 8C 9C 10C AC 2C 4S"),
+             cards("3C 5S 6S 7S 8S 9S 10S AS 2S 3S"),
+             range(30, 40)]
+    s = deal_hands(hands, leader=1)
+    s = step(s, parse_card("4S"))  # seat 1 leads its only spade
+    assert legal_cards(s) == tuple(cards("5S 6S 7S 8S 9S 10S AS 2S 3S"))
+    with pytest.raises(IllegalCard, match=r"seat 2 cannot play 3C: it must follow spade "
+                                          r"\(holds 5S 6S 7S 8S 9S 10S AS 2S 3S\)"):
+        step(s, parse_card("3C"))
+    with pytest.raises(IllegalCard, match="seat 2 cannot play 4C: not in its hand"):
+        step(s, parse_card("4C"))
+    with pytest.raises(IllegalCard, match="card 40"):
+        step(s, 40)
+    s = step(s, parse_card("5S"))
+    assert legal_cards(s) == tuple(range(30, 40))  # seat 3 has no spade: anything goes
+    s = play(s, "3B 4D")  # a 3 of another suit does not win: 5S does
+    assert s.last_winner == 2 and s.current == 2 and s.leader == 2 and s.tricks_played == 1
+    assert sorted(s.captured[0]) == sorted(cards("4S 5S 3B 4D")) and s.captured[1] == ()
+    assert team_points(s) == (0, 0)  # one third: no whole point yet, no last-trick bonus
+    finished = s
+    while not is_terminal(finished):
+        finished = step(finished, legal_cards(finished)[0])
+    with pytest.raises(IllegalCard, match="the hand is over"):
+        step(finished, 0)
+
+
+def test_trick_winner_is_the_strongest_of_the_led_suit():
+    assert trick_winner([(0, parse_card("4D")), (1, parse_card("3C")), (2, parse_card("AD")),
+                         (3, parse_card("2D"))]) == 3
+    assert trick_winner([(1, parse_card("7S")), (2, parse_card("3D")), (3, parse_card("10S")),
+                         (0, parse_card("6S"))]) == 3
+    assert trick_winner([(2, parse_card("3B")), (3, parse_card("2B")), (0, parse_card("AB")),
+                         (1, parse_card("RB"))]) == 2
+    with pytest.raises(ValueError):
+        trick_winner([])
+
+
+def test_signals_as_the_seed_defines_them():
+    hands = [cards("4D 5D 2D 4C 5C 6C 4S 5S 6S 7S"),
+             cards("6D 7D 8D 7C 8C 9C 8S 9S 10S AS"),
+             cards("9D 10D AD 3D 10C AC 2C 3C 2S 3S"),
+             cards("4B 5B 6B 7B 8B 9B 10B AB 2B 3B")]
+    s = deal_hands(hands, leader=0)
+    s = step(s, parse_card("4D"))
+    assert s.signals == ((0, BUSSO), None, None, None)  # 5D and 2D left: a 2 among them
+    s = play(s, "6D 3D 4B")  # seat 2 wins with the 3 and leads
+    s = step(s, parse_card("10C"))
+    assert s.signals[2] == (1, BUSSO)  # AC 2C 3C left
+    s = play(s, "5B 4C 7C")
+    s = step(s, parse_card("AC"))
+    assert s.signals[2] == (1, BUSSO)
+    s = play(s, "6B 5C 8C")
+    s = step(s, parse_card("2C"))
+    assert s.signals[2] == (1, BUSSO)  # the 3 is left
+    s = play(s, "7B 6C 9C")
+    s = step(s, parse_card("3C"))
+    assert s.signals[2] == (1, VOLO)  # no coppe left
+    s = play(s, "8B 4S 7D")  # seat 2 wins; leads 9D with 10D and AD left: no 2 or 3
+    s = step(s, parse_card("9D"))
+    assert s.signals == ((0, BUSSO), None, (0, STRISCIO), None)  # seat 0's signal is kept
+
+
+def test_a_hand_built_hand_to_the_end():
+    """Each seat holds one suit; seat 1 leads coppe and wins every trick: team 1 takes it all."""
+    s = deal_hands(BY_SUIT, leader=1)
+    for rank in range(10):
+        assert s.current == 1 and legal_cards(s) == tuple(range(10 + rank, 20))
+        s = step(s, 10 + rank)
+        for seat in (2, 3, 0):
+            assert s.current == seat
+            s = step(s, legal_cards(s)[-1])  # off suit: the strongest card, which still loses
+    assert s.captured[0] == () and len(s.captured[1]) == 40
+    assert team_points(s) == (0, 11) and hand_winner(s) == 1
+    assert s.signals[1] == (1, VOLO)  # the last lead leaves no coppe
+    with pytest.raises(ValueError, match="not over"):
+        hand_winner(deal_hands(BY_SUIT, leader=1))
+
+
+def test_the_fast_path_plays_by_the_same_rules():
+    rng = np.random.default_rng(1)
+    h = random_hands(600, rng, first_leader=3, batch=128)
+    assert h.leaders[:5].tolist() == [3, 0, 1, 2, 3]
+    for i in range(len(h)):
+        s = deal_hands(h.deals[i].tolist(), int(h.leaders[i]))
+        for k in range(40):
+            assert s.current == h.seats[i, k]
+            s = step(s, int(h.plays[i, k]))  # raises on a card the rules forbid
+        assert team_points(s) == tuple(h.points[i].tolist())
+        assert hand_winner(s) == h.winners[i]
+    again = random_hands(600, np.random.default_rng(1), first_leader=3, batch=128)
+    assert (again.plays == h.plays).all()
+
+
+def test_random_play_is_uniform_over_legal_cards():
+    """The fast path's first lead: each of the leader's ten cards a tenth of the time."""
+    h = random_hands(20_000, np.random.default_rng(2))
+    slot = (h.deals[np.arange(len(h)), h.leaders] == h.plays[:, :1]).argmax(axis=1)
+    counts = np.bincount(slot, minlength=10)
+    assert np.abs(counts / len(h) - 0.1).max() < 0.012, counts
+
+
+def test_a_match_to_21():
+    m = Match(target=21, first_leader=1)
+    leaders = []
+    while not m.over:
+        leaders.append(m.next_leader)
+        m = m.add((6, 5))
+    assert m.scores == (24, 20) and m.hands == 4 and m.winner == 0
+    assert leaders == [1, 2, 3, 0]
+    tied = Match(target=21, scores=(16, 17)).add((6, 5))  # 22 all: play on
+    assert not tied.over and tied.winner is None
+    with pytest.raises(ValueError, match="over"):
+        m.add((6, 5))
