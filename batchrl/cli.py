@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import sys
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypeVar
 
 import click
 
@@ -18,6 +18,7 @@ from parsers import FORMATS
 if TYPE_CHECKING:
     from batchrl.ingest import SourceReport
 
+T = TypeVar("T")
 _STORE_HELP = "Store directory [default: datasets/store, or $BATCHRL_STORE]."
 _TABLE_HEADER = (f"{'iter':>4} {'bellman residual':>17} {'mean |Q|':>10} {'max |Q|':>10} "
                  f"{'seconds':>8}  trees")
@@ -74,8 +75,12 @@ def _print_report(report: SourceReport) -> None:
 @click.option("--pv/--no-pv", default=True, show_default=True,
               help="Compute pv, the exact probability of victory, for every decision. "
                    "--no-pv leaves the feature out: ingest runs several times faster.")
+@click.option("--reward", type=click.Choice(["points", "shaped"]), default="points",
+              show_default=True,
+              help="tressette: the team's points at the end of the hand, or the seed's "
+                   "shaped per-card reward on top of them.")
 def ingest(paths: tuple[Path, ...], store: Path | None, fmt: str, game: str | None,
-           on_error: str, pv: bool) -> None:
+           on_error: str, pv: bool, reward: str) -> None:
     """Turn game logs into store rows, one per decision.
 
     Every hand is replayed through the rules: each action must be legal and the
@@ -102,7 +107,7 @@ def ingest(paths: tuple[Path, ...], store: Path | None, fmt: str, game: str | No
 
     root = store if store is not None else default_store_path()
     config = IngestConfig(paths=paths, store=root, fmt=fmt, game=game, on_error=on_error,
-                          pv=pv)
+                          pv=pv, reward=reward)
     from batchrl.ingest import source_bytes
 
     total = sum(source_bytes(p) for p in paths)
@@ -298,7 +303,7 @@ def policy_show(model: Path) -> None:
                    f"{'frozen' if h['frozen'] else 'refit'}")
 
 
-GAMES = ("holdem", "sette-mezzo", "hanabi")
+GAMES = ("holdem", "sette-mezzo", "hanabi", "tressette")
 
 
 @main.command()
@@ -312,11 +317,15 @@ GAMES = ("holdem", "sette-mezzo", "hanabi")
               help="holdem: the two players, each random (the thesis's: 10% fold, 50% call, "
                    "40% raise), rule (a tight-aggressive rule bot) or a model file. "
                    "hanabi: random, simple, convention (bot1, bot2: the report's roles, "
-                   "simple and convention) or model:PATH (a network from batchrl imitate).")
-@click.option("--format", "fmt", type=click.Choice(["auto", "acpc", "glassfrog"]),
+                   "simple and convention) or model:PATH (a network from batchrl imitate). "
+                   "tressette: four seats (or A,B for teams 0+2 and 1+3), each random, "
+                   "seed-heuristic or rule.")
+@click.option("--format", "fmt",
+              type=click.Choice(["auto", "acpc", "glassfrog", "jsonl", "transcript"]),
               default="auto", show_default=True,
               help="holdem: ACPC dealer .log (STATE lines) or Glassfrog .dealer.summary; "
-                   "auto: by the file name.")
+                   "tressette: batchrl's JSON lines or the seed's printed transcript; "
+                   "auto: by the file name (.txt: a transcript).")
 @click.option("--gamedef", "table", metavar="FILE|NAME", default=None,
               help="holdem: the game (an ACPC .game file or built-in name) [default: a model "
                    "player's game, else the format's usual units].")
@@ -339,6 +348,8 @@ def generate(game: str, count: int, policy_name: str, players: str, fmt: str,
       batchrl generate --game holdem --hands 50000 --players random,rule -o rule.log
       batchrl generate --game sette-mezzo --games 100000 --policy random -o random.jsonl
       batchrl generate --game hanabi --players bot2,bot2 --games 36000 -o hanabi-games
+      batchrl generate --game tressette --players seed-heuristic,random,seed-heuristic,random \\
+          --games 50000 -o tressette.jsonl
     """
     import numpy as np
 
@@ -357,6 +368,23 @@ def generate(game: str, count: int, policy_name: str, players: str, fmt: str,
             chooser = learned.act_batch
         rng = np.random.default_rng(seed)
         written = write_log(out, play(chooser, count, rng, limit))  # type: ignore[arg-type]
+    elif game == "tressette":
+        from batchrl.games.tressette.logs import play as play_tressette
+        from batchrl.games.tressette.logs import write_log as write_tressette
+
+        names = [p.strip() for p in players.split(",")]
+        if len(names) == 2:
+            names = names * 2  # A,B: seats 0 and 2 play A, seats 1 and 3 play B
+        kind = "transcript" if fmt == "transcript" or (fmt == "auto" and out.suffix == ".txt") \
+            else "jsonl"
+        try:
+            with _progress(count, "playing") as advance:
+                written = write_tressette(out, _advancing(play_tressette(names, count, seed),
+                                                          advance), kind)
+        except ValueError as exc:
+            raise click.ClickException(str(exc)) from None
+        click.echo(f"{written:,} hands written to {out} ({kind})")
+        return
     elif game == "hanabi":
         from batchrl.games.hanabi.logs import generate as generate_hanabi
 
@@ -382,6 +410,13 @@ def generate(game: str, count: int, policy_name: str, players: str, fmt: str,
         except (ModelError, gamedef.GameDefError, ValueError) as exc:
             raise click.ClickException(str(exc)) from None
     click.echo(f"{written:,} games written to {out}")
+
+
+def _advancing(items: Iterable[T], advance: Callable[[int], None]) -> Iterator[T]:
+    """``items``, telling ``advance`` of each one as it goes by."""
+    for item in items:
+        yield item
+        advance(1)
 
 
 @contextmanager
@@ -589,7 +624,14 @@ def imitate(store: Path | None, epochs: int, players: tuple[str, ...], hidden: s
               help="hanabi: a pair of players (random, simple, convention, bot1, bot2, "
                    "model:PATH); repeat for more pairs, all on the same deals "
                    "[default: bot2,bot2].")
-@click.option("--games", default=1000, show_default=True, help="hanabi: games per pair.")
+@click.option("--games", default=None, type=int,
+              help="hanabi: games per pair [1000]; tressette: hands, each deal played from "
+                   "both sides [20000].")
+@click.option("--team", default=None, metavar="PLAYER",
+              help="tressette: the team's player (both seats): random, seed-heuristic, rule "
+                   "or model:PATH (an FQI model of a Tressette store).")
+@click.option("--vs", "versus", default="random", show_default=True, metavar="PLAYER",
+              help="tressette: the other team's player.")
 @click.option("--opponent", default="random", show_default=True, metavar="random|rule|MODEL",
               help="holdem: the thesis's random bot, the rule bot, or another model file.")
 @click.option("--hands", default=3000, show_default=True,
@@ -603,9 +645,9 @@ def imitate(store: Path | None, epochs: int, players: tuple[str, ...], hidden: s
               help="sette-mezzo: the opponent's limit [default: the one the model's data "
                    "was played at].")
 @click.option("--json", "as_json", is_flag=True, help="One JSON object, for notebooks.")
-def evaluate(game: str | None, model: Path | None, pairs: tuple[str, ...], games: int,
-             opponent: str, hands: int, seed: int, duplicate: bool, limit: float | None,
-             as_json: bool) -> None:
+def evaluate(game: str | None, model: Path | None, pairs: tuple[str, ...], games: int | None,
+             team: str | None, versus: str, opponent: str, hands: int, seed: int,
+             duplicate: bool, limit: float | None, as_json: bool) -> None:
     """Measure a learned policy, in the game its model was trained on.
 
     \b
@@ -618,6 +660,11 @@ def evaluate(game: str | None, model: Path | None, pairs: tuple[str, ...], games
     the optimal one, the gap, and the share of decisions where it plays the
     optimal action, weighted by how often it reaches each state.
     \b
+    tressette: a team against another, each deal played from both sides and
+    the lead rotating: hands won and points per hand with 95% intervals:
+      batchrl evaluate --game tressette --team model:M.joblib --vs random \\
+          --games 20000
+    \b
     hanabi: pairs of players on the same deals, the report's Table 2 (mean,
     sd, max, min) in both score conventions:
       batchrl evaluate --game hanabi --players model:net.pt,bot2 \\
@@ -628,7 +675,11 @@ def evaluate(game: str | None, model: Path | None, pairs: tuple[str, ...], games
     from batchrl.policy import GreedyPolicy, ModelError
 
     if game == "hanabi" or pairs:
-        _evaluate_hanabi(pairs or ("bot2,bot2",), games, seed, as_json)
+        _evaluate_hanabi(pairs or ("bot2,bot2",), games or 1000, seed, as_json)
+        return
+    if game == "tressette" or team is not None:
+        _evaluate_tressette(team or (f"model:{model}" if model else "rule"), versus,
+                            games or 20000, seed, as_json)
         return
     if model is None:
         raise click.UsageError("--model is needed (for hanabi give --game hanabi --players)")
@@ -674,6 +725,20 @@ def _evaluate_hanabi(pairs: tuple[str, ...], games: int, seed: int, as_json: boo
     click.echo(HEADER)
     for r in reports:
         click.echo(r.row())
+
+
+def _evaluate_tressette(team: str, versus: str, hands: int, seed: int, as_json: bool) -> None:
+    import json
+
+    from batchrl.games.tressette.evaluate import evaluate_teams
+    from batchrl.policy import ModelError
+
+    try:
+        with _progress(hands, f"{team} vs {versus}") as advance:
+            report = evaluate_teams(team, versus, hands, seed, advance)
+    except (ValueError, ModelError) as exc:
+        raise click.ClickException(str(exc)) from None
+    click.echo(json.dumps(report.as_dict()) if as_json else report.table())
 
 
 def _evaluate_sette_mezzo(model: Path, limit: float | None, as_json: bool) -> None:

@@ -25,6 +25,7 @@ from batchrl.store import Store, StoreSchema, file_digest
 from parsers import FORMATS, HANABI_FORMATS, READERS, sniff_format
 from parsers.acpc import SNIFF_LINES, BadLine, Header, LoggedHand, LogLines
 from parsers.sette_mezzo import LoggedGame
+from parsers.tressette import LoggedGame as TressetteGame
 
 # Examples of each kind of skipped line kept for the report.
 EXAMPLES_PER_KIND = 3
@@ -46,6 +47,7 @@ class IngestConfig:
     game: str | None = None  # a built-in game name or a .game file
     on_error: str = "fail"  # or "skip"
     pv: bool = True  # compute the probability-of-victory feature
+    reward: str = "points"  # tressette: the team's points, or "shaped" (the seed's)
     chunk_size: int = 2048
 
 
@@ -152,6 +154,9 @@ def ingest_file(
     if fmt == "sette-mezzo":
         schema, pending, process = _sette_mezzo(path, records, report, prefix)
         game = None
+    elif fmt in ("tressette", "tressette-transcript"):
+        schema, pending, process = _tressette(report, prefix, config.reward)
+        game = None
     else:
         game, pending = _decide_game(path, fmt, records, forced, report)
         report.game = game.name
@@ -166,7 +171,7 @@ def ingest_file(
     run = _Run(game, forced, config, report, process)
     with store.writer(path, digest) as writer:
         for record in _chain(pending, records):
-            if isinstance(record, LoggedHand | LoggedGame):
+            if isinstance(record, LoggedHand | LoggedGame | TressetteGame):
                 run.hand(record, writer)
             elif isinstance(record, Header):
                 run.header(record, writer)
@@ -259,8 +264,9 @@ def _sniff(path: Path) -> str:
     fmt = sniff_format(head)
     if fmt is None:
         raise IngestError(f"{path}: neither an ACPC dealer log (STATE: lines), a Glassfrog "
-                          f"dealer summary (name|name:hand:betting:cards:payoffs) nor a sette e "
-                          f"mezzo game log (JSON lines) in its first {SNIFF_LINES} lines; give "
+                          f"dealer summary (name|name:hand:betting:cards:payoffs), a sette e "
+                          f"mezzo or Tressette game log (JSON lines) nor a Tressette transcript "
+                          f"(Giocatore ... gioca ...) in its first {SNIFF_LINES} lines; give "
                           f"--format if you know better")
     return fmt
 
@@ -413,6 +419,32 @@ def _ingest_hanabi(path: Path, fmt: str, config: IngestConfig,
         writer.set_stats(extra=report.stats())
     report.seconds = time.perf_counter() - started
     return report
+
+
+def _tressette(report: SourceReport, prefix: str, reward: str
+               ) -> tuple[StoreSchema, list[Any], Callable[[list[Any]], Chunk]]:
+    """Tressette hands: every play checked in lockstep, one row per card played."""
+    from batchrl.games.tressette import transitions as tt
+
+    report.game = tt.GAME_NAME
+    if reward != "points":
+        report.notes.append(f"rewards: {reward} (the seed's per-card shaping, plus the "
+                            f"team's points at the end)")
+
+    def process(chunk: list[Any]) -> Chunk:
+        columns, refused = tt.rows(chunk, prefix, reward)
+        rejected = [(g, RejectedRecord(f"{g.source}, line {g.line}: {why}", "illegal hand"))
+                    for g, why in refused]
+        truncated = sum(1 for g in chunk if g.game.truncated)
+        if truncated:
+            report.notes.append(f"{truncated} hand(s) cut short: kept, last rows truncated")
+        return Chunk(columns, len(chunk) - len(refused), len(columns["step"]), rejected)
+
+    try:
+        schema = tt.schema(reward)
+    except ValueError as exc:
+        raise IngestError(str(exc)) from None
+    return schema, [], process
 
 
 def _payoffs(hand: LoggedHand) -> str:

@@ -1,0 +1,134 @@
+"""Teams in play: hands won and points per hand, with 95% intervals.
+
+Each deal is played twice, the teams swapping seats (so each team holds each
+hand's cards once), and the leader rotates from deal to deal: neither the
+cards nor the lead favour a team. A pair of plays of one deal counts as one
+sample for the intervals. Hands run in lockstep, so a learned player (an FQI
+model, ``model:PATH``) decides for every hand at once.
+
+>>> r = evaluate_teams("rule", "random", hands=200, seed=1)
+>>> r.hands, 0.5 < r.won.mean <= 1.0, round(r.points.mean + r.their_points, 6)
+(200, True, 11.0)
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+from numpy.typing import NDArray
+
+from batchrl.evaluation import Estimate, mean_ci
+from batchrl.games.tressette.bots import make_bot
+from batchrl.games.tressette.features import Tracker, feature_names
+from batchrl.games.tressette.rules import deal, step, team_points
+
+
+@dataclass(frozen=True)
+class TeamReport:
+    team: str
+    vs: str
+    hands: int  # hands played (twice the deals)
+    seed: int
+    won: Estimate  # share of hands won
+    points: Estimate  # the team's points per hand (of 11)
+    their_points: float
+
+    def table(self) -> str:
+        w, p = self.won, self.points
+        return (f"{self.team} vs {self.vs}: {self.hands:,} hands ({self.hands // 2:,} deals, "
+                f"each played from both sides), seed {self.seed}\n"
+                f"  hands won        {w.mean:7.2%}  95% CI [{w.low:.2%}, {w.high:.2%}]\n"
+                f"  points per hand  {p.mean:7.3f}  95% CI [{p.low:.3f}, {p.high:.3f}]  "
+                f"(theirs {self.their_points:.3f}; 11 a hand)")
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"team": self.team, "vs": self.vs, "hands": self.hands, "seed": self.seed,
+                "won": self.won.mean, "won_low": self.won.low, "won_high": self.won.high,
+                "points": self.points.mean, "points_low": self.points.low,
+                "points_high": self.points.high, "their_points": self.their_points}
+
+
+class _Player:
+    """A seat's player: a bot acting on rules states, or a model acting on features."""
+
+    def __init__(self, spec: str, rng: np.random.Generator,
+                 models: dict[str, Any]) -> None:
+        self.spec = spec
+        self.policy: Any = None
+        self.bot: Any = None
+        self.columns: list[int] = []
+        if spec.startswith("model:") or spec.endswith(".joblib"):
+            path = spec.removeprefix("model:")
+            if path not in models:
+                from batchrl.policy import GreedyPolicy
+
+                models[path] = GreedyPolicy.load(path)
+                game = models[path].artifact.meta.get("game")
+                if game != "tressette":
+                    raise ValueError(f"{path} was trained on {game}, not tressette")
+            self.policy = models[path]
+            names = feature_names()
+            try:
+                self.columns = [names.index(n) for n in self.policy.feature_names]
+            except ValueError:
+                raise ValueError(f"{path}: its features are not the Tressette store's "
+                                 f"(e.g. {self.policy.feature_names[0]!r})") from None
+        else:
+            self.bot = make_bot(spec, rng)
+
+
+def play_deals(specs: tuple[str, str, str, str], deals: int, seed: int,
+               progress: Callable[[int], None] | None = None, batch: int = 2048,
+               models: dict[str, Any] | None = None) -> NDArray[np.int64]:
+    """Points (deals, 2) of ``deals`` hands with seat s played by ``specs[s]``; deal i is
+    ``rules.deal(default_rng([seed, i]), leader=i % 4)``."""
+    models = {} if models is None else models
+    rng = np.random.default_rng([seed, 1 << 20])
+    players = [_Player(s, rng, models) for s in specs]
+    out = np.zeros((deals, 2), dtype=np.int64)
+    for start in range(0, deals, batch):
+        ids = range(start, min(start + batch, deals))
+        states = [deal(np.random.default_rng([seed, i]), leader=i % 4) for i in ids]
+        tracker = Tracker.deal(states)
+        for _ in range(40):
+            cards = np.zeros(len(states), dtype=np.int64)
+            seat = tracker.current
+            for s, player in enumerate(players):
+                rows = np.flatnonzero(seat == s)
+                if not len(rows):
+                    continue
+                if player.policy is not None:
+                    x = tracker.features()[rows][:, player.columns]
+                    legal = tracker.legal()[rows]
+                    cards[rows] = player.policy.act_batch(x, legal)
+                else:
+                    for r in rows:
+                        cards[r] = player.bot.act(states[r])
+            tracker.play(cards)
+            states = [step(st, int(c)) for st, c in zip(states, cards, strict=True)]
+        out[list(ids)] = [team_points(st) for st in states]
+        if progress is not None:
+            progress(len(states))
+    return out
+
+
+def evaluate_teams(team: str, vs: str, hands: int, seed: int,
+                   progress: Callable[[int], None] | None = None) -> TeamReport:
+    """``team`` (both its seats) against ``vs``: ``hands`` hands, each deal from both
+    sides."""
+    if hands < 4 or hands % 2:
+        raise ValueError(f"--games {hands}: want an even number, at least 4 (each deal is "
+                         f"played from both sides)")
+    deals = hands // 2
+    models: dict[str, Any] = {}
+    first = play_deals((team, vs, team, vs), deals, seed, progress, models=models)
+    second = play_deals((vs, team, vs, team), deals, seed, progress, models=models)
+    ours = np.stack([first[:, 0], second[:, 1]], axis=1)  # (deal, side)
+    won = (ours > 11 - ours).astype(np.float64)
+    # a deal's two sides are one sample (values deal-major: side 0, side 1, next deal)
+    return TeamReport(team, vs, hands, seed, mean_ci(won.ravel(), per_unit=2),
+                      mean_ci(ours.ravel().astype(np.float64), per_unit=2),
+                      float(11 - ours.mean()))

@@ -1,0 +1,171 @@
+"""Tressette hands to store rows: one row per card played, from the player's view.
+
+A hand is one episode; each seat's ten decisions are its steps (``player`` is
+the seat), and a row's next state is the same seat's next decision, after the
+other three have played. Actions are the 40 cards, with the legal mask (follow
+suit) at the next decision. The reward (``points``, the default) is the
+player's team's points at the end of the hand, on its last decision, so a
+seat's rewards add up to its team's score (0-11; the other team has 11 minus
+it). ``shaped`` is the seed's per-card reward instead (it penalises an ace
+−0.2, a 2 or 3 −0.1, rewards another card +0.05; on the card that closes a
+trick +0.5 if its team takes it, else −0.5, and +0.3 per 2, 3 or ace its team
+takes), plus the team's points at the end.
+
+Hands are encoded in lockstep by ``features.Tracker``, which also checks every
+play; a hand the rules refuse is returned with the reason and left out. A hand
+cut short (a truncated transcript) keeps its rows: the last decision of each
+seat is marked ``truncated``, and the hands hold only the cards the log shows.
+
+>>> import numpy as np
+>>> from batchrl.games.tressette.logs import play
+>>> game = next(play(("rule", "random", "rule", "random"), 1, seed=3))
+>>> cols, rejected = rows([Logged(game)], "0123456789abcdef:")
+>>> len(cols["step"]), float(cols["reward"].sum()), rejected
+(40, 22.0, [])
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+from numpy.typing import NDArray
+
+from batchrl.games.tressette.features import IllegalPlay, Tracker, feature_names
+from batchrl.games.tressette.rules import ACE, THREE, TWO, card_name
+from batchrl.store import StoreSchema
+
+GAME_NAME = "tressette"
+AUDIT_COLUMNS = ("name", "hand")
+REWARDS = ("points", "shaped")
+ACTION_NAMES = tuple(card_name(c) for c in range(40))
+
+
+def schema(reward: str = "points") -> StoreSchema:
+    if reward not in REWARDS:
+        raise ValueError(f"reward {reward!r}: want one of {', '.join(REWARDS)}")
+    return StoreSchema(game=GAME_NAME, feature_names=feature_names(), action_names=ACTION_NAMES,
+                       audit_columns=AUDIT_COLUMNS, game_params={"reward": reward})
+
+
+def _shaping(card: NDArray[np.int64]) -> NDArray[np.float64]:
+    rank = card % 10
+    return np.where(rank == ACE, -0.2, np.where((rank == TWO) | (rank == THREE), -0.1, 0.05))
+
+
+@dataclass(frozen=True, slots=True)
+class Logged:
+    """A game with the place a log gives it (``parsers.tressette.LoggedGame`` has the
+    same fields), for games straight from ``logs.play``."""
+
+    game: Any  # logs.Game
+    index: int = 0
+    line: int = 1
+
+
+def rows(games: Sequence[Any], episode_prefix: str,
+         reward: str = "points") -> tuple[dict[str, Any], list[tuple[Any, str]]]:
+    """Store columns for ``games`` (records with ``game``, ``index`` and ``line``, the
+    game having hands, leader, plays, names and points), and the records refused with
+    why; a refused record's hand is left out, the others kept."""
+    rejected: list[tuple[Any, str]] = []
+    games = list(games)
+    while True:
+        try:
+            return _rows(games, episode_prefix, reward), rejected
+        except IllegalPlay as exc:
+            bad = set(exc.games.tolist())
+            rejected += [(games[i], str(exc)) for i in sorted(bad)]
+            games = [g for i, g in enumerate(games) if i not in bad]
+
+
+def _rows(games: list[Any], prefix: str, reward: str) -> dict[str, Any]:
+    g = len(games)
+    hands = np.zeros((g, 4, 40), dtype=bool)
+    lengths = np.asarray([len(x.game.plays) for x in games], dtype=np.int64)
+    seats = np.zeros((g, 40), dtype=np.int64)
+    cards = np.zeros((g, 40), dtype=np.int64)
+    for i, game in enumerate(x.game for x in games):
+        for seat, held in enumerate(game.hands):
+            hands[i, seat, list(held)] = True
+        if lengths[i]:
+            seats[i, :lengths[i]], cards[i, :lengths[i]] = np.asarray(game.plays).T
+    tracker = Tracker(hands, np.asarray([r.game.leader for r in games], dtype=np.int64))
+    x = np.zeros((g, 40, len(feature_names())), dtype=np.float32)
+    legal = np.zeros((g, 40, 40), dtype=bool)
+    shaped = np.zeros((g, 40))
+    for t in range(40):
+        active = t < lengths
+        if not active.any():
+            break
+        turn = active & (seats[:, t] != tracker.current)
+        if turn.any():
+            raise IllegalPlay("a seat plays out of turn", np.flatnonzero(turn))
+        x[:, t], legal[:, t] = tracker.features(), tracker.legal()
+        team = seats[:, t] % 2
+        high_before = tracker.high_taken[np.arange(g), team]
+        tracker.play(cards[:, t], active)
+        if reward == "shaped":
+            closed = active & (tracker.position == 0)
+            took = tracker.last_winner % 2 == team
+            gained = tracker.high_taken[np.arange(g), team] - high_before
+            shaped[:, t] = np.where(active, _shaping(cards[:, t]), 0.0) + np.where(
+                closed, np.where(took, 0.5, -0.5) + 0.3 * gained, 0.0)
+    finished = lengths == 40
+    points = tracker.points()
+    for j in np.flatnonzero(finished).tolist():
+        logged = games[j].game.points
+        if logged is not None and tuple(int(p) for p in logged) != tuple(points[j]):
+            raise IllegalPlay(f"the rules give {tuple(points[j].tolist())} points; the log "
+                              f"says {tuple(logged)}", np.asarray([j]))
+    return _columns(games, prefix, x, legal, seats, cards, lengths, points, shaped, reward)
+
+
+def _columns(games: list[Any], prefix: str, x: NDArray[np.float32], legal: NDArray[np.bool_],
+             seats: NDArray[np.int64], cards: NDArray[np.int64], lengths: NDArray[np.int64],
+             points: NDArray[np.int64], shaped: NDArray[np.float64],
+             reward: str) -> dict[str, Any]:
+    # row order: hand, then seat, then the seat's decisions in play order
+    game_of, seat_of, t_of = [], [], []
+    for i in range(len(games)):
+        for seat in range(4):
+            ts = np.flatnonzero(seats[i, :lengths[i]] == seat)
+            game_of += [i] * len(ts)
+            seat_of += [seat] * len(ts)
+            t_of += ts.tolist()
+    gi, si, ti = (np.asarray(v, dtype=np.int64) for v in (game_of, seat_of, t_of))
+    n = len(gi)
+    same_next = np.zeros(n, dtype=bool)
+    same_next[:-1] = (gi[1:] == gi[:-1]) & (si[1:] == si[:-1])
+    last = ~same_next
+    whole = lengths[gi] == 40
+    nxt = np.minimum(np.arange(n) + 1, max(n - 1, 0))
+    next_state = np.where(same_next[:, None], x[gi[nxt], ti[nxt]], 0.0).astype(np.float32)
+    next_legal = np.where(same_next[:, None], legal[gi[nxt], ti[nxt]], False)
+    step = np.zeros(n, dtype=np.int32)
+    for k in range(1, n):
+        step[k] = step[k - 1] + 1 if same_next[k - 1] else 0
+    team_points = points[gi, si % 2].astype(np.float64)
+    r = np.where(last & whole, team_points, 0.0)
+    if reward == "shaped":
+        r = r + shaped[gi, ti]
+    names = [games[i].game.names[s] for i, s in zip(game_of, seat_of, strict=True)]
+    hand_text = [" ".join(card_name(c) for c in sorted(games[i].game.hands[s]))
+                 for i, s in zip(game_of, seat_of, strict=True)]
+    return {
+        "episode": np.asarray([f"{prefix}{games[i].index}" for i in game_of], dtype=object),
+        "step": step,
+        "player": si.astype(np.int8),
+        "state": x[gi, ti],
+        "action": cards[gi, ti].astype(np.int8),
+        "reward": r,
+        "next_state": next_state,
+        "next_legal": next_legal,
+        "terminal": last & whole,
+        "truncated": last & ~whole,
+        "line": np.asarray([games[i].line for i in game_of], dtype=np.int64),
+        "name": names,
+        "hand": hand_text,
+    }

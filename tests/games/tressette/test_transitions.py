@@ -1,0 +1,109 @@
+"""Tressette hands into store rows: one per card, rewards adding up to the team's points."""
+
+import numpy as np
+import pytest
+
+from batchrl.games.tressette.features import Tracker
+from batchrl.games.tressette.logs import Game, play, write_log
+from batchrl.games.tressette.rules import legal_cards, team_points
+from batchrl.games.tressette.transitions import Logged, rows
+from batchrl.ingest import IngestConfig, IngestError, ingest
+from batchrl.store import Store
+
+SEATS = ("seed-heuristic", "random", "rule", "random")
+
+
+def _games(n, seed=4):
+    return [Logged(g, index=i, line=i + 1) for i, g in enumerate(play(SEATS, n, seed))]
+
+
+def test_each_seats_rows_follow_its_decisions_and_add_up_to_its_teams_points():
+    logged = _games(12)
+    cols, rejected = rows(logged, "p:")
+    assert rejected == [] and len(cols["step"]) == 12 * 40
+    for i, rec in enumerate(logged):
+        states = rec.game.replay()
+        points = team_points(states[-1])
+        for seat in range(4):
+            mine = (cols["episode"] == f"p:{i}") & (cols["player"] == seat)
+            assert mine.sum() == 10 and cols["terminal"][mine].tolist() == [False] * 9 + [True]
+            assert cols["reward"][mine].sum() == points[seat % 2]
+            # the seat's cards, as its states and actions show them
+            decisions = [s for s in states[:-1] if s.current == seat]
+            assert [int(a) % 256 for a in cols["action"][mine]] == \
+                [c for p, c in rec.game.plays if p == seat]
+            for k, s in enumerate(decisions):
+                assert np.flatnonzero(cols["state"][mine][k, :40]).tolist() == sorted(s.hands[seat])
+                if k < 9:  # next state: the same seat's next decision, with its legal cards
+                    assert np.array_equal(cols["next_state"][mine][k], cols["state"][mine][k + 1])
+                    legal = np.flatnonzero(cols["next_legal"][mine][k]).tolist()
+                    assert legal == sorted(legal_cards(decisions[k + 1]))
+            assert not cols["next_legal"][mine][9].any()
+
+
+def test_the_seeds_shaped_reward_adds_per_card_terms_to_the_points():
+    logged = _games(5)
+    plain, _ = rows(logged, "p:")
+    shaped, _ = rows(logged, "p:", reward="shaped")
+    extra = shaped["reward"] - plain["reward"]
+    assert not np.allclose(extra, 0)
+    assert set(np.round(extra, 2)) <= {round(a + b + 0.3 * k, 2) for a in (-0.2, -0.1, 0.05)
+                                       for b in (0, 0.5, -0.5) for k in range(5)}
+
+
+def test_an_illegal_hand_is_refused_alone():
+    logged = _games(4)
+    g = logged[2].game
+    plays = list(g.plays)
+    plays[1], plays[2] = plays[2], plays[1]  # two seats out of turn
+    bad = Game(g.seed, g.leader, g.names, g.hands, tuple(plays), None)
+    logged[2] = Logged(bad, index=2, line=3)
+    cols, rejected = rows(logged, "p:")
+    assert [r.index for r, _ in rejected] == [2] and "out of turn" in rejected[0][1]
+    assert len(cols["step"]) == 3 * 40
+
+
+def test_a_truncated_hand_keeps_its_rows_and_marks_the_last_ones():
+    (rec,) = _games(1)
+    g = rec.game
+    short = Game(g.seed, g.leader, g.names, g.hands, g.plays[:22], None, truncated=True)
+    cols, rejected = rows([Logged(short)], "p:")
+    assert rejected == [] and len(cols["step"]) == 22
+    assert not cols["terminal"].any() and cols["truncated"].sum() == 4
+    assert cols["reward"].sum() == 0
+
+
+@pytest.mark.parametrize("fmt", ["jsonl", "transcript"])
+def test_generate_then_ingest_round_trips_for_both_formats(tmp_path, fmt):
+    games = list(play(SEATS, 30, 9))
+    path = tmp_path / f"hands.{'txt' if fmt == 'transcript' else 'jsonl'}"
+    write_log(path, games, fmt)
+    report, = ingest(IngestConfig(paths=(path,), store=tmp_path / "store"))
+    assert report.fmt == ("tressette-transcript" if fmt == "transcript" else "tressette")
+    assert report.hands == 30 and report.rows == 30 * 40
+    frame = Store.open(tmp_path / "store").to_pandas()
+    totals = frame.groupby("episode")["reward"].sum()
+    assert (totals == 22).all()  # each seat gets its team's points: 2 × 11 a hand
+    assert set(frame["name"]) == set(SEATS)
+
+
+def test_an_unreadable_tressette_line_names_the_file_and_line(tmp_path):
+    path = tmp_path / "hands.jsonl"
+    write_log(path, list(play(SEATS, 3, 1)), "jsonl")
+    lines = path.read_text().splitlines()
+    lines[1] = lines[1].replace('"plays": [[', '"plays": [[9, "ZZ"], [', 1)
+    path.write_text("\n".join(lines) + "\n")
+    with pytest.raises(IngestError, match=r"hands\.jsonl, line 2"):
+        ingest(IngestConfig(paths=(path,), store=tmp_path / "s"))
+    report, = ingest(IngestConfig(paths=(path,), store=tmp_path / "s", on_error="skip"))
+    assert report.hands == 2
+
+
+def test_the_tracker_points_match_the_rules_for_logged_hands():
+    logged = _games(8)
+    tracker = Tracker(np.stack([np.isin(np.arange(40), list(h))[None].repeat(1, 0)[0]
+                                for r in logged for h in r.game.hands]).reshape(8, 4, 40),
+                      np.asarray([r.game.leader for r in logged]))
+    for t in range(40):
+        tracker.play(np.asarray([r.game.plays[t][1] for r in logged]))
+    assert tracker.points().tolist() == [list(r.game.points) for r in logged]
