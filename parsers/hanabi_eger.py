@@ -13,6 +13,8 @@ rebuilt pile is checked against the logged one.
 Colours in the logs: 0 green, 1 yellow, 2 white, 3 blue, 4 red; here they become
 batchrl's (``batchrl.games.hanabi.rules.COLOURS``). The game allowed a discard with
 all 8 hints left (gaining nothing): replay with ``deal(..., discard_at_max_hints=True)``.
+In 4 games the AI hints itself, which no rule allows; those moves are flagged
+(``EgerGame.self_hints``) rather than refused.
 """
 
 from __future__ import annotations
@@ -36,6 +38,9 @@ class EgerGame:
     deck: tuple[int, ...]  # all 50 cards in deal order: seat 0's five, seat 1's five, the pile
     moves: tuple[tuple[int, int, int], ...]  # (line, seat, batchrl action)
     score: int
+    # moves where the AI hints ITSELF (4 games): the action is that hint as if given to the
+    # partner; ``batchrl.games.hanabi.sources.hint_self`` replays it as their program did
+    self_hints: tuple[int, ...] = ()
 
 
 class EgerError(ValueError):
@@ -64,7 +69,9 @@ def read_eger(path: str | Path) -> EgerGame:
     """One game log; raises ``EgerError`` naming the line on anything unreadable."""
     path = Path(path)
     lines = path.read_text().splitlines()
-    ai, seed, pile, score, moves = None, None, None, None, []
+    ai, seed, pile, score = None, None, None, None
+    moves: list[tuple[int, int, int]] = []
+    self_hints: list[int] = []
 
     def fail(no: int, why: str) -> EgerError:
         return EgerError(f"{path}:{no}: {why}: {lines[no - 1][:80]!r}")
@@ -86,8 +93,9 @@ def read_eger(path: str | Path) -> EgerGame:
                 raise fail(no, "want MOVE: <player> <action> <card> <target> <colour> <rank>")
             seat, kind = int(fields[0]), int(fields[1])
             if kind in (0, 1) and fields[3] == fields[0]:
-                # a few logged games have the AI hint itself, a move no rule allows
-                raise fail(no, f"player {seat} hints itself, which the rules do not allow")
+                # a few logged games have the AI hint itself, a move no rule allows: kept,
+                # flagged, so a replay can apply it as their program did
+                self_hints.append(len(moves))
             if kind not in (0, 1, 2, 3):
                 raise fail(no, f"action {kind} is none of 0-3")
             try:
@@ -109,4 +117,4 @@ def read_eger(path: str | Path) -> EgerGame:
         raise EgerError(f"{path}:3: the deck rebuilt from seed {seed} does not leave the "
                         "logged pile")
     return EgerGame(str(path), path.stem.removeprefix("game"), str(ai), int(seed),
-                    tuple(_card(p) for p in deck), tuple(moves), int(score))
+                    tuple(_card(p) for p in deck), tuple(moves), int(score), tuple(self_hints))

@@ -21,12 +21,21 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import numpy as np
 
-from batchrl.games.hanabi.rules import IllegalMove, deal, is_terminal, step
+from batchrl.games.hanabi.rules import (
+    IllegalMove,
+    State,
+    colour_of,
+    deal,
+    decode,
+    is_terminal,
+    rank_of,
+    step,
+)
 from batchrl.games.hanabi.transitions import Episode, replayed
 
 _PATTERNS = {"hanabi-json": "*.states.jsonl", "hanabi-eger": "game*.log",
@@ -135,11 +144,12 @@ def _eger(path: Path) -> Episode | GameError:
         return GameError(kind, str(exc))
     state = deal(game.deck, 2, discard_at_max_hints=True)
     states, actions, lines = [state], [], []
-    for line, seat, action in game.moves:
+    for number, (line, seat, action) in enumerate(game.moves):
         if seat != state.current:
             return GameError("bad game", f"{path}, line {line}: seat {seat} moves out of turn")
         try:
-            state = step(state, action)
+            state = hint_self(state, action) if number in game.self_hints else \
+                step(state, action)
         except IllegalMove as exc:
             return GameError("illegal move", f"{path}, line {line}: {exc}")
         states.append(state)
@@ -149,8 +159,36 @@ def _eger(path: Path) -> Episode | GameError:
         return GameError("score differs", f"{path}: the replay ends with "
                          f"{state.score_played} cards played (over: {is_terminal(state)}); "
                          f"the log says {game.score}")
+    if game.self_hints:
+        line = game.moves[game.self_hints[0]][0]
+        return GameError("the AI hints itself", f"{path}, line {line}: the AI hints itself, "
+                         f"a move no rule has; with it the game replays to its logged score "
+                         f"{game.score}, but no action class holds it: left out")
     return replayed(states, actions, (game.ai, "human"), key=game.game_id, lines=lines,
                     deal=f"eger-seed-{game.seed}")
+
+
+def hint_self(state: State, action: int) -> State:
+    """Eger et al.'s AI hinting ITSELF (4 logged games): a hint token spent and the
+    seat's own cards told, as their program did; the turn passes."""
+    kind, _, value = decode(action, 2)
+    me = state.current
+    if state.hints == 0:
+        raise IllegalMove(f"player {me}: no hint token left")
+    hits = [(rank_of(c) if kind == "hint_rank" else colour_of(c)) == value
+            for c in state.hands[me]]
+    bit = 1 << (value - 1 if kind == "hint_rank" else value)
+    told = tuple(((cm, rm & bit if hit else rm & ~bit) if kind == "hint_rank"
+                  else (cm & bit if hit else cm & ~bit, rm))
+                 for (cm, rm), hit in zip(state.known[me], hits, strict=True))
+    new = tuple(i for i, h in enumerate(hits) if h and not state.clued[me][i])
+    clued = tuple(c or h for c, h in zip(state.clued[me], hits, strict=True))
+    return replace(state, known=(*state.known[:me], told, *state.known[me + 1:]),
+                   clued=(*state.clued[:me], clued, *state.clued[me + 1:]),
+                   hints=state.hints - 1, current=1 - me, moves=state.moves + 1,
+                   turns_left=state.turns_left - 1 if state.turns_left > 0 else
+                   state.turns_left, hint_target=me,
+                   hint_focus=new or tuple(i for i, h in enumerate(hits) if h))
 
 
 def _live(path: Path) -> Episode | GameError:
