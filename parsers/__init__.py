@@ -9,11 +9,11 @@ from collections.abc import Iterable
 from parsers.acpc import SNIFF_LINES, read_acpc, read_glassfrog
 from parsers.acpc import sniff_format as sniff_acpc
 from parsers.sette_mezzo import read_sette_mezzo
-from parsers.tressette import read_transcript, read_tressette
+from parsers.tressette import read_transcript, read_tressette_for_ingest
 from parsers.tressette import sniff as sniff_tressette
 
 READERS = {"acpc": read_acpc, "glassfrog": read_glassfrog, "sette-mezzo": read_sette_mezzo,
-           "tressette": read_tressette, "tressette-transcript": read_transcript}
+           "tressette": read_tressette_for_ingest, "tressette-transcript": read_transcript}
 # Hanabi sources are games (a file or a directory each), read by batchrl.games.hanabi.sources
 HANABI_FORMATS = ("hanabi-json", "hanabi-eger", "hanablive")
 FORMATS = ("auto", *READERS, *HANABI_FORMATS)

@@ -87,19 +87,25 @@ _TEAM = re.compile(r"^Team (\S+) \(seat (\S+)\) (?:→|->) (\S+) punti$")
 _WIN = re.compile(r"^Vince TEAM (\S+)$")
 
 
-def read_tressette(lines: Iterable[str], source: str, start: int = 1) -> Iterator[Record]:
-    """Records of a JSON Lines log from its lines (numbered from ``start``)."""
+def read_tressette(lines: Iterable[str], source: str, start: int = 1,
+                   replay: bool = True) -> Iterator[Record]:
+    """Records of a JSON Lines log from its lines (numbered from ``start``).
+
+    ``replay=False`` leaves the replay to the caller: the ingest checks every play in
+    lockstep with ``batchrl.games.tressette.features.Tracker`` (the same rules, for a
+    batch of hands at once), so reading stays cheap; the points are then unchecked here.
+    """
     index = 0
     for lineno, text in enumerate(lines, start):
         if not text.strip():
             continue
         try:
             game = Game.from_json(text)
-            final = game.replay()[-1]
+            final = game.replay()[-1] if replay else None
         except ValueError as e:  # ReplayError included: the game does not play as logged
             yield BadLine(source, lineno, str(e), text)
             continue
-        if game.points is None and not game.truncated:
+        if game.points is None and not game.truncated and final is not None:
             game = dataclasses.replace(game, points=team_points(final))
         yield LoggedGame(source, lineno, index, game)
         index += 1
@@ -308,3 +314,9 @@ def read_file(path: str | Path, fmt: str | None = None) -> Iterator[Record]:
     if fmt == "tressette-transcript":
         return read_transcript(LogLines(path), str(path))
     raise ValueError(f"{path}: not a Tressette log (format {fmt!r}; want one of {FORMATS})")
+
+
+def read_tressette_for_ingest(lines: Iterable[str], source: str,
+                              start: int = 1) -> Iterator[Record]:
+    """``read_tressette`` without the replay: the ingest's lockstep check does it."""
+    return read_tressette(lines, source, start, replay=False)

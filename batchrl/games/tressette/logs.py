@@ -305,8 +305,13 @@ def _is_int(value: Any) -> bool:
     return isinstance(value, int) and not isinstance(value, bool)
 
 
+_BY_NAME = {card_name(c): c for c in range(CARDS)}  # the names the writer writes
+
+
 def _card(value: Any, where: str) -> int:
     if isinstance(value, str):
+        if (known := _BY_NAME.get(value)) is not None:
+            return known
         try:
             return parse_card(value)
         except ValueError as e:

@@ -41,6 +41,7 @@ GAME_NAME = "tressette"
 AUDIT_COLUMNS = ("name", "hand")
 REWARDS = ("points", "shaped")
 ACTION_NAMES = tuple(card_name(c) for c in range(40))
+_NAMES = ACTION_NAMES
 
 
 def schema(reward: str = "points") -> StoreSchema:
@@ -128,34 +129,42 @@ def _columns(games: list[Any], prefix: str, x: NDArray[np.float32], legal: NDArr
              points: NDArray[np.int64], shaped: NDArray[np.float64],
              reward: str) -> dict[str, Any]:
     # row order: hand, then seat, then the seat's decisions in play order
-    game_of, seat_of, t_of = [], [], []
-    for i in range(len(games)):
-        for seat in range(4):
-            ts = np.flatnonzero(seats[i, :lengths[i]] == seat)
-            game_of += [i] * len(ts)
-            seat_of += [seat] * len(ts)
-            t_of += ts.tolist()
-    gi, si, ti = (np.asarray(v, dtype=np.int64) for v in (game_of, seat_of, t_of))
+    valid = np.arange(40)[None, :] < lengths[:, None]
+    key = np.where(valid, np.arange(len(games))[:, None] * 4 + seats, -1)  # (hand, seat)
+    flat = key.ravel()
+    order = np.argsort(flat, kind="stable")  # by hand and seat, plays in order within
+    order = order[flat[order] >= 0]
+    gi, ti = np.divmod(order, 40)
+    si = seats[gi, ti]
+    group = gi * 4 + si
     n = len(gi)
     same_next = np.zeros(n, dtype=bool)
-    same_next[:-1] = (gi[1:] == gi[:-1]) & (si[1:] == si[:-1])
+    same_next[:-1] = group[1:] == group[:-1]
     last = ~same_next
     whole = lengths[gi] == 40
     nxt = np.minimum(np.arange(n) + 1, max(n - 1, 0))
     next_state = np.where(same_next[:, None], x[gi[nxt], ti[nxt]], 0.0).astype(np.float32)
     next_legal = np.where(same_next[:, None], legal[gi[nxt], ti[nxt]], False)
-    step = np.zeros(n, dtype=np.int32)
-    for k in range(1, n):
-        step[k] = step[k - 1] + 1 if same_next[k - 1] else 0
+    first = np.ones(n, dtype=bool)
+    first[1:] = same_next[:-1] == 0
+    starts = np.flatnonzero(first)
+    step = (np.arange(n) - np.repeat(starts, np.diff(np.append(starts, n)))).astype(np.int32)
     team_points = points[gi, si % 2].astype(np.float64)
     r = np.where(last & whole, team_points, 0.0)
     if reward == "shaped":
         r = r + shaped[gi, ti]
-    names = [games[i].game.names[s] for i, s in zip(game_of, seat_of, strict=True)]
-    hand_text = [" ".join(card_name(c) for c in sorted(games[i].game.hands[s]))
-                 for i, s in zip(game_of, seat_of, strict=True)]
+    # the audit strings once per (hand, seat), repeated over its rows
+    sizes = np.diff(np.append(starts, n))
+    names = np.repeat(np.asarray([games[g].game.names[q] for g, q in
+                                  zip(gi[starts].tolist(), si[starts].tolist(), strict=True)],
+                                 dtype=object), sizes)
+    hand_text = np.repeat(np.asarray([" ".join(_NAMES[c] for c in sorted(games[g].game.hands[q]))
+                                      for g, q in zip(gi[starts].tolist(), si[starts].tolist(),
+                                                      strict=True)], dtype=object), sizes)
+    episode = np.asarray([f"{prefix}{r.index}" for r in games], dtype=object)[gi]
+    line = np.asarray([r.line for r in games], dtype=np.int64)[gi]
     return {
-        "episode": np.asarray([f"{prefix}{games[i].index}" for i in game_of], dtype=object),
+        "episode": episode,
         "step": step,
         "player": si.astype(np.int8),
         "state": x[gi, ti],
@@ -165,7 +174,7 @@ def _columns(games: list[Any], prefix: str, x: NDArray[np.float32], legal: NDArr
         "next_legal": next_legal,
         "terminal": last & whole,
         "truncated": last & ~whole,
-        "line": np.asarray([games[i].line for i in game_of], dtype=np.int64),
+        "line": line,
         "name": names,
         "hand": hand_text,
     }
