@@ -1,8 +1,10 @@
-"""Shared by the benchmarks: options whose defaults a --quick smoke run shrinks."""
+"""Shared by the benchmarks: options whose defaults a --quick smoke run shrinks, and
+pinning a one-core benchmark to its core."""
 
 from __future__ import annotations
 
 import argparse
+import os
 from collections.abc import Mapping
 
 
@@ -17,3 +19,13 @@ def parse(parser: argparse.ArgumentParser, defaults: Mapping[str, int],
         if getattr(args, key) is None:
             setattr(args, key, value)
     return args
+
+
+def pin(core: int) -> str:
+    """Pin this process to ``core`` where the OS allows; a line saying what was done."""
+    if hasattr(os, "sched_setaffinity"):
+        os.sched_setaffinity(0, {core})
+        pinned = f"pinned to core {core} (os.sched_setaffinity)"
+    else:
+        pinned = "not pinned (no os.sched_setaffinity here)"
+    return f"one core: {pinned}; numpy thread pools at 1 thread; os.cpu_count() = {os.cpu_count()}"

@@ -87,13 +87,7 @@ def main() -> None:
     parser.add_argument("--core", type=int, default=0, help="the core to pin to (0)")
     args = _args.parse(parser, DEFAULTS, QUICK)
 
-    if hasattr(os, "sched_setaffinity"):
-        os.sched_setaffinity(0, {args.core})
-        pinned = f"pinned to core {args.core} (os.sched_setaffinity)"
-    else:
-        pinned = "not pinned (no os.sched_setaffinity here)"
-    print(f"one core: {pinned}; numpy thread pools at 1 thread; "
-          f"os.cpu_count() = {os.cpu_count()}")
+    print(_args.pin(args.core))
 
     rows: list[tuple[str, int, Callable[[], tuple[int, float]]]] = [
         ("rules only", args.games, lambda: one_at_a_time(args.games, features=False)),

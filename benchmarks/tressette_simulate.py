@@ -36,6 +36,7 @@ import time  # noqa: E402
 from collections.abc import Callable  # noqa: E402
 from pathlib import Path  # noqa: E402
 
+import _args  # noqa: E402  (benchmarks/, the script's own folder)
 import numpy as np  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -95,20 +96,9 @@ def main() -> None:
     parser.add_argument("--batch", type=int, help=f"hands in lockstep ({DEFAULTS['batch']})")
     parser.add_argument("--repeat", type=int, help=f"runs, median reported ({DEFAULTS['repeat']})")
     parser.add_argument("--core", type=int, default=0, help="the core to pin to (0)")
-    parser.add_argument("--quick", action="store_true",
-                        help="a smoke run: " + ", ".join(f"{k} {v:,}" for k, v in QUICK.items()))
-    args = parser.parse_args()
-    for key, value in (QUICK if args.quick else DEFAULTS).items():
-        if getattr(args, key) is None:
-            setattr(args, key, value)
+    args = _args.parse(parser, DEFAULTS, QUICK)
 
-    if hasattr(os, "sched_setaffinity"):
-        os.sched_setaffinity(0, {args.core})
-        pinned = f"pinned to core {args.core} (os.sched_setaffinity)"
-    else:
-        pinned = "not pinned (no os.sched_setaffinity here)"
-    print(f"one core: {pinned}; numpy thread pools at 1 thread; "
-          f"os.cpu_count() = {os.cpu_count()}")
+    print(_args.pin(args.core))
 
     small = max(1, args.batch // 4)
     rows: list[tuple[str, int, Callable[[], tuple[int, float]]]] = [
