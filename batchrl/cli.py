@@ -41,6 +41,19 @@ def main() -> None:
       batchrl policy show datasets/store/models/fqi-M100-nmin20-N11.joblib
       batchrl evaluate --model datasets/store/models/fqi-M100-nmin20-N11.joblib \\
           --opponent rule --hands 20000 --duplicate
+    \b
+    Hanabi (imitation):
+      batchrl generate --game hanabi --players bot2,bot2 --games 36000 -o games/
+      batchrl ingest games/ --store datasets/hanabi
+      batchrl imitate --store datasets/hanabi --epochs 30 --colour-order
+      batchrl evaluate --game hanabi --players model:NET.pt,bot2 --games 1000
+    \b
+    Tressette:
+      batchrl generate --game tressette --players seed-heuristic,random --games 50000 \\
+          -o sr.jsonl
+      batchrl ingest sr.jsonl --store datasets/tressette
+      batchrl fqi --store datasets/tressette --per-action --fast --iters 10
+      batchrl evaluate --game tressette --team model:MODEL.joblib --vs random
     """
 
 

@@ -151,3 +151,38 @@ def test_killed_fqi_resumes_to_the_same_model(sample_store, tmp_path):
     states = Store.open(sample_store).arrays().state
     np.testing.assert_array_equal(GreedyPolicy.load(killed).q_values(states),
                                   GreedyPolicy.load(whole).q_values(states))
+
+
+def test_hanabi_from_the_command_line(tmp_path: Path):
+    pytest.importorskip("torch", reason="batchrl imitate needs torch (the test extra)")
+    games, store = tmp_path / "games", tmp_path / "store"
+    result = invoke("generate", "--game", "hanabi", "--players", "bot2,bot1", "--games", "20",
+                    "-o", str(games))
+    assert result.exit_code == 0 and "20 games written" in result.output
+    result = invoke("ingest", str(games), "--store", str(store))
+    assert result.exit_code == 0 and "hanabi-json, hanabi: 20 games" in result.output
+    result = invoke("imitate", "--store", str(store), "--epochs", "2", "--threads", "1")
+    assert result.exit_code == 0, result.output
+    assert "precision" in result.output and (store / "models" / "imitation.png").exists()
+    net = store / "models" / "imitation.pt"
+    result = invoke("evaluate", "--game", "hanabi", "--players", f"model:{net},bot2",
+                    "--players", "bot2,bot2", "--games", "5")
+    assert result.exit_code == 0, result.output
+    assert "model:imitation.pt + bot2" in result.output and "bot2 + bot2" in result.output
+    result = invoke("evaluate", "--game", "hanabi", "--players", "nobody,bot2", "--games", "5")
+    assert result.exit_code != 0 and "unknown Hanabi player 'nobody'" in result.output
+
+
+def test_tressette_from_the_command_line(tmp_path: Path):
+    log, store = tmp_path / "hands.txt", tmp_path / "store"
+    result = invoke("generate", "--game", "tressette", "--players", "seed-heuristic,random",
+                    "--games", "40", "-o", str(log))
+    assert result.exit_code == 0 and "(transcript)" in result.output
+    result = invoke("ingest", str(log), "--store", str(store))
+    assert result.exit_code == 0 and "tressette-transcript, tressette: 40 hands" in result.output
+    result = invoke("fqi", "--store", str(store), "--per-action", "--fast", "--trees", "5",
+                    "--iters", "2", "--out", str(tmp_path / "m.joblib"))
+    assert result.exit_code == 0, result.output
+    result = invoke("evaluate", "--game", "tressette", "--team", f"model:{tmp_path / 'm.joblib'}",
+                    "--vs", "random", "--games", "40")
+    assert result.exit_code == 0 and "hands won" in result.output, result.output
