@@ -25,6 +25,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
+from batchrl.games.jsonlines import game_object
 from batchrl.games.sette_mezzo.rules import (
     ACTION_NAMES,
     DEFAULT_LIMIT,
@@ -69,15 +70,7 @@ class Game:
     @classmethod
     def from_json(cls, text: str) -> Game:
         """The game on a log line; raises ``ValueError`` naming the field that is wrong."""
-        try:
-            data = json.loads(text)
-        except ValueError as e:
-            raise ValueError(f"not JSON ({e})") from None
-        if not isinstance(data, dict):
-            raise ValueError("a game line is a JSON object")
-        if missing := [k for k in ("limit", "player", "opponent", "actions", "reward")
-                       if k not in data]:
-            raise ValueError(f"missing fields {missing}")
+        data = game_object(text, ("limit", "player", "opponent", "actions", "reward"))
         seed = data.get("seed")
         if seed is not None and (not isinstance(seed, int) or isinstance(seed, bool)):
             raise ValueError(f"seed {seed!r} is not an integer or null")

@@ -52,6 +52,7 @@ from typing import Any
 
 import numpy as np
 
+from batchrl.games.jsonlines import game_object
 from batchrl.games.tressette.bots import BOT_NAMES, make_bot
 from batchrl.games.tressette.rules import (
     CARDS,
@@ -109,14 +110,7 @@ class Game:
     def from_json(cls, text: str) -> Game:
         """The game on a JSON line; ``ValueError`` naming the field that is wrong. It is
         not replayed (``replay`` does that); ``truncated`` is fewer than 40 plays."""
-        try:
-            data = json.loads(text)
-        except ValueError as e:
-            raise ValueError(f"not JSON ({e})") from None
-        if not isinstance(data, dict):
-            raise ValueError("a game line is a JSON object")
-        if missing := [k for k in ("leader", "players", "hands", "plays") if k not in data]:
-            raise ValueError(f"missing fields {missing}")
+        data = game_object(text, ("leader", "players", "hands", "plays"))
         seed = data.get("seed")
         if seed is not None and not _is_int(seed):
             raise ValueError(f"seed {seed!r} is not an integer or null")
