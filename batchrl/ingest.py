@@ -431,13 +431,17 @@ def _tressette(report: SourceReport, prefix: str, reward: str
         report.notes.append(f"rewards: {reward} (the seed's per-card shaping, plus the "
                             f"team's points at the end)")
 
+    cut = [0]  # hands cut short kept so far, over every chunk
+
     def process(chunk: list[Any]) -> Chunk:
         columns, refused = tt.rows(chunk, prefix, reward)
         rejected = [(g, RejectedRecord(f"{g.source}, line {g.line}: {why}", "illegal hand"))
                     for g, why in refused]
-        truncated = sum(1 for g in chunk if g.game.truncated)
-        if truncated:
-            report.notes.append(f"{truncated} hand(s) cut short: kept, last rows truncated")
+        refused_ids = {id(g) for g, _ in refused}
+        cut[0] += sum(1 for g in chunk if g.game.truncated and id(g) not in refused_ids)
+        if cut[0]:
+            note = f"{cut[0]:,} hand(s) cut short: kept, each seat's last row truncated"
+            report.notes[:] = [n for n in report.notes if "cut short: kept" not in n] + [note]
         return Chunk(columns, len(chunk) - len(refused), len(columns["step"]), rejected)
 
     try:

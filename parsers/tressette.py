@@ -101,7 +101,11 @@ def read_tressette(lines: Iterable[str], source: str, start: int = 1,
             continue
         try:
             game = Game.from_json(text)
-            final = game.replay()[-1] if replay else None
+            final = None
+            if replay:
+                final = game.replay()[-1]
+            else:
+                game.check()  # the deal, the counts, the marks: all but the plays
         except ValueError as e:  # ReplayError included: the game does not play as logged
             yield BadLine(source, lineno, str(e), text)
             continue

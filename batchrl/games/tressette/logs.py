@@ -156,19 +156,7 @@ class Game:
         a card counts as held only if the log shows its seat playing it: a seat that
         plays off suit and later plays the led suit is caught, nothing else can be.
         ``points``, if given, must be the rules' (a truncated game has none)."""
-        n = len(self.plays)
-        if n > CARDS:
-            raise ReplayError(f"{n} plays: a hand has {CARDS}")
-        if self.truncated != (n < CARDS):
-            raise ReplayError(f"marked truncated, but all {CARDS} cards are played"
-                              if self.truncated else
-                              f"{n} of {CARDS} plays, but not marked truncated")
-        if len(self.names) != SEATS:
-            raise ReplayError(f"{len(self.names)} names: want one per seat, 4")
-        try:
-            states = [self._start()]
-        except ValueError as e:
-            raise ReplayError(f"the deal: {e}") from None
+        states = [self.check()]
         for k, (seat, card) in enumerate(self.plays):
             s = states[-1]
             if seat != s.current:
@@ -179,14 +167,37 @@ class Game:
             except ValueError as e:  # IllegalCard
                 raise ReplayError(f"play {k + 1}: {e}", k) from None
         if self.points is not None:
-            if self.truncated:
-                raise ReplayError(f"a truncated hand has no final points; the log gives "
-                                  f"{list(self.points)}")
             got = team_points(states[-1])
             if got != tuple(self.points):
                 raise ReplayError(f"the rules give the teams {got[0]} and {got[1]} points; "
                                   f"the log says {self.points[0]} and {self.points[1]}")
         return states
+
+    def check(self) -> State:
+        """The checks that need no play: the number of plays, the truncated mark, the
+        names, the deal (a whole one: 4 × 10 cards, each once), no points on a truncated
+        hand; returns the state before the first play. ``ReplayError`` otherwise."""
+        n = len(self.plays)
+        if n > CARDS:
+            raise ReplayError(f"{n} plays: a hand has {CARDS}")
+        if self.truncated != (n < CARDS):
+            raise ReplayError(f"marked truncated, but all {CARDS} cards are played"
+                              if self.truncated else
+                              f"{n} of {CARDS} plays, but not marked truncated")
+        if len(self.names) != SEATS:
+            raise ReplayError(f"{len(self.names)} names: want one per seat, 4")
+        if self.truncated and self.points is not None:
+            raise ReplayError(f"a truncated hand has no final points; the log gives "
+                              f"{list(self.points)}")
+        try:
+            return self._start()
+        except ValueError as e:
+            raise ReplayError(f"the deal: {e}") from None
+
+    @property
+    def whole_deal(self) -> bool:
+        """Are the four hands known whole (not only the cards a cut transcript shows)?"""
+        return sum(len(h) for h in self.hands) == CARDS
 
     def _start(self) -> State:
         if len(self.hands) != SEATS:

@@ -13,8 +13,10 @@ takes), plus the team's points at the end.
 
 Hands are encoded in lockstep by ``features.Tracker``, which also checks every
 play; a hand the rules refuse is returned with the reason and left out. A hand
-cut short (a truncated transcript) keeps its rows: the last decision of each
-seat is marked ``truncated``, and the hands hold only the cards the log shows.
+cut short keeps its rows when its deal is known whole (a JSON line): the last
+decision of each seat is marked ``truncated``. A transcript cut short shows
+only the cards played, so its hands cannot be encoded: it is refused, saying
+so.
 
 >>> import numpy as np
 >>> from batchrl.games.tressette.logs import play
@@ -73,6 +75,11 @@ def rows(games: Sequence[Any], episode_prefix: str,
     why; a refused record's hand is left out, the others kept."""
     rejected: list[tuple[Any, str]] = []
     games = list(games)
+    partial = [r for r in games if not r.game.whole_deal]
+    rejected += [(r, "a transcript cut short shows only the cards played: the unplayed "
+                     "cards' owners are unknown, so its players' hands cannot be encoded")
+                 for r in partial]
+    games = [r for r in games if r.game.whole_deal]
     while True:
         try:
             return _rows(games, episode_prefix, reward), rejected
@@ -116,11 +123,12 @@ def _rows(games: list[Any], prefix: str, reward: str) -> dict[str, Any]:
                 closed, np.where(took, 0.5, -0.5) + 0.3 * gained, 0.0)
     finished = lengths == 40
     points = tracker.points()
-    for j in np.flatnonzero(finished).tolist():
-        logged = games[j].game.points
-        if logged is not None and tuple(int(p) for p in logged) != tuple(points[j]):
-            raise IllegalPlay(f"the rules give {tuple(points[j].tolist())} points; the log "
-                              f"says {tuple(logged)}", np.asarray([j]))
+    wrong = [j for j in np.flatnonzero(finished).tolist()
+             if games[j].game.points is not None
+             and tuple(int(p) for p in games[j].game.points) != tuple(points[j])]
+    if wrong:  # all of them at once: one more pass, not one per hand
+        raise IllegalPlay("the rules' points differ from the logged points",
+                          np.asarray(wrong, dtype=np.int64))
     return _columns(games, prefix, x, legal, seats, cards, lengths, points, shaped, reward)
 
 

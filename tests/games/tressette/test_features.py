@@ -11,6 +11,7 @@ from batchrl.games.tressette.rules import (
     step,
     suit_of,
     team_points,
+    thirds,
 )
 
 NAMES = feature_names()
@@ -25,7 +26,7 @@ def test_the_tracker_follows_the_rules_through_whole_hands():
     bots = [make_bot(n, rng) for n in ("rule", "random", "seed-heuristic", "random")]
     states = [deal(np.random.default_rng([0, i]), leader=i % 4) for i in range(60)]
     tracker = Tracker.deal(states)
-    signals_seen = voids_seen = 0
+    signals_seen = voids_seen = partner_wins = 0
     for _ in range(40):
         x, legal = tracker.features(), tracker.legal()
         cards = np.zeros(len(states), dtype=np.int64)
@@ -55,10 +56,21 @@ def test_the_tracker_follows_the_rules_through_whole_hands():
                     if x[g, 120 + 4 * p + suit]:
                         voids_seen += 1
                         assert not any(suit_of(c) == suit for c in s.hands[seat])
+            # points taken so far, in thirds, from the player's side
+            ours, theirs = thirds(s.captured[me % 2]), thirds(s.captured[1 - me % 2])
+            assert (x[g, 195], x[g, 196]) == (ours, theirs)
+            assert x[g, 197] == s.tricks_played
+            if s.trick:  # who is winning the trick so far: the best card of the led suit
+                led = suit_of(s.trick[0][1])
+                best = max((p for p in s.trick if suit_of(p[1]) == led),
+                           key=lambda p: p[1] % 10)[0]
+                partner_wins += best == (me + 2) % 4
+                assert x[g, 192] == (best == (me + 2) % 4)
             cards[g] = bots[me].act(s)
         tracker.play(cards)
         states = [step(s, int(c)) for s, c in zip(states, cards, strict=True)]
     assert tracker.points().tolist() == [list(team_points(s)) for s in states]
+    assert partner_wins > 100
     assert signals_seen > 1000 and voids_seen > 100
 
 

@@ -107,3 +107,49 @@ def test_the_tracker_points_match_the_rules_for_logged_hands():
     for t in range(40):
         tracker.play(np.asarray([r.game.plays[t][1] for r in logged]))
     assert tracker.points().tolist() == [list(r.game.points) for r in logged]
+
+
+def _ingest_lines(tmp_path, lines):
+    path = tmp_path / "hands.jsonl"
+    path.write_text("\n".join(lines) + "\n")
+    return ingest(IngestConfig(paths=(path,), store=tmp_path / "s", on_error="skip"))[0]
+
+
+def test_the_ingest_checks_the_deal_the_counts_and_the_points_without_a_replay(tmp_path):
+    import json
+
+    good = [g.to_json() for g in play(SEATS, 6, 2)]
+    lines = list(good)
+    record = json.loads(lines[1])
+    record["hands"][0].append(record["hands"][1][0])  # 11 cards, one also seat 1's
+    lines[1] = json.dumps(record)
+    record = json.loads(lines[2])
+    record["plays"].append(record["plays"][0])  # 41 plays
+    lines[2] = json.dumps(record)
+    record = json.loads(lines[3])
+    record["plays"] = record["plays"][:20]  # cut short, but still claiming final points
+    lines[3] = json.dumps(record)
+    record = json.loads(lines[4])
+    record["points"] = record["points"][::-1]  # the teams' points swapped (never equal)
+    lines[4] = json.dumps(record)
+    record = json.loads(lines[5])
+    record["points"] = [record["points"][1], record["points"][0]]
+    lines[5] = json.dumps(record)
+    report = _ingest_lines(tmp_path, lines)
+    assert report.hands == 1 and report.rows == 40
+    assert report.skipped["malformed line"] == 3 and report.skipped["illegal hand"] == 2
+    examples = " ".join(report.examples["malformed line"])
+    assert "line 2: the deal" in examples and "41 plays" in examples
+    assert "truncated hand has no final points" in examples
+
+
+def test_a_transcript_cut_short_is_read_but_its_hands_are_not_encoded(tmp_path):
+    games = list(play(SEATS, 3, 5))
+    path = tmp_path / "hands.txt"
+    write_log(path, games, "transcript")
+    text = path.read_text().splitlines()
+    cut = [i for i, t in enumerate(text) if t.startswith("[DEBUG]")][2] + 15
+    path.write_text("\n".join(text[:cut]) + "\n")
+    report, = ingest(IngestConfig(paths=(path,), store=tmp_path / "s", on_error="skip"))
+    assert report.hands == 2 and report.skipped["illegal hand"] == 1
+    assert "cannot be encoded" in report.examples["illegal hand"][0]
