@@ -5,7 +5,7 @@ import pytest
 
 from batchrl.games.tressette.features import Tracker
 from batchrl.games.tressette.logs import Game, play, write_log
-from batchrl.games.tressette.rules import legal_cards, team_points
+from batchrl.games.tressette.rules import ACE, THREE, TWO, legal_cards, team_points
 from batchrl.games.tressette.transitions import Logged, rows
 from batchrl.ingest import IngestConfig, IngestError, ingest
 from batchrl.store import Store
@@ -41,14 +41,35 @@ def test_each_seats_rows_follow_its_decisions_and_add_up_to_its_teams_points():
             assert not cols["next_legal"][mine][9].any()
 
 
-def test_the_seeds_shaped_reward_adds_per_card_terms_to_the_points():
-    logged = _games(5)
+def _seed_reward(before, after, seat, card):
+    """The seed's compute_reward (its slides), card by card, on rules states."""
+    rank = card % 10
+    r = -0.2 if rank == ACE else -0.1 if rank in (TWO, THREE) else 0.05
+    if after.tricks_played > before.tricks_played:
+        team = seat % 2
+        r += 0.5 if len(after.captured[team]) > len(before.captured[team]) else -0.5
+        taken = set(after.captured[team]) - set(before.captured[team])
+        r += 0.3 * sum(1 for c in taken if c % 10 in (ACE, TWO, THREE))
+    return r
+
+
+def test_the_seeds_shaped_reward_is_its_compute_reward_card_by_card():
+    logged = _games(6)
     plain, _ = rows(logged, "p:")
     shaped, _ = rows(logged, "p:", reward="shaped")
     extra = shaped["reward"] - plain["reward"]
-    assert not np.allclose(extra, 0)
-    assert set(np.round(extra, 2)) <= {round(a + b + 0.3 * k, 2) for a in (-0.2, -0.1, 0.05)
-                                       for b in (0, 0.5, -0.5) for k in range(5)}
+    checked = 0
+    for i, rec in enumerate(logged):
+        states = rec.game.replay()
+        for seat in range(4):
+            mine = np.flatnonzero((plain["episode"] == f"p:{i}") & (plain["player"] == seat))
+            steps = [t for t, (p, _) in enumerate(rec.game.plays) if p == seat]
+            for row, t in zip(mine, steps, strict=True):
+                card = rec.game.plays[t][1]
+                assert extra[row] == pytest.approx(_seed_reward(states[t], states[t + 1],
+                                                                seat, card))
+                checked += 1
+    assert checked == 6 * 40 and (np.abs(extra) > 0.4).any()
 
 
 def test_an_illegal_hand_is_refused_alone():
