@@ -37,6 +37,7 @@ from batchrl.games.hanabi.rules import (
     step,
 )
 from batchrl.games.hanabi.transitions import Episode, replayed
+from batchrl.store import file_digest
 
 _PATTERNS = {"hanabi-json": "*.states.jsonl", "hanabi-eger": "game*.log",
              "hanablive": "*.json"}
@@ -99,8 +100,7 @@ def digest(files: Sequence[Path]) -> str:
         for p in pair:
             h.update(p.name.encode() + b"\0")
             if p.exists():
-                with open(p, "rb") as fh:
-                    h.update(hashlib.file_digest(fh, "sha256").digest())
+                h.update(file_digest(p).encode())
     return h.hexdigest()
 
 
