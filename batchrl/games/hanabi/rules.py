@@ -199,6 +199,23 @@ def legal_actions(state: State) -> tuple[int, ...]:
     return tuple(sorted(actions))
 
 
+def tell(state: State, seat: int, kind: str, value: int
+         ) -> tuple[tuple[tuple[int, int], ...], tuple[bool, ...], tuple[int, ...]]:
+    """What a hint of ``kind`` ("hint_rank" or "hint_colour") and ``value`` tells ``seat``
+    of its cards: the new (colour mask, rank mask) of each, which are now clued, and the
+    hint's focus (the cards it touches for the first time, else all it touches)."""
+    touched = _touches(state.hands[seat], kind, value)
+    bit = 1 << (value - 1 if kind == "hint_rank" else value)
+    told = tuple(
+        ((cm, rm & bit if hit else rm & ~bit) if kind == "hint_rank"
+         else (cm & bit if hit else cm & ~bit, rm))
+        for (cm, rm), hit in zip(state.known[seat], touched, strict=True))
+    before = state.clued[seat]
+    new = tuple(i for i, hit in enumerate(touched) if hit and not before[i])
+    focus = new or tuple(i for i, hit in enumerate(touched) if hit)
+    return told, tuple(c or t for c, t in zip(before, touched, strict=True)), focus
+
+
 def _replace_at(items: tuple, index: int, value: object) -> tuple:  # type: ignore[type-arg]
     return (*items[:index], value, *items[index + 1:])
 
@@ -246,18 +263,10 @@ def step(state: State, action: int) -> State:
         touched = _touches(state.hands[target], kind, b)
         if not any(touched):
             raise IllegalMove(f"player {p}: hint {what} to player {target} touches no card")
-        bit = 1 << (b - 1 if kind == "hint_rank" else b)
-        told = tuple(
-            ((cm, rm & bit if hit else rm & ~bit) if kind == "hint_rank"
-             else (cm & bit if hit else cm & ~bit, rm))
-            for (cm, rm), hit in zip(state.known[target], touched, strict=True))
+        told, now_clued, hint_focus = tell(state, target, kind, b)
         knowns, hints = _replace_at(knowns, target, told), hints - 1
-        before = clued[target]
-        new = tuple(i for i, hit in enumerate(touched) if hit and not before[i])
         hint_target = target
-        hint_focus = new or tuple(i for i, hit in enumerate(touched) if hit)
-        clued = _replace_at(clued, target, tuple(b or t for b, t in zip(before, touched,
-                                                                         strict=True)))
+        clued = _replace_at(clued, target, now_clued)
     if turns_left > 0:
         turns_left -= 1
     # every field passed, as ``dataclasses.replace`` would, without its overhead

@@ -29,12 +29,11 @@ import numpy as np
 from batchrl.games.hanabi.rules import (
     IllegalMove,
     State,
-    colour_of,
     deal,
     decode,
     is_terminal,
-    rank_of,
     step,
+    tell,
 )
 from batchrl.games.hanabi.transitions import Episode, replayed
 from batchrl.store import file_digest
@@ -175,20 +174,12 @@ def hint_self(state: State, action: int) -> State:
     me = state.current
     if state.hints == 0:
         raise IllegalMove(f"player {me}: no hint token left")
-    hits = [(rank_of(c) if kind == "hint_rank" else colour_of(c)) == value
-            for c in state.hands[me]]
-    bit = 1 << (value - 1 if kind == "hint_rank" else value)
-    told = tuple(((cm, rm & bit if hit else rm & ~bit) if kind == "hint_rank"
-                  else (cm & bit if hit else cm & ~bit, rm))
-                 for (cm, rm), hit in zip(state.known[me], hits, strict=True))
-    new = tuple(i for i, h in enumerate(hits) if h and not state.clued[me][i])
-    clued = tuple(c or h for c, h in zip(state.clued[me], hits, strict=True))
+    told, clued, focus = tell(state, me, kind, value)
     return replace(state, known=(*state.known[:me], told, *state.known[me + 1:]),
                    clued=(*state.clued[:me], clued, *state.clued[me + 1:]),
                    hints=state.hints - 1, current=1 - me, moves=state.moves + 1,
                    turns_left=state.turns_left - 1 if state.turns_left > 0 else
-                   state.turns_left, hint_target=me,
-                   hint_focus=new or tuple(i for i, h in enumerate(hits) if h))
+                   state.turns_left, hint_target=me, hint_focus=focus)
 
 
 def _live(path: Path) -> Episode | GameError:
