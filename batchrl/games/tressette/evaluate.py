@@ -93,21 +93,24 @@ def play_deals(specs: tuple[str, str, str, str], deals: int, seed: int,
         ids = range(start, min(start + batch, deals))
         states = [deal(np.random.default_rng([seed, i]), leader=i % 4) for i in ids]
         tracker = Tracker.deal(states)
+        learned = any(p.policy is not None for p in players)
         for _ in range(40):
             cards = np.zeros(len(states), dtype=np.int64)
             seat = tracker.current
+            # once a play, for every learned seat: the features and legal cards of all hands
+            x, legal = (tracker.features(), tracker.legal()) if learned else (None, None)
             for s, player in enumerate(players):
                 rows = np.flatnonzero(seat == s)
                 if not len(rows):
                     continue
                 if player.policy is not None:
-                    x = tracker.features()[rows][:, player.columns]
-                    legal = tracker.legal()[rows]
-                    cards[rows] = player.policy.act_batch(x, legal)
+                    assert x is not None and legal is not None
+                    cards[rows] = player.policy.act_batch(x[rows][:, player.columns],
+                                                          legal[rows])
                 else:
                     for r in rows:
                         cards[r] = player.bot.act(states[r])
-            tracker.play(cards)
+            tracker.play(cards, legal=legal)
             states = [step(st, int(c)) for st, c in zip(states, cards, strict=True)]
         out[list(ids)] = [team_points(st) for st in states]
         if progress is not None:

@@ -150,15 +150,17 @@ class Tracker:
         out[:, 197] = self.tricks
         return out
 
-    def play(self, cards: NDArray[np.int64], active: NDArray[np.bool_] | None = None) -> None:
+    def play(self, cards: NDArray[np.int64], active: NDArray[np.bool_] | None = None,
+             legal: NDArray[np.bool_] | None = None) -> None:
         """Each hand's seat to play plays its card (only where ``active``); raises
-        ``IllegalPlay`` naming the hands where the card is not allowed."""
+        ``IllegalPlay`` naming the hands where the card is not allowed. ``legal``: this
+        state's ``legal()``, when the caller has it already."""
         rows = self._rows if active is None else self._rows[active]
         cards = np.asarray(cards, dtype=np.int64)
         if active is not None:
             cards = cards[active]
         seat = self.current[rows]
-        ok = self.legal()[rows, cards]
+        ok = (self.legal() if legal is None else legal)[rows, cards]
         if not ok.all():
             raise IllegalPlay("a card not in the seat's hand, or not following the led suit "
                               "while it holds that suit", rows[~ok])

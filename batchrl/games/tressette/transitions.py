@@ -114,7 +114,7 @@ def _rows(games: list[Any], prefix: str, reward: str) -> dict[str, Any]:
         x[:, t], legal[:, t] = tracker.features(), tracker.legal()
         team = seats[:, t] % 2
         high_before = tracker.high_taken[np.arange(g), team]
-        tracker.play(cards[:, t], active)
+        tracker.play(cards[:, t], active, legal[:, t])
         if reward == "shaped":
             closed = active & (tracker.position == 0)
             took = tracker.last_winner % 2 == team
