@@ -29,6 +29,9 @@ True
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from typing import Any
+
 import numpy as np
 from numpy.typing import NDArray
 
@@ -221,13 +224,20 @@ def make_bot(spec: str, rng: np.random.Generator) -> object:
                      f"model:PATH (a network from batchrl imitate)")
 
 
-def play_games(bots: tuple[object, ...], games: int, rng: np.random.Generator,
-               players: int = 2) -> NDArray[np.int64]:
+def play_game(bots: Sequence[Any], rng: np.random.Generator) -> tuple[list[State], list[int]]:
+    """One game of ``bots`` in seat order (objects with ``act(state)``), dealt from
+    ``rng``: every state, the final one included, and every move."""
+    state = new_game(rng, len(bots))
+    states, actions = [state], []
+    while not is_terminal(state):
+        action = int(bots[state.current].act(state))
+        state = step(state, action)
+        states.append(state)
+        actions.append(action)
+    return states, actions
+
+
+def play_games(bots: Sequence[Any], games: int, rng: np.random.Generator) -> NDArray[np.int64]:
     """Scores (cards played) of ``games`` games of ``bots`` in seat order."""
-    scores = np.zeros(games, dtype=np.int64)
-    for g in range(games):
-        s = new_game(rng, players)
-        while not is_terminal(s):
-            s = step(s, bots[s.current].act(s))  # type: ignore[attr-defined]
-        scores[g] = s.score_played
-    return scores
+    return np.asarray([play_game(bots, rng)[0][-1].score_played for _ in range(games)],
+                      dtype=np.int64)

@@ -20,8 +20,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from batchrl.evaluation import Estimate, mean_ci
-from batchrl.games.hanabi.bots import make_bot
-from batchrl.games.hanabi.rules import is_terminal, new_game, step
+from batchrl.games.hanabi.bots import make_bot, play_game
 
 
 @dataclass(frozen=True)
@@ -85,9 +84,7 @@ def evaluate_players(specs: Sequence[str], games: int, seed: int,
     research = np.zeros(games, dtype=np.int64)
     burnt = 0
     for g in range(games):
-        state = new_game(deals, 2)
-        while not is_terminal(state):
-            state = step(state, players[state.current].act(state))
+        state = play_game(players, deals)[0][-1]
         played[g], research[g] = state.score_played, state.score_research
         burnt += state.fuses == 0
         if progress is not None:

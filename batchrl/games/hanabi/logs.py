@@ -53,33 +53,18 @@ from typing import Any
 import numpy as np
 
 from batchrl.games.hanabi import knowledge as kn
+from batchrl.games.hanabi.bots import play_game
 from batchrl.games.hanabi.rules import (
     COLOURS,
     State,
     colour_of,
     decode,
-    is_terminal,
-    new_game,
     rank_of,
-    step,
 )
 from parsers.hanabi import ACTIONS_SUFFIX, STATES_SUFFIX
 
 TYPES = {"play": "play", "discard": "discard", "hint_rank": "hintvalue",
          "hint_colour": "hintcolor"}
-
-
-def play_game(bots: Sequence[Any], rng: np.random.Generator) -> tuple[list[State], list[int]]:
-    """One two-player game of ``bots`` (objects with ``act(state)``): every state, the
-    final one included, and every move."""
-    state = new_game(rng, len(bots))
-    states, actions = [state], []
-    while not is_terminal(state):
-        action = int(bots[state.current].act(state))
-        state = step(state, action)
-        states.append(state)
-        actions.append(action)
-    return states, actions
 
 
 def _cards(state: State, seat: int, viewer: int | None) -> list[dict[str, Any]]:
