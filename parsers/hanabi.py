@@ -36,7 +36,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from batchrl.games.hanabi.rules import COLOURS, MAX_HINTS, decode, encode_hint
+from batchrl.games.hanabi.rules import COLOURS, MAX_HINTS, card, decode, encode_hint, legal_moves
 
 STATES_SUFFIX, ACTIONS_SUFFIX = ".states.jsonl", ".actions.jsonl"
 _HEAD = ("hints", "fuse", "deck", *COLOURS, "handentropy_current", "handentropy_other")
@@ -128,13 +128,8 @@ def legal_mask(hints: int, own: int, other: list[tuple[int, int]],
                discard_at_max_hints: bool = False) -> NDArray[np.bool_]:
     """The legal moves of a two-player state (as ``rules.legal_actions`` gives them)."""
     mask = np.zeros(20, dtype=bool)
-    mask[:own] = True
-    if hints < MAX_HINTS or discard_at_max_hints:
-        mask[5:5 + own] = True
-    if hints > 0:
-        for colour, rank in other:
-            mask[encode_hint("hint_rank", 1, rank)] = True
-            mask[encode_hint("hint_colour", 1, colour)] = True
+    partner = [card(colour, rank) for colour, rank in other]
+    mask[list(legal_moves(own, hints, [partner], discard_at_max_hints))] = True
     return mask
 
 

@@ -37,6 +37,7 @@ batchrl.games.hanabi.rules.IllegalMove: player 0: hint rank 1 to player 1 touche
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import cast
 
@@ -187,13 +188,25 @@ def legal_actions(state: State) -> tuple[int, ...]:
     """Every legal move of the seat to act (empty once the game is over)."""
     if state.over:
         return ()
-    n = len(state.hands[state.current])
-    actions = list(range(n))
-    if state.hints < MAX_HINTS or state.discard_at_max_hints:
-        actions += [5 + i for i in range(n)]
-    if state.hints > 0:
-        for offset in range(1, state.players):
-            target = state.hands[(state.current + offset) % state.players]
+    others = [state.hands[(state.current + offset) % state.players]
+              for offset in range(1, state.players)]
+    return legal_moves(len(state.hands[state.current]), state.hints, others,
+                       state.discard_at_max_hints)
+
+
+def legal_moves(held: int, hints: int, others: Sequence[Sequence[int]],
+                discard_at_max_hints: bool = False) -> tuple[int, ...]:
+    """The legal moves of a seat holding ``held`` cards, with ``hints`` tokens left, the
+    other hands (next seat first) being ``others``: what ``legal_actions`` gives.
+
+    >>> legal_moves(5, 8, [(card(0, 3), card(2, 3))])
+    (0, 1, 2, 3, 4, 12, 15, 17)
+    """
+    actions = list(range(held))
+    if hints < MAX_HINTS or discard_at_max_hints:
+        actions += [5 + i for i in range(held)]
+    if hints > 0:
+        for offset, target in enumerate(others, 1):
             base = 10 + 10 * (offset - 1)  # a hint touching rank r: base + r - 1; colour k: + 5
             actions += {base + c % 5 for c in target} | {base + 5 + c // 5 for c in target}
     return tuple(sorted(actions))
