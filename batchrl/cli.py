@@ -107,6 +107,11 @@ def ingest(paths: tuple[Path, ...], store: Path | None, fmt: str, game: str | No
     hold the report's 195 numbers from the mover's view, the 20 action classes,
     the score change of each move as reward, and who moved (bot, human or AI).
 
+    Tressette: batchrl's JSON lines or the seed's printed transcript. Every
+    play is checked against the rules; rows hold 287 numbers from the
+    player's view (the seed's 152, the trick, and what each card in hand
+    would do), the 40 cards as actions, and the team's points as reward.
+
     \b
     Examples:
       batchrl ingest ROOM_90.dealer.summary
@@ -115,6 +120,7 @@ def ingest(paths: tuple[Path, ...], store: Path | None, fmt: str, game: str | No
       batchrl ingest hanabi-games/ --store datasets/hanabi
       batchrl ingest ../shared/data/hanabi/eger_hanabidata/log --store datasets/eger \\
           --on-error skip
+      batchrl ingest tressette.jsonl --store datasets/tressette
     """
     from batchrl.ingest import IngestConfig, IngestError
     from batchrl.ingest import ingest as run

@@ -2,7 +2,7 @@
 
 ``Tracker`` follows a batch of hands in lockstep (every hand has 40 plays, so
 play t of every hand is made at once) and gives the state of the seat to play
-as 198 numbers, from that seat's view; seats are counted from it (0 itself, 1
+as 287 numbers, from that seat's view; seats are counted from it (0 itself, 1
 the next opponent, 2 its partner, 3 the other opponent), so one policy serves
 every seat. The seed's encoder (152 numbers: hand 40, played 40, void flags
 4×4, seat 4, partner 4, signals 4×4×3) is the start; here the cards on the
@@ -18,7 +18,16 @@ in the relative order, and the trick is described:
 * ``position_{0..3}`` (4): how many cards are on the table; ``led_{suit}`` (4);
 * ``partner_winning``, ``winning_rank`` (the best card of the led suit so far,
   0-9, -1 when leading), ``table_thirds``, ``our_thirds``, ``their_thirds``
-  (points in thirds taken so far), ``tricks`` (finished tricks).
+  (points in thirds taken so far), ``tricks`` (finished tricks);
+* what each card of the hand would do, which a tree would otherwise have to
+  piece together from many columns: ``beats_*`` (40), played now it would be
+  the best card on the table (never when leading); ``master_*`` (40), no card
+  of its suit above it is still out (unseen: not in this hand, not played, not
+  on the table), so no one else can take it in its suit; ``mine_{suit}`` and
+  ``unseen_{suit}`` (4 + 4), how many cards of the suit this seat holds and how
+  many are still out; ``unseen_thirds``, the points (in thirds) still out.
+
+Every number is a small integer, so a store may keep them as int8.
 
 The tracker also checks every play (the seat's card, its turn, following
 suit), so a log can be checked and encoded in one pass, and gives each
@@ -29,12 +38,13 @@ decision's legal cards.
 >>> t = Tracker.deal([deal(np.random.default_rng(0), leader=1)])
 >>> x = t.features()
 >>> x.shape, int(x[0, :40].sum()), t.current.tolist()
-((1, 198), 10, [1])
+((1, 287), 10, [1])
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
@@ -69,11 +79,12 @@ def feature_names() -> tuple[str, ...]:
             *(f"signal_{p}_{s}_{k}" for p in range(4) for s in SUITS for k in KINDS),
             *(f"position_{i}" for i in range(4)), *(f"led_{s}" for s in SUITS),
             "partner_winning", "winning_rank", "table_thirds", "our_thirds", "their_thirds",
-            "tricks")
+            "tricks", *(f"beats_{c}" for c in cards), *(f"master_{c}" for c in cards),
+            *(f"mine_{s}" for s in SUITS), *(f"unseen_{s}" for s in SUITS), "unseen_thirds")
 
 
 N_FEATURES = len(feature_names())
-assert N_FEATURES == 198 and len(RANKS) == 10
+assert N_FEATURES == 287 and len(RANKS) == 10
 
 
 class IllegalPlay(ValueError):
@@ -127,12 +138,16 @@ class Tracker:
         out: NDArray[np.bool_] = np.where(must[:, None], follow, mine)
         return out
 
-    def features(self) -> NDArray[np.float32]:
-        """(g, 198): the state of the seat to play in each hand, from its view."""
+    def features(self, out: NDArray[Any] | None = None) -> NDArray[Any]:
+        """(g, 287): the state of the seat to play in each hand, from its view; float32,
+        or written into ``out`` (any numeric dtype: int8 holds every value)."""
         g, me = len(self), self.current
         order = (me[:, None] + np.arange(4)[None, :]) % 4  # relative seat -> seat
         rows = self._rows[:, None]
-        out = np.zeros((g, N_FEATURES), dtype=np.float32)
+        if out is None:
+            out = np.zeros((g, N_FEATURES), dtype=np.float32)
+        else:
+            out[...] = 0
         out[:, :40] = self.hands[self._rows, me]
         out[:, 40:80] = self.played
         out[:, 80:120] = self.table
@@ -148,6 +163,20 @@ class Tracker:
         out[:, 195] = self.thirds[self._rows, team]
         out[:, 196] = self.thirds[self._rows, 1 - team]
         out[:, 197] = self.tricks
+        mine = self.hands[self._rows, me]
+        # played now, the card would lead the table: the led suit (-1 when leading, so
+        # never then), above the best so far
+        out[:, 198:238] = mine & (_SUIT[None, :] == self.led[:, None]) \
+            & (_RANK[None, :] > self.best_rank[:, None])
+        unseen = ~(mine | self.played | self.table)
+        # out_above[g, suit, r]: a card of the suit ranked above r is still out
+        out_from = np.logical_or.accumulate(unseen.reshape(g, 4, 10)[:, :, ::-1], axis=2)
+        out_above = np.zeros((g, 4, 10), dtype=bool)
+        out_above[:, :, :9] = out_from[:, :, ::-1][:, :, 1:]
+        out[:, 238:278] = mine & ~out_above.reshape(g, 40)
+        out[:, 278:282] = mine.reshape(g, 4, 10).sum(axis=2)
+        out[:, 282:286] = unseen.reshape(g, 4, 10).sum(axis=2)
+        out[:, 286] = unseen @ _THIRDS
         return out
 
     def play(self, cards: NDArray[np.int64], active: NDArray[np.bool_] | None = None,

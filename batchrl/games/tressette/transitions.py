@@ -101,7 +101,7 @@ def _rows(games: list[Any], prefix: str, reward: str) -> dict[str, Any]:
         if lengths[i]:
             seats[i, :lengths[i]], cards[i, :lengths[i]] = np.asarray(game.plays).T
     tracker = Tracker(hands, np.asarray([r.game.leader for r in games], dtype=np.int64))
-    x = np.zeros((g, 40, len(feature_names())), dtype=np.float32)
+    x = np.zeros((g, 40, len(feature_names())), dtype=np.int8)  # every feature fits
     legal = np.zeros((g, 40, 40), dtype=bool)
     shaped = np.zeros((g, 40))
     for t in range(40):
@@ -111,7 +111,8 @@ def _rows(games: list[Any], prefix: str, reward: str) -> dict[str, Any]:
         turn = active & (seats[:, t] != tracker.current)
         if turn.any():
             raise IllegalPlay("a seat plays out of turn", np.flatnonzero(turn))
-        x[:, t], legal[:, t] = tracker.features(), tracker.legal()
+        tracker.features(out=x[:, t])
+        legal[:, t] = tracker.legal()
         team = seats[:, t] % 2
         high_before = tracker.high_taken[np.arange(g), team]
         tracker.play(cards[:, t], active, legal[:, t])
@@ -132,7 +133,7 @@ def _rows(games: list[Any], prefix: str, reward: str) -> dict[str, Any]:
     return _columns(games, prefix, x, legal, seats, cards, lengths, points, shaped, reward)
 
 
-def _columns(games: list[Any], prefix: str, x: NDArray[np.float32], legal: NDArray[np.bool_],
+def _columns(games: list[Any], prefix: str, x: NDArray[np.int8], legal: NDArray[np.bool_],
              seats: NDArray[np.int64], cards: NDArray[np.int64], lengths: NDArray[np.int64],
              points: NDArray[np.int64], shaped: NDArray[np.float64],
              reward: str) -> dict[str, Any]:
@@ -151,7 +152,7 @@ def _columns(games: list[Any], prefix: str, x: NDArray[np.float32], legal: NDArr
     last = ~same_next
     whole = lengths[gi] == 40
     nxt = np.minimum(np.arange(n) + 1, max(n - 1, 0))
-    next_state = np.where(same_next[:, None], x[gi[nxt], ti[nxt]], 0.0).astype(np.float32)
+    next_state = np.where(same_next[:, None], x[gi[nxt], ti[nxt]], np.int8(0))
     next_legal = np.where(same_next[:, None], legal[gi[nxt], ti[nxt]], False)
     first = np.ones(n, dtype=bool)
     first[1:] = same_next[:-1] == 0

@@ -74,6 +74,49 @@ def test_the_tracker_follows_the_rules_through_whole_hands():
     assert signals_seen > 1000 and voids_seen > 100
 
 
+def _card_facts(s):
+    """What each card of the hand would do, read from the rules state card by card."""
+    hand = set(s.hands[s.current])
+    seen = hand | {c for _, c in s.plays}
+    beats, master = set(), set()
+    for c in hand:
+        higher = [c - c % 10 + r for r in range(c % 10 + 1, 10)]
+        if not any(h not in seen for h in higher):
+            master.add(c)
+        if s.trick:
+            led = suit_of(s.trick[0][1])
+            best = max(p % 10 for _, p in s.trick if suit_of(p) == led)
+            if suit_of(c) == led and c % 10 > best:
+                beats.add(c)
+    unseen = [c for c in range(40) if c not in seen]
+    return (beats, master, [sum(suit_of(c) == u for c in hand) for u in range(4)],
+            [sum(suit_of(c) == u for c in unseen) for u in range(4)], thirds(unseen))
+
+
+def test_the_card_facts_agree_with_the_rules():
+    rng = np.random.default_rng(1)
+    bots = [make_bot(n, rng) for n in ("rule", "random", "rule", "seed-heuristic")]
+    states = [deal(np.random.default_rng([1, i]), leader=i % 4) for i in range(30)]
+    tracker = Tracker.deal(states)
+    beats_seen = master_seen = 0
+    for _ in range(40):
+        x = tracker.features()
+        cards = np.zeros(len(states), dtype=np.int64)
+        for g, s in enumerate(states):
+            beats, master, mine, unseen, out = _card_facts(s)
+            assert set(np.flatnonzero(x[g, _col("beats_4D"):_col("beats_4D") + 40])) == beats
+            assert set(np.flatnonzero(x[g, _col("master_4D"):_col("master_4D") + 40])) == master
+            assert x[g, _col("mine_D"):_col("mine_D") + 4].tolist() == mine
+            assert x[g, _col("unseen_D"):_col("unseen_D") + 4].tolist() == unseen
+            assert x[g, _col("unseen_thirds")] == out
+            beats_seen += len(beats)
+            master_seen += len(master)
+            cards[g] = bots[s.current].act(s)
+        tracker.play(cards)
+        states = [step(s, int(c)) for s, c in zip(states, cards, strict=True)]
+    assert beats_seen > 300 and master_seen > 300
+
+
 def test_a_card_that_does_not_follow_suit_is_refused_for_its_hand_only():
     states = [deal(np.random.default_rng([5, i]), leader=0) for i in range(3)]
     tracker = Tracker.deal(states)
