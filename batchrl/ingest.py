@@ -11,8 +11,9 @@ A last line cut off mid-write is never an error: it is dropped with a note.
 from __future__ import annotations
 
 import time
-from collections import Counter
+from collections import Counter, deque
 from collections.abc import Callable, Iterable, Iterator
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -169,7 +170,7 @@ def ingest_file(
 
     store = Store.create(config.store, schema)
     run = _Run(game, forced, config, report, process)
-    with store.writer(path, digest) as writer:
+    with store.writer(path, digest) as writer, run:
         for record in _chain(pending, records):
             if isinstance(record, LoggedHand | LoggedGame | TressetteGame):
                 run.hand(record, writer)
@@ -190,7 +191,12 @@ def ingest_file(
 
 
 class _Run:
-    """The hands of one source on their way to the writer, in chunks."""
+    """The hands of one source on their way to the writer, in chunks.
+
+    A chunk's rows are made on a worker thread while the next chunk is read and the
+    last one written (NumPy and Arrow let go of the interpreter for their big loops);
+    results are taken in order, and anything but another hand waits for them all, so
+    errors and notes come out as if it ran in one thread."""
 
     def __init__(self, game: GameDef | None, forced: GameDef | None, config: IngestConfig,
                  report: SourceReport, process: Callable[[list[Any]], Chunk]) -> None:
@@ -200,6 +206,14 @@ class _Run:
         self.run_header: Header | None = None  # the run in progress, and its hand count
         self.run_hands = 0
         self.foreign: Header | None = None  # set while skipping a run of another game
+        self.pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="batchrl-rows")
+        self.pending: deque[Future[Chunk]] = deque()
+
+    def __enter__(self) -> _Run:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.pool.shutdown(wait=True, cancel_futures=True)
 
     def hand(self, hand: Any, writer: Any) -> None:
         self.run_hands += 1
@@ -208,7 +222,7 @@ class _Run:
             return
         self.chunk.append(hand)
         if len(self.chunk) >= self.config.chunk_size:
-            self.flush(writer)
+            self._send(writer, keep=1)
 
     def header(self, header: Header, writer: Any) -> None:
         self._end_run()
@@ -229,10 +243,18 @@ class _Run:
         self._bad("malformed line", str(record))
 
     def flush(self, writer: Any) -> None:
-        if not self.chunk:
-            return
-        result = self.process(self.chunk)
-        self.chunk = []
+        """Every hand so far processed and written (or refused)."""
+        self._send(writer, keep=0)
+
+    def _send(self, writer: Any, keep: int) -> None:
+        """Hand the chunk to the worker; store results until ``keep`` are in flight."""
+        if self.chunk:
+            self.pending.append(self.pool.submit(self.process, self.chunk))
+            self.chunk = []
+        while len(self.pending) > keep:
+            self._store(self.pending.popleft().result(), writer)
+
+    def _store(self, result: Chunk, writer: Any) -> None:
         for hand, error in sorted(result.rejected, key=lambda he: he[0].line):
             self._bad(error.kind, f"{hand.source}, line {hand.line}: {error}")
         if result.rows:
