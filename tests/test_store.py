@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
@@ -22,9 +23,11 @@ from batchrl.store import (
     Store,
     StoreError,
     StoreSchema,
+    decode_rows,
     default_store_path,
     episode_id,
     file_digest,
+    source_key,
 )
 from batchrl.store import schema as store_schema
 from batchrl.store import writer as store_writer
@@ -128,6 +131,123 @@ def test_features_selected_and_dropped_by_name(store: Store, tmp_path: Path) -> 
     assert store.arrays(features=["pot", "raises"], drop=["raises"]).feature_names == ("pot",)
 
 
+# each state dtype with values at both ends of its range
+STATE_VALUES = {"float32": [-1e30, -0.25, 0.0, 3.5, 1e30], "int8": [-128, -1, 0, 1, 127],
+                "uint8": [0, 1, 2, 254, 255]}
+
+
+def _with_states(batch: dict[str, Any], state_dtype: str, seed: int = 0) -> dict[str, Any]:
+    rng = np.random.default_rng(seed)
+    values = np.asarray(STATE_VALUES[state_dtype], dtype=np.float32)
+    n = len(batch["state"])
+    return batch | {"state": rng.choice(values, (n, len(FEATURES))),
+                    "next_state": rng.choice(values, (n, len(FEATURES)))}
+
+
+@pytest.mark.parametrize("state_dtype", list(STATE_VALUES))
+def test_each_state_dtype_round_trips_exactly(tmp_path: Path, state_dtype: str) -> None:
+    schema = StoreSchema(SCHEMA.game, FEATURES, ACTIONS, ("cards",), SCHEMA.game_params,
+                         state_dtype=state_dtype)
+    store = Store.create(tmp_path / "store", schema)
+    path, digest = source(tmp_path, "a.log")
+    batch = _with_states(make_batch(digest, range(6)), state_dtype)
+    ingest(store, path, digest, batch)
+    row_bytes = {"float32": 4, "int8": 1, "uint8": 1}[state_dtype] * len(FEATURES)
+    [part] = store.parts_dir.glob("*.parquet")
+    assert pq.read_schema(part).field("state").type == pa.binary(row_bytes)
+    assert Store.open(store.root).schema == schema  # state_dtype read back from store.json
+
+    t = store.arrays()
+    for name in ("state", "next_state", "next_legal"):
+        np.testing.assert_array_equal(getattr(t, name), batch[name], err_msg=name)
+    assert t.state.dtype == t.next_state.dtype == np.float32 and t.next_legal.dtype == bool
+    frame = store.to_pandas(["next_legal", "reward", "state"])
+    assert list(frame.columns) == ["next_legal", "reward", "state"]
+    for name in ("state", "next_legal"):
+        assert frame[name].dtype == object
+        assert all(isinstance(v, np.ndarray) and v.ndim == 1 for v in frame[name])
+        assert frame[name].iloc[0].dtype == getattr(t, name).dtype
+        np.testing.assert_array_equal(np.stack(frame[name].to_numpy()), batch[name])
+    [record] = store.iter_batches(["next_state"])
+    width, dtype = schema.vectors()["next_state"]
+    np.testing.assert_array_equal(decode_rows(record.column(0), dtype, width),
+                                  batch["next_state"])
+
+
+@pytest.mark.parametrize(
+    ("state_dtype", "value", "shown"),
+    [("int8", 0.5, "0.5"), ("int8", 128, "128.0"), ("int8", -129, "-129.0"),
+     ("int8", np.nan, "nan"), ("uint8", -1, "-1.0"), ("uint8", 256, "256.0")],
+)
+def test_integer_states_refuse_what_they_cannot_hold(tmp_path: Path, state_dtype: str,
+                                                     value: float, shown: str) -> None:
+    schema = StoreSchema(SCHEMA.game, FEATURES, ACTIONS, ("cards",), state_dtype=state_dtype)
+    store = Store.create(tmp_path / "store", schema)
+    path, digest = source(tmp_path, "a.log")
+    batch = _with_states(make_batch(digest, range(3)), state_dtype)
+    batch["next_state"][7:, 2] = value  # rows 7 on, feature "round"
+    with pytest.raises(StoreError, match=rf"column 'next_state' has {shown} at row 7, feature "
+                                         rf"'round': this store keeps it as {state_dtype}"):
+        ingest(store, path, digest, batch)
+    assert store.sources() == [] and hidden_files(store) == []
+
+
+def test_integer_states_take_ints_and_floats_alike(tmp_path: Path) -> None:
+    schema = StoreSchema(SCHEMA.game, FEATURES, ACTIONS, ("cards",), state_dtype="int8")
+    store = Store.create(tmp_path / "store", schema)
+    path, digest = source(tmp_path, "a.log")
+    batch = _with_states(make_batch(digest, range(3)), "int8")
+    ingest(store, path, digest, batch | {"state": batch["state"].astype(np.int64)})
+    np.testing.assert_array_equal(store.arrays().state, batch["state"])
+
+
+def test_unknown_state_dtype_is_refused_naming_the_allowed() -> None:
+    with pytest.raises(StoreError, match="state_dtype 'float64' is not one of float32, int8, "
+                                         "uint8"):
+        StoreSchema(SCHEMA.game, FEATURES, ACTIONS, state_dtype="float64")
+
+
+def test_selected_features_from_many_parts_and_row_groups(tmp_path: Path,
+                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    # several parts of several row groups each, and a player filter: the columns arrive in
+    # many chunks, which decode_rows must read each at its own place
+    monkeypatch.setattr(store_writer, "ROW_GROUP_ROWS", 40)
+    schema = StoreSchema(SCHEMA.game, FEATURES, ACTIONS, ("cards", "name"), state_dtype="int8")
+    store = Store.create(tmp_path / "store", schema)
+    batches = {}
+    for k in range(3):
+        path, digest = source(tmp_path, f"{k}.log")
+        batch = _with_states(make_batch(digest, range(25 + k)), "int8", seed=k)
+        batch["name"] = np.where(batch["player"] == 0, "alice", "bob")
+        ingest(store, path, digest, batch)
+        batches[source_key(path)] = batch
+    in_order = [batches[key] for key in sorted(batches)]  # parts are read in name order
+    whole = {name: np.concatenate([b[name] for b in in_order]) for name in in_order[0]}
+    parts = sorted(store.parts_dir.glob("*.parquet"))
+    assert [pq.read_metadata(p).num_row_groups for p in parts] == [3, 3, 3]
+
+    t = store.arrays(features=["pot", "raises"])
+    np.testing.assert_array_equal(t.state, whole["state"][:, [1, 3]])
+    np.testing.assert_array_equal(t.next_state, whole["next_state"][:, [1, 3]])
+    np.testing.assert_array_equal(t.next_legal, whole["next_legal"])
+    bob = whole["player"] == 1
+    t = store.arrays(drop=["hand_strength"], players=["bob"])
+    np.testing.assert_array_equal(t.state, whole["state"][bob][:, 1:])
+    np.testing.assert_array_equal(t.next_legal, whole["next_legal"][bob])
+
+
+def test_decode_rows_reads_sliced_chunks_at_their_offset() -> None:
+    m = np.arange(60, dtype=np.int8).reshape(12, 5)
+    encoded = store_schema.encode_rows(m)
+    column = pa.chunked_array([encoded.slice(3, 4), encoded.slice(0, 0), encoded.slice(9)])
+    np.testing.assert_array_equal(decode_rows(column, np.int8, 5), m[[3, 4, 5, 6, 9, 10, 11]])
+    picked = decode_rows(column, np.int8, 5, keep=[4, 0], out=np.float32)
+    assert picked.dtype == np.float32
+    np.testing.assert_array_equal(picked, m[[3, 4, 5, 6, 9, 10, 11]][:, [4, 0]])
+    with pytest.raises(StoreError, match="not 5 values of float32"):
+        decode_rows(column, np.float32, 5)
+
+
 def test_unknown_feature_lists_the_valid_names(store: Store) -> None:
     with pytest.raises(StoreError, match=r"unknown features \['pv'\].*hand_strength"):
         store.arrays(drop=["pv"])
@@ -208,6 +328,15 @@ def test_other_schema_version_is_refused_with_what_to_do(store: Store) -> None:
         Store.open(store.root)
 
 
+def test_version_1_store_is_refused_with_the_reingest_hint(store: Store) -> None:
+    manifest = json.loads((store.root / "store.json").read_text())
+    del manifest["state_dtype"]  # as version 1 wrote it
+    (store.root / "store.json").write_text(json.dumps(manifest | {"schema_version": 1}))
+    with pytest.raises(StoreError, match=r"written by schema version 1; this batchrl reads "
+                                         r"version 2: re-ingest the logs into a new store"):
+        Store.open(store.root)
+
+
 def test_other_game_is_refused_naming_both(store: Store, tmp_path: Path) -> None:
     path, digest = source(tmp_path, "a.log")
     ingest(store, path, digest, make_batch(digest, range(2)))
@@ -222,6 +351,12 @@ def test_other_game_is_refused_naming_both(store: Store, tmp_path: Path) -> None
     with pytest.raises(StoreError,
                        match=f"{FEATURES[0]} among its features, which this ingest leaves out"):
         Store.create(store.root, fewer)
+    as_int8 = StoreSchema(SCHEMA.game, FEATURES, ACTIONS, ("cards",), SCHEMA.game_params,
+                          state_dtype="int8")
+    assert as_int8 != SCHEMA
+    with pytest.raises(StoreError, match=r"test.limit.2p with state_dtype float32 \(not int8\): "
+                                         "use another --store"):
+        Store.create(store.root, as_int8)
 
 
 def test_an_empty_store_takes_a_new_schema(store: Store) -> None:

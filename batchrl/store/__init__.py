@@ -2,7 +2,8 @@
 
 Layout::
 
-    ROOT/store.json              schema version, game, game_params, feature/action names
+    ROOT/store.json              schema version, game, game_params, feature/action names,
+                                 state dtype
     ROOT/parts/<key>.parquet     one part per source; <key> = sha256(resolved source path)[:16]
 
 Each part's footer holds, as JSON under key ``b"batchrl"``, the store identity plus the
@@ -27,6 +28,7 @@ from batchrl.store.schema import (
     SCHEMA_VERSION,
     StoreError,
     StoreSchema,
+    decode_rows,
     default_store_path,
     episode_id,
     file_digest,
@@ -52,6 +54,7 @@ __all__ = [
     "StoreInfo",
     "StoreSchema",
     "Transitions",
+    "decode_rows",
     "default_store_path",
     "episode_id",
     "file_digest",

@@ -26,6 +26,7 @@ from batchrl.store.schema import (
     StoreSchema,
     _difference,
     _schema_of,
+    decode_rows,
     source_key,
 )
 from batchrl.store.writer import SourceWriter, _fsync, _now
@@ -177,7 +178,11 @@ class Store:
 
     def iter_batches(self, columns: Sequence[str] | None = None,
                      batch_size: int = 65_536) -> Iterator[pa.RecordBatch]:
-        """Record batches, part by part, in bounded memory."""
+        """Record batches, part by part, in bounded memory.
+
+        A vector column (``state``, ``next_state``, ``next_legal``) comes as one binary
+        value per row; `decode_rows` with its `StoreSchema.vectors` entry reads it.
+        """
         names = self._columns(columns)
         for part in self._part_files():
             yield from pq.ParquetFile(part).iter_batches(batch_size=batch_size, columns=names)
@@ -188,8 +193,13 @@ class Store:
         ``state``, ``next_state`` and ``next_legal`` are object columns of 1-D numpy arrays
         (use `arrays` for matrices); ``episode`` and ``source`` are categorical.
         """
-        frame: pd.DataFrame = self._read_table(self._columns(columns)).to_pandas()
-        return frame
+        names = self._columns(columns)
+        table = self._read_table(names)
+        vectors = [n for n in names if n in self.schema.vectors()]
+        frame: pd.DataFrame = table.drop_columns(vectors).to_pandas()
+        for name in vectors:
+            frame[name] = list(self._matrix(table, name))
+        return frame[names]
 
     def arrays(self, features: Sequence[str] | None = None,
                drop: Sequence[str] = (), players: Sequence[str] = ()) -> Transitions:
@@ -213,17 +223,12 @@ class Store:
         table = table.unify_dictionaries()
         out: dict[str, NDArray[Any]] = {}
         for name in wanted_cols[1:]:
-            chunks, dtype = table.column(name).chunks, _NUMERIC[name]
-            tail: tuple[int, ...] = ()
-            if (width := self.schema.widths().get(name)) is None:
-                blocks = [c.to_numpy(zero_copy_only=False) for c in chunks]
-            else:  # one flatten + reshape per chunk (flatten honours offsets), no row loop
-                cut = slice(None) if name == "next_legal" else keep
-                tail = (width if name == "next_legal" else len(keep),)
-                blocks = [c.flatten().to_numpy(zero_copy_only=False).reshape(-1, width)[:, cut]
-                          for c in chunks]
-            # concatenating onto an empty block always yields a fresh, writable array
-            out[name] = np.concatenate([np.empty((0, *tail), dtype), *blocks])
+            if name in self.schema.vectors():
+                every = name == "next_legal" or len(keep) == len(names)
+                out[name] = self._matrix(table, name, None if every else keep)
+            else:  # concatenating onto an empty block always yields a fresh, writable array
+                out[name] = np.concatenate([np.empty(0, _NUMERIC[name]), *(
+                    c.to_numpy(zero_copy_only=False) for c in table.column(name).chunks)])
         out["action"] = out["action"].astype(np.int64)
         episodes = table.column("episode").chunks
         out["episode"] = np.concatenate([np.empty(0, np.int64),
@@ -250,6 +255,12 @@ class Store:
         if "name" not in self.schema.audit_columns:
             return {}
         return _decisions_by_name(self._read_table(["name"]).column("name"))
+
+    def _matrix(self, table: pa.Table, name: str, keep: list[int] | None = None
+                ) -> NDArray[Any]:
+        """A vector column as the float32 or bool matrix callers get, whatever it's kept as."""
+        width, dtype = self.schema.vectors()[name]
+        return decode_rows(table.column(name), dtype, width, keep, _NUMERIC[name])
 
     def _check_names(self, players: Sequence[str]) -> None:
         if players and "name" not in self.schema.audit_columns:

@@ -49,8 +49,10 @@ _NAMES = ACTION_NAMES
 def schema(reward: str = "points") -> StoreSchema:
     if reward not in REWARDS:
         raise ValueError(f"reward {reward!r}: want one of {', '.join(REWARDS)}")
+    # every feature is a small whole number (flags, ranks, thirds, tricks): int8 on disk
     return StoreSchema(game=GAME_NAME, feature_names=feature_names(), action_names=ACTION_NAMES,
-                       audit_columns=AUDIT_COLUMNS, game_params={"reward": reward})
+                       audit_columns=AUDIT_COLUMNS, game_params={"reward": reward},
+                       state_dtype="int8")
 
 
 def _shaping(card: NDArray[np.int64]) -> NDArray[np.float64]:

@@ -102,7 +102,11 @@ def test_generate_then_ingest_round_trips_for_both_formats(tmp_path, fmt):
     report, = ingest(IngestConfig(paths=(path,), store=tmp_path / "store"))
     assert report.fmt == ("tressette-transcript" if fmt == "transcript" else "tressette")
     assert report.hands == 30 and report.rows == 30 * 40
-    frame = Store.open(tmp_path / "store").to_pandas()
+    store = Store.open(tmp_path / "store")
+    assert store.schema.state_dtype == "int8"  # the 198 features are small whole numbers
+    expected, _ = rows([Logged(g) for g in games], "p:")
+    np.testing.assert_array_equal(store.arrays().state, expected["state"])
+    frame = store.to_pandas()
     totals = frame.groupby("episode")["reward"].sum()
     assert (totals == 22).all()  # each seat gets its team's points: 2 × 11 a hand
     assert set(frame["name"]) == set(SEATS)
