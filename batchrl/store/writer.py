@@ -199,7 +199,8 @@ def _array(cols: Mapping[str, Any], name: str, shape: tuple[int, ...],
     # a NaN or inf reward or feature would silently poison every fitted Q value
     if out.dtype.kind == "f" and not np.isfinite(out).all():
         raise StoreError(f"column {name!r} has a NaN or infinite value")
-    if out.dtype.kind in "iu" and (bad := out != a).any():  # a fraction, or wrapped around
+    # a fraction, or wrapped around (nothing to lose when the batch has the stored dtype)
+    if out.dtype.kind in "iu" and a.dtype != out.dtype and (bad := out != a).any():
         at = tuple(np.argwhere(bad)[0].tolist())
         where = f"row {at[0]}" + (f", feature {labels[at[1]]!r}" if len(at) > 1 else "")
         info = np.iinfo(dtype)
