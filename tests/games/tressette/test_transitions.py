@@ -178,3 +178,28 @@ def test_a_transcript_cut_short_is_read_but_its_hands_are_not_encoded(tmp_path):
     report, = ingest(IngestConfig(paths=(path,), store=tmp_path / "s", on_error="skip"))
     assert report.hands == 2 and report.skipped["illegal hand"] == 1
     assert "cannot be encoded" in report.examples["illegal hand"][0]
+
+
+def test_small_chunks_on_the_worker_thread_store_the_same_rows_in_the_same_order(tmp_path):
+    import json
+
+    lines = [g.to_json() for g in play(SEATS, 40, 4)]
+    bad = json.loads(lines[23])
+    bad["points"] = bad["points"][::-1]  # refused by the rows, in the 6th chunk of 4
+    lines[23] = json.dumps(bad)
+    path = tmp_path / "hands.jsonl"
+    path.write_text("\n".join(lines) + "\n")
+    stores = []
+    for size in (4, 4096):
+        config = IngestConfig(paths=(path,), store=tmp_path / f"s{size}", on_error="skip",
+                              chunk_size=size)
+        report, = ingest(config)
+        assert report.hands == 39 and report.skipped["illegal hand"] == 1
+        assert "line 24" in " ".join(report.examples["illegal hand"])
+        stores.append(Store.open(tmp_path / f"s{size}").to_pandas(["episode", "step", "state"]))
+    small, whole = stores
+    assert small["episode"].astype(str).tolist() == whole["episode"].astype(str).tolist()
+    assert np.array_equal(np.stack(small["state"]), np.stack(whole["state"]))
+    with pytest.raises(IngestError, match="line 24"):  # the first bad hand, chunks in flight
+        ingest(IngestConfig(paths=(path,), store=tmp_path / "fail", chunk_size=4))
+    assert not Store.open(tmp_path / "fail").sources()
