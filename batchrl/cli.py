@@ -94,8 +94,13 @@ def _print_report(report: SourceReport) -> None:
               show_default=True,
               help="tressette: the team's points at the end of the hand, or the seed's "
                    "shaped per-card reward on top of them.")
+@click.option("--suits", type=click.Choice(["dealt", "canonical"]), default="dealt",
+              show_default=True,
+              help="tressette: name the suits as dealt, or put each state's suits in a "
+                   "canonical order (led suit, then most cards held, ...): there are no "
+                   "trumps, so a learner then sees 24 suit orders of a situation as one.")
 def ingest(paths: tuple[Path, ...], store: Path | None, fmt: str, game: str | None,
-           on_error: str, pv: bool, reward: str) -> None:
+           on_error: str, pv: bool, reward: str, suits: str) -> None:
     """Turn game logs into store rows, one per decision.
 
     Every hand is replayed through the rules: each action must be legal and the
@@ -128,7 +133,7 @@ def ingest(paths: tuple[Path, ...], store: Path | None, fmt: str, game: str | No
 
     root = store if store is not None else default_store_path()
     config = IngestConfig(paths=paths, store=root, fmt=fmt, game=game, on_error=on_error,
-                          pv=pv, reward=reward)
+                          pv=pv, reward=reward, suits=suits)
     from batchrl.ingest import source_bytes
 
     total = sum(source_bytes(p) for p in paths)

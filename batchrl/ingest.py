@@ -49,6 +49,7 @@ class IngestConfig:
     on_error: str = "fail"  # or "skip"
     pv: bool = True  # compute the probability-of-victory feature
     reward: str = "points"  # tressette: the team's points, or "shaped" (the seed's)
+    suits: str = "dealt"  # tressette: or "canonical", each state's suits in a fixed order
     chunk_size: int = 2048
 
 
@@ -156,7 +157,7 @@ def ingest_file(
         schema, pending, process = _sette_mezzo(path, records, report, prefix)
         game = None
     elif fmt in ("tressette", "tressette-transcript"):
-        schema, pending, process = _tressette(report, prefix, config.reward)
+        schema, pending, process = _tressette(report, prefix, config.reward, config.suits)
         game = None
     else:
         game, pending = _decide_game(path, fmt, records, forced, report)
@@ -443,7 +444,7 @@ def _ingest_hanabi(path: Path, fmt: str, config: IngestConfig,
     return report
 
 
-def _tressette(report: SourceReport, prefix: str, reward: str
+def _tressette(report: SourceReport, prefix: str, reward: str, suits: str
                ) -> tuple[StoreSchema, list[Any], Callable[[list[Any]], Chunk]]:
     """Tressette hands: every play checked in lockstep, one row per card played."""
     from batchrl.games.tressette import transitions as tt
@@ -456,7 +457,7 @@ def _tressette(report: SourceReport, prefix: str, reward: str
     cut = [0]  # hands cut short kept so far, over every chunk
 
     def process(chunk: list[Any]) -> Chunk:
-        columns, refused = tt.rows(chunk, prefix, reward)
+        columns, refused = tt.rows(chunk, prefix, reward, suits)
         rejected = [(g, RejectedRecord(f"{g.source}, line {g.line}: {why}", "illegal hand"))
                     for g, why in refused]
         refused_ids = {id(g) for g, _ in refused}
@@ -467,7 +468,7 @@ def _tressette(report: SourceReport, prefix: str, reward: str
         return Chunk(columns, len(chunk) - len(refused), len(columns["step"]), rejected)
 
     try:
-        schema = tt.schema(reward)
+        schema = tt.schema(reward, suits)
     except ValueError as exc:
         raise IngestError(str(exc)) from None
     return schema, [], process

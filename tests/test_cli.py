@@ -173,12 +173,13 @@ def test_hanabi_from_the_command_line(tmp_path: Path):
     assert result.exit_code != 0 and "unknown Hanabi player 'nobody'" in result.output
 
 
-def test_tressette_from_the_command_line(tmp_path: Path):
+@pytest.mark.parametrize("suits", ["dealt", "canonical"])
+def test_tressette_from_the_command_line(tmp_path: Path, suits: str):
     log, store = tmp_path / "hands.txt", tmp_path / "store"
     result = invoke("generate", "--game", "tressette", "--players", "seed-heuristic,random",
                     "--games", "40", "-o", str(log))
     assert result.exit_code == 0 and "(transcript)" in result.output
-    result = invoke("ingest", str(log), "--store", str(store))
+    result = invoke("ingest", str(log), "--store", str(store), "--suits", suits)
     assert result.exit_code == 0 and "tressette-transcript, tressette: 40 hands" in result.output
     result = invoke("fqi", "--store", str(store), "--per-action", "--fast", "--trees", "5",
                     "--iters", "2", "--out", str(tmp_path / "m.joblib"))
@@ -186,3 +187,4 @@ def test_tressette_from_the_command_line(tmp_path: Path):
     result = invoke("evaluate", "--game", "tressette", "--team", f"model:{tmp_path / 'm.joblib'}",
                     "--vs", "random", "--games", "40")
     assert result.exit_code == 0 and "hands won" in result.output, result.output
+    assert ("hand_Aa" in Store.open(store).schema.feature_names) == (suits == "canonical")

@@ -24,6 +24,7 @@ from batchrl.evaluation import Estimate, mean_ci
 from batchrl.games.tressette.bots import make_bot
 from batchrl.games.tressette.features import Tracker, feature_names
 from batchrl.games.tressette.rules import deal, step, team_points
+from batchrl.games.tressette.symmetry import canonical, canonical_names, to_cards
 
 
 @dataclass(frozen=True)
@@ -60,6 +61,7 @@ class _Player:
         self.policy: Any = None
         self.bot: Any = None
         self.columns: list[int] = []
+        self.canonical = False  # the model names each state's suits in canonical order
         if spec.startswith("model:") or spec.endswith(".joblib"):
             path = spec.removeprefix("model:")
             if path not in models:
@@ -70,7 +72,9 @@ class _Player:
                 if game != "tressette":
                     raise ValueError(f"{path} was trained on {game}, not tressette")
             self.policy = models[path]
-            names = feature_names()
+            params = self.policy.artifact.meta.get("game_params", {})
+            self.canonical = params.get("suits") == "canonical"
+            names = canonical_names() if self.canonical else feature_names()
             try:
                 self.columns = [names.index(n) for n in self.policy.feature_names]
             except ValueError:
@@ -78,6 +82,15 @@ class _Player:
                                  f"(e.g. {self.policy.feature_names[0]!r})") from None
         else:
             self.bot = make_bot(spec, rng)
+
+
+    def act(self, x: NDArray[np.float32], legal: NDArray[np.bool_]) -> NDArray[np.int64]:
+        """A model's cards for states ``x`` with ``legal`` cards."""
+        if not self.canonical:
+            chosen: NDArray[np.int64] = self.policy.act_batch(x[:, self.columns], legal)
+            return chosen
+        xc, lc, order = canonical(x, legal)
+        return to_cards(self.policy.act_batch(xc[:, self.columns], lc), order)
 
 
 def play_deals(specs: tuple[str, str, str, str], deals: int, seed: int,
@@ -105,8 +118,7 @@ def play_deals(specs: tuple[str, str, str, str], deals: int, seed: int,
                     continue
                 if player.policy is not None:
                     assert x is not None and legal is not None
-                    cards[rows] = player.policy.act_batch(x[rows][:, player.columns],
-                                                          legal[rows])
+                    cards[rows] = player.act(x[rows], legal[rows])
                 else:
                     for r in rows:
                         cards[r] = player.bot.act(states[r])

@@ -37,21 +37,32 @@ from numpy.typing import NDArray
 
 from batchrl.games.tressette.features import IllegalPlay, Tracker, feature_names
 from batchrl.games.tressette.rules import ACE, THREE, TWO, card_name
+from batchrl.games.tressette.symmetry import canonical, canonical_name, canonical_names
 from batchrl.store import StoreSchema
 
 GAME_NAME = "tressette"
 AUDIT_COLUMNS = ("name", "hand")
 REWARDS = ("points", "shaped")
+SUIT_ORDERS = ("dealt", "canonical")
 ACTION_NAMES = tuple(card_name(c) for c in range(40))
 _NAMES = ACTION_NAMES
 
 
-def schema(reward: str = "points") -> StoreSchema:
+def schema(reward: str = "points", suits: str = "dealt") -> StoreSchema:
+    """The store's schema; ``suits="canonical"`` names the features and cards in each
+    state's canonical suits (``symmetry``: ``hand_Aa`` is the ace of suit ``a``)."""
     if reward not in REWARDS:
         raise ValueError(f"reward {reward!r}: want one of {', '.join(REWARDS)}")
+    if suits not in SUIT_ORDERS:
+        raise ValueError(f"suits {suits!r}: want one of {', '.join(SUIT_ORDERS)}")
+    names, actions = feature_names(), ACTION_NAMES
+    params: dict[str, str] = {"reward": reward}
+    if suits == "canonical":
+        names, actions = canonical_names(), tuple(canonical_name(c) for c in range(40))
+        params["suits"] = suits
     # every feature is a small whole number (flags, ranks, thirds, tricks): int8 on disk
-    return StoreSchema(game=GAME_NAME, feature_names=feature_names(), action_names=ACTION_NAMES,
-                       audit_columns=AUDIT_COLUMNS, game_params={"reward": reward},
+    return StoreSchema(game=GAME_NAME, feature_names=names, action_names=actions,
+                       audit_columns=AUDIT_COLUMNS, game_params=params,
                        state_dtype="int8")
 
 
@@ -70,11 +81,12 @@ class Logged:
     line: int = 1
 
 
-def rows(games: Sequence[Any], episode_prefix: str,
-         reward: str = "points") -> tuple[dict[str, Any], list[tuple[Any, str]]]:
+def rows(games: Sequence[Any], episode_prefix: str, reward: str = "points",
+         suits: str = "dealt") -> tuple[dict[str, Any], list[tuple[Any, str]]]:
     """Store columns for ``games`` (records with ``game``, ``index`` and ``line``, the
     game having hands, leader, plays, names and points), and the records refused with
-    why; a refused record's hand is left out, the others kept."""
+    why; a refused record's hand is left out, the others kept. ``suits="canonical"``:
+    each decision's state, legal cards and card in its canonical suits."""
     rejected: list[tuple[Any, str]] = []
     games = list(games)
     partial = [r for r in games if not r.game.whole_deal]
@@ -84,14 +96,14 @@ def rows(games: Sequence[Any], episode_prefix: str,
     games = [r for r in games if r.game.whole_deal]
     while True:
         try:
-            return _rows(games, episode_prefix, reward), rejected
+            return _rows(games, episode_prefix, reward, suits), rejected
         except IllegalPlay as exc:
             bad = set(exc.games.tolist())
             rejected += [(games[i], str(exc)) for i in sorted(bad)]
             games = [g for i, g in enumerate(games) if i not in bad]
 
 
-def _rows(games: list[Any], prefix: str, reward: str) -> dict[str, Any]:
+def _rows(games: list[Any], prefix: str, reward: str, suits: str) -> dict[str, Any]:
     g = len(games)
     hands = np.zeros((g, 4, 40), dtype=bool)
     lengths = np.asarray([len(x.game.plays) for x in games], dtype=np.int64)
@@ -132,11 +144,20 @@ def _rows(games: list[Any], prefix: str, reward: str) -> dict[str, Any]:
     if wrong:  # all of them at once: one more pass, not one per hand
         raise IllegalPlay("the rules' points differ from the logged points",
                           np.asarray(wrong, dtype=np.int64))
-    return _columns(games, prefix, x, legal, seats, cards, lengths, points, shaped, reward)
+    actions = cards
+    if suits == "canonical":  # each decision in its own suit order; the next state too
+        flat, masks, actions = canonical(x.reshape(g * 40, -1), legal.reshape(g * 40, 40),
+                                         cards.ravel())
+        assert masks is not None
+        x, legal, actions = flat.reshape(x.shape), masks.reshape(legal.shape), \
+            actions.reshape(cards.shape)
+    return _columns(games, prefix, x, legal, seats, cards, actions, lengths, points, shaped,
+                    reward)
 
 
 def _columns(games: list[Any], prefix: str, x: NDArray[np.int8], legal: NDArray[np.bool_],
-             seats: NDArray[np.int64], cards: NDArray[np.int64], lengths: NDArray[np.int64],
+             seats: NDArray[np.int64], cards: NDArray[np.int64], actions: NDArray[np.int64],
+             lengths: NDArray[np.int64],
              points: NDArray[np.int64], shaped: NDArray[np.float64],
              reward: str) -> dict[str, Any]:
     # row order: hand, then seat, then the seat's decisions in play order
@@ -179,7 +200,7 @@ def _columns(games: list[Any], prefix: str, x: NDArray[np.int8], legal: NDArray[
         "step": step,
         "player": si.astype(np.int8),
         "state": x[gi, ti],
-        "action": cards[gi, ti].astype(np.int8),
+        "action": actions[gi, ti].astype(np.int8),
         "reward": r,
         "next_state": next_state,
         "next_legal": next_legal,

@@ -1,0 +1,140 @@
+"""Suits in a canonical order: Tressette has no trumps, so renaming the suits of a
+deal changes nothing in its play, and a learner need not see the same situation
+in each of the 24 suit orders.
+
+``canonical`` renames each state's suits ``a b c d`` in an order read from the
+state itself: the led suit first, then the suits with more cards in hand, then
+the stronger holding, then the cards played and on the table, the known voids
+and the signals. Two suits that tie on all of these are alike in every column,
+so the state reads the same whichever comes first. Every column that names a
+suit or a card is moved with it, and so are the legal cards and the card played;
+``to_cards`` turns a card chosen in the canonical names back into the real one.
+
+>>> import numpy as np
+>>> from batchrl.games.tressette.features import Tracker
+>>> from batchrl.games.tressette.rules import deal
+>>> t = Tracker.deal([deal(np.random.default_rng(0), leader=1)])
+>>> x, legal, order = canonical(t.features(), t.legal())
+>>> held = x[0, :40].reshape(4, 10).sum(axis=1)  # cards held per canonical suit
+>>> bool((np.diff(held) <= 0).all()), bool((t.legal()[0, to_cards(np.flatnonzero(legal[0]),
+...     np.repeat(order, int(legal.sum()), axis=0))]).all())
+(True, True)
+"""
+
+from __future__ import annotations
+
+import itertools
+from typing import Any
+
+import numpy as np
+from numpy.typing import NDArray
+
+from batchrl.games.tressette.features import KINDS, feature_names
+from batchrl.games.tressette.rules import RANKS, SUITS, card_name
+
+CANONICAL = "abcd"  # the canonical suits' letters, in their order
+_CARD_BLOCKS = ("hand", "played", "table", "beats", "master")
+_SUIT_BLOCKS = ("led", "mine", "unseen")
+
+
+def canonical_name(card: int) -> str:
+    """The name of card id ``card`` among the canonical suits (``Aa``, ``3d``)."""
+    return card_name(card)[:-1] + CANONICAL[card // 10]
+
+
+def canonical_names() -> tuple[str, ...]:
+    """The feature names with the canonical suits' letters (``hand_Aa``, ``void_1_b``)."""
+    return tuple(_rename(n) for n in feature_names())
+
+
+def _rename(name: str) -> str:
+    """``hand_AD`` -> ``hand_Aa``, ``signal_1_C_volo`` -> ``signal_1_b_volo``; names
+    without a suit or card stay."""
+    parts = name.split("_")
+    at = -2 if parts[-1] in KINDS else -1
+    tail = parts[at]
+    if tail[-1:] in tuple(SUITS) and (len(tail) == 1 or tail[:-1] in RANKS):
+        parts[at] = tail[:-1] + CANONICAL[SUITS.index(tail[-1])]
+    return "_".join(parts)
+
+
+def _sources(order: tuple[int, ...], names: tuple[str, ...]) -> NDArray[np.int64]:
+    """For one order (``order[i]``: the suit put in place i), where each canonical
+    column is read from: canonical column j is column ``src[j]`` of the state."""
+    index = {n: i for i, n in enumerate(names)}
+    src = np.arange(len(names))
+    for place, suit in enumerate(order):
+        to, frm = SUITS[place], SUITS[suit]
+        moves = [(f"{b}_{card_name(place * 10 + r)}", f"{b}_{card_name(suit * 10 + r)}")
+                 for b in _CARD_BLOCKS for r in range(10)]
+        moves += [(f"{b}_{to}", f"{b}_{frm}") for b in _SUIT_BLOCKS]
+        moves += [(f"void_{p}_{to}", f"void_{p}_{frm}") for p in range(4)]
+        moves += [(f"signal_{p}_{to}_{k}", f"signal_{p}_{frm}_{k}")
+                  for p in range(4) for k in KINDS]
+        for new, old in moves:
+            src[index[new]] = index[old]
+    return src
+
+
+_NAMES = feature_names()
+_ORDERS = list(itertools.permutations(range(4)))
+_SRC = np.stack([_sources(o, _NAMES) for o in _ORDERS])  # (24, features)
+_CARD_SRC = np.stack([np.asarray(o)[np.arange(40) // 10] * 10 + np.arange(40) % 10
+                      for o in _ORDERS])  # (24, 40): canonical card -> real card
+_ORDER_ID = np.full(256, -1, dtype=np.int64)  # an order as base-4 digits -> its index
+for _i, _o in enumerate(_ORDERS):
+    _ORDER_ID[sum(s << (2 * p) for p, s in enumerate(_o))] = _i
+
+
+def _block(x: NDArray[Any], prefix: str, suffix: str = "") -> NDArray[Any]:
+    """(n, 4, 10) for a card block, (n, 4) for a suit block (suit letters last)."""
+    if suffix == "cards":
+        start = _NAMES.index(f"{prefix}_{card_name(0)}")
+        return x[:, start:start + 40].reshape(len(x), 4, 10)
+    return x[:, [_NAMES.index(f"{prefix}_{s}") for s in SUITS]]
+
+
+def suit_order(x: NDArray[Any]) -> NDArray[np.int64]:
+    """(n, 4): for each state (float or int8 features), the real suit put in each
+    canonical place."""
+    bits = 1 << np.arange(10)
+    held = _block(x, "hand", "cards")
+    # one sortable number per suit: led, cards held, the holding, the cards played and on
+    # the table, the four seats' voids and signals (51 bits)
+    key = _block(x, "led").astype(np.int64) << 50
+    key |= held.sum(axis=2).astype(np.int64) << 46
+    key |= (held @ bits).astype(np.int64) << 36
+    key |= (_block(x, "played", "cards") @ bits).astype(np.int64) << 26
+    key |= (_block(x, "table", "cards") @ bits).astype(np.int64) << 16
+    for p in range(4):
+        key |= _block(x, f"void_{p}").astype(np.int64) << (12 + p)
+        for k, kind in enumerate(KINDS):
+            sig = x[:, [_NAMES.index(f"signal_{p}_{s}_{kind}") for s in SUITS]]
+            key |= sig.astype(np.int64) << (3 * p + k)
+    order: NDArray[np.int64] = np.argsort(-key, axis=1, kind="stable")
+    return order
+
+
+def canonical(x: NDArray[Any], legal: NDArray[np.bool_] | None = None,
+              action: NDArray[np.integer] | None = None
+              ) -> tuple[NDArray[Any], NDArray[np.bool_] | None, NDArray[np.int64]]:
+    """States ``x`` (n, 287) with their suits in canonical order, the legal cards (n, 40)
+    renamed alike, and the order (n, 4) ``to_cards`` needs. With ``action`` (the cards
+    played), the third value is those cards renamed instead of the order."""
+    order = suit_order(x)
+    ids = _ORDER_ID[(order << (2 * np.arange(4))).sum(axis=1)]
+    out = np.take_along_axis(x, _SRC[ids], axis=1)
+    moved = None if legal is None else np.take_along_axis(legal, _CARD_SRC[ids], axis=1)
+    if action is None:
+        return out, moved, order
+    place = np.argsort(order, axis=1)  # the canonical place of each real suit
+    action = np.asarray(action, dtype=np.int64)
+    renamed = place[np.arange(len(action)), action // 10] * 10 + action % 10
+    return out, moved, renamed
+
+
+def to_cards(cards: NDArray[np.integer], order: NDArray[np.int64]) -> NDArray[np.int64]:
+    """Cards named in each state's canonical suits, as the real cards."""
+    cards = np.asarray(cards, dtype=np.int64)
+    real: NDArray[np.int64] = order[np.arange(len(cards)), cards // 10] * 10 + cards % 10
+    return real
