@@ -213,9 +213,10 @@ def info(store: Path | None, whole: bool) -> None:
               help="N: iterations; Q then looks N decisions ahead (11 covers a limit hand).")
 @click.option("--gamma", default=1.0, show_default=True, help="Discount per decision.")
 @click.option("--features", multiple=True, metavar="NAME[,NAME...]",
-              help="Use only these features (see batchrl info).")
+              help="Use only these features (see batchrl info); a name may be a shell "
+                   "pattern such as 'hand_*'.")
 @click.option("--drop", multiple=True, metavar="NAME[,NAME...]",
-              help="Leave these features out (ablation).")
+              help="Leave these features out (ablation); patterns as for --features.")
 @click.option("--player", "players", multiple=True, metavar="NAME[,NAME...]",
               help="Learn only from these players' decisions (names as batchrl info lists "
                    "them): the seat that faced the opponent you want to beat.")

@@ -248,6 +248,16 @@ def test_decode_rows_reads_sliced_chunks_at_their_offset() -> None:
         decode_rows(column, np.float32, 5)
 
 
+def test_feature_patterns_pick_and_drop_by_name(store: Store, tmp_path: Path) -> None:
+    path, digest = source(tmp_path, "a.log")
+    ingest(store, path, digest, make_batch(digest, range(3)))
+    assert store.arrays(drop=["r*"]).feature_names == ("hand_strength", "pot")
+    assert store.arrays(features=["*o*"], drop=["round"]).feature_names == ("pot",)
+    assert store.arrays(features=["p?t", "raises"]).feature_names == ("pot", "raises")
+    with pytest.raises(StoreError, match=r"unknown features \['x\*'\]"):
+        store.arrays(drop=["x*"])
+
+
 def test_unknown_feature_lists_the_valid_names(store: Store) -> None:
     with pytest.raises(StoreError, match=r"unknown features \['pv'\].*hand_strength"):
         store.arrays(drop=["pv"])

@@ -5,6 +5,7 @@
 
 from __future__ import annotations
 
+import fnmatch
 import json
 import os
 from collections.abc import Iterator, Mapping, Sequence
@@ -203,16 +204,21 @@ class Store:
 
     def arrays(self, features: Sequence[str] | None = None,
                drop: Sequence[str] = (), players: Sequence[str] = ()) -> Transitions:
-        """What FQI needs as numpy arrays: the named ``features`` (default all) minus ``drop``.
+        """What FQI needs as numpy arrays: the named ``features`` (default all) minus ``drop``;
+        a name may be a shell pattern (``played_*``).
 
         ``players`` keeps only the decisions of the players of those names (stores
         whose game logs names, such as hold'em, have a ``name`` column).
         """
         names = self.schema.feature_names
-        if unknown := [n for n in (*(features or ()), *drop) if n not in names]:
+        picked = {p: fnmatch.filter(names, p) if any(c in p for c in "*?[") else
+                  [p] if p in names else [] for p in (*(features or ()), *drop)}
+        if unknown := [p for p, hits in picked.items() if not hits]:
             raise StoreError(f"unknown features {unknown}; the store's features are "
                              f"{list(names)}")
-        wanted = set(names if features is None else features) - set(drop)
+        wanted = set(names if features is None else
+                     [n for p in features for n in picked[p]]) - {
+                         n for p in drop for n in picked[p]}
         if not (keep := [i for i, n in enumerate(names) if n in wanted]):
             raise StoreError(f"no feature left after selecting {features} and dropping {drop}")
         wanted_cols = ["episode", *(n for n in _NUMERIC if n != "line")]
