@@ -458,8 +458,7 @@ def _tressette(report: SourceReport, prefix: str, reward: str, suits: str
 
     def process(chunk: list[Any]) -> Chunk:
         columns, refused = tt.rows(chunk, prefix, reward, suits)
-        rejected = [(g, RejectedRecord(f"{g.source}, line {g.line}: {why}", "illegal hand"))
-                    for g, why in refused]
+        rejected = [(g, RejectedRecord(why, "illegal hand")) for g, why in refused]
         refused_ids = {id(g) for g, _ in refused}
         cut[0] += sum(1 for g in chunk if g.game.truncated and id(g) not in refused_ids)
         if cut[0]:

@@ -211,8 +211,9 @@ class Store:
         whose game logs names, such as hold'em, have a ``name`` column).
         """
         names = self.schema.feature_names
-        picked = {p: fnmatch.filter(names, p) if any(c in p for c in "*?[") else
-                  [p] if p in names else [] for p in (*(features or ()), *drop)}
+        picked = {p: [n for n in names if fnmatch.fnmatchcase(n, p)]
+                  if any(c in p for c in "*?[") else [p] if p in names else []
+                  for p in (*(features or ()), *drop)}
         if unknown := [p for p, hits in picked.items() if not hits]:
             raise StoreError(f"unknown features {unknown}; the store's features are "
                              f"{list(names)}")

@@ -72,7 +72,7 @@ class _Player:
                 if game != "tressette":
                     raise ValueError(f"{path} was trained on {game}, not tressette")
             self.policy = models[path]
-            params = self.policy.artifact.meta.get("game_params", {})
+            params = self.policy.artifact.meta.get("game_params") or {}
             self.canonical = params.get("suits") == "canonical"
             names = canonical_names() if self.canonical else feature_names()
             try:

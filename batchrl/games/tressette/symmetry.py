@@ -12,13 +12,15 @@ suit or a card is moved with it, and so are the legal cards and the card played;
 
 >>> import numpy as np
 >>> from batchrl.games.tressette.features import Tracker
->>> from batchrl.games.tressette.rules import deal
+>>> from batchrl.games.tressette.rules import card_name, deal
 >>> t = Tracker.deal([deal(np.random.default_rng(0), leader=1)])
+>>> [card_name(c) for c in np.flatnonzero(t.hands[0, 1])]
+['4D', '4C', 'AC', '4S', '6S', '10S', '2S', '4B', 'AB', '2B']
 >>> x, legal, order = canonical(t.features(), t.legal())
->>> held = x[0, :40].reshape(4, 10).sum(axis=1)  # cards held per canonical suit
->>> bool((np.diff(held) <= 0).all()), bool((t.legal()[0, to_cards(np.flatnonzero(legal[0]),
-...     np.repeat(order, int(legal.sum()), axis=0))]).all())
-(True, True)
+>>> [canonical_name(c) for c in np.flatnonzero(x[0, :40])]
+['4a', '6a', '10a', '2a', '4b', 'Ab', '2b', '4c', 'Ac', '4d']
+>>> card_name(int(to_cards(np.array([7]), order)[0]))  # the ace of suit a: spades
+'AS'
 """
 
 from __future__ import annotations
@@ -94,13 +96,12 @@ def _block(x: NDArray[Any], prefix: str, suffix: str = "") -> NDArray[Any]:
     return x[:, [_NAMES.index(f"{prefix}_{s}") for s in SUITS]]
 
 
-def suit_order(x: NDArray[Any]) -> NDArray[np.int64]:
-    """(n, 4): for each state (float or int8 features), the real suit put in each
-    canonical place."""
+def _keys(x: NDArray[Any]) -> NDArray[np.int64]:
+    """(n, 4): one sortable number per suit: led, cards held, the holding, the cards
+    played and on the table, the four seats' voids and signals (51 bits). Suits with
+    equal numbers are alike in every column."""
     bits = 1 << np.arange(10)
     held = _block(x, "hand", "cards")
-    # one sortable number per suit: led, cards held, the holding, the cards played and on
-    # the table, the four seats' voids and signals (51 bits)
     key = _block(x, "led").astype(np.int64) << 50
     key |= held.sum(axis=2).astype(np.int64) << 46
     key |= (held @ bits).astype(np.int64) << 36
@@ -111,7 +112,13 @@ def suit_order(x: NDArray[Any]) -> NDArray[np.int64]:
         for k, kind in enumerate(KINDS):
             sig = x[:, [_NAMES.index(f"signal_{p}_{s}_{kind}") for s in SUITS]]
             key |= sig.astype(np.int64) << (3 * p + k)
-    order: NDArray[np.int64] = np.argsort(-key, axis=1, kind="stable")
+    return key
+
+
+def suit_order(x: NDArray[Any]) -> NDArray[np.int64]:
+    """(n, 4): for each state (float or int8 features), the real suit put in each
+    canonical place."""
+    order: NDArray[np.int64] = np.argsort(-_keys(x), axis=1, kind="stable")
     return order
 
 
@@ -120,16 +127,21 @@ def canonical(x: NDArray[Any], legal: NDArray[np.bool_] | None = None,
               ) -> tuple[NDArray[Any], NDArray[np.bool_] | None, NDArray[np.int64]]:
     """States ``x`` (n, 287) with their suits in canonical order, the legal cards (n, 40)
     renamed alike, and the order (n, 4) ``to_cards`` needs. With ``action`` (the cards
-    played), the third value is those cards renamed instead of the order."""
-    order = suit_order(x)
+    played), the third value is those cards renamed instead of the order; a card of a
+    suit that ties with an earlier one is named in the first of them (the two cards are
+    alike, so the same situation always gives the same action)."""
+    keys = _keys(x)
+    order: NDArray[np.int64] = np.argsort(-keys, axis=1, kind="stable")
     ids = _ORDER_ID[(order << (2 * np.arange(4))).sum(axis=1)]
     out = np.take_along_axis(x, _SRC[ids], axis=1)
     moved = None if legal is None else np.take_along_axis(legal, _CARD_SRC[ids], axis=1)
     if action is None:
         return out, moved, order
-    place = np.argsort(order, axis=1)  # the canonical place of each real suit
     action = np.asarray(action, dtype=np.int64)
-    renamed = place[np.arange(len(action)), action // 10] * 10 + action % 10
+    rows = np.arange(len(action))
+    own = keys[rows, action // 10]
+    first = (keys > own[:, None]).sum(axis=1)  # the first place with the card's key
+    renamed = first * 10 + action % 10
     return out, moved, renamed
 
 

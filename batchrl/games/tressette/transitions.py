@@ -145,7 +145,7 @@ def _rows(games: list[Any], prefix: str, reward: str, suits: str) -> dict[str, A
         raise IllegalPlay("the rules' points differ from the logged points",
                           np.asarray(wrong, dtype=np.int64))
     actions = cards
-    if suits == "canonical":  # each decision in its own suit order; the next state too
+    if suits == "canonical" and g:  # each decision in its own suit order; the next state too
         flat, masks, actions = canonical(x.reshape(g * 40, -1), legal.reshape(g * 40, 40),
                                          cards.ravel())
         assert masks is not None

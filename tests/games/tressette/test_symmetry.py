@@ -92,3 +92,14 @@ def test_canonical_rows_are_the_dealt_rows_each_in_its_own_suit_order():
     assert np.array_equal(canon["next_legal"][has_next], nl)
     assert not np.array_equal(canon["state"], dealt["state"])
     assert schema(suits="canonical").action_names[7] == "Aa"
+
+
+def test_a_card_of_a_tied_suit_is_named_in_the_first_of_the_tied_suits():
+    # seat 0 holds A 2 3 of denari and of coppe: the two suits read the same
+    hands = [[7, 8, 9, 17, 18, 19, 20, 21, 22, 23]]
+    rest = [c for c in range(40) if c not in hands[0]]
+    hands += [rest[0:10], rest[10:20], rest[20:30]]
+    tracker = Tracker.deal([deal_hands(hands, leader=0)] * 2)
+    x, legal, cards = canonical(tracker.features(), tracker.legal(), np.asarray([7, 17]))
+    assert cards[0] == cards[1] and canonical_name(int(cards[0])) == "Ab"  # spades first
+    assert np.array_equal(x[0], x[1]) and np.array_equal(legal[0], legal[1])

@@ -184,9 +184,10 @@ def test_small_chunks_on_the_worker_thread_store_the_same_rows_in_the_same_order
     import json
 
     lines = [g.to_json() for g in play(SEATS, 40, 4)]
-    bad = json.loads(lines[23])
-    bad["points"] = bad["points"][::-1]  # refused by the rows, in the 6th chunk of 4
-    lines[23] = json.dumps(bad)
+    for at in (23, 30):  # refused by the rows, in the 6th and 8th chunks of 4
+        bad = json.loads(lines[at])
+        bad["points"] = bad["points"][::-1]
+        lines[at] = json.dumps(bad)
     path = tmp_path / "hands.jsonl"
     path.write_text("\n".join(lines) + "\n")
     stores = []
@@ -194,12 +195,31 @@ def test_small_chunks_on_the_worker_thread_store_the_same_rows_in_the_same_order
         config = IngestConfig(paths=(path,), store=tmp_path / f"s{size}", on_error="skip",
                               chunk_size=size)
         report, = ingest(config)
-        assert report.hands == 39 and report.skipped["illegal hand"] == 1
+        assert report.hands == 38 and report.skipped["illegal hand"] == 2
         assert "line 24" in " ".join(report.examples["illegal hand"])
         stores.append(Store.open(tmp_path / f"s{size}").to_pandas(["episode", "step", "state"]))
     small, whole = stores
     assert small["episode"].astype(str).tolist() == whole["episode"].astype(str).tolist()
     assert np.array_equal(np.stack(small["state"]), np.stack(whole["state"]))
-    with pytest.raises(IngestError, match="line 24"):  # the first bad hand, chunks in flight
+    with pytest.raises(IngestError, match="line 24") as failed:  # the first, chunks in flight
         ingest(IngestConfig(paths=(path,), store=tmp_path / "fail", chunk_size=4))
+    assert "line 31" not in str(failed.value) and str(failed.value).count("line 24") == 1
     assert not Store.open(tmp_path / "fail").sources()
+
+
+@pytest.mark.parametrize("suits", ["dealt", "canonical"])
+def test_a_chunk_whose_hands_are_all_refused_is_reported_not_crashed_on(tmp_path, suits):
+    import json
+
+    lines = []
+    for g in play(SEATS, 3, 6):
+        record = json.loads(g.to_json())
+        record["points"] = record["points"][::-1]
+        lines.append(json.dumps(record))
+    path = tmp_path / "bad.jsonl"
+    path.write_text("\n".join(lines) + "\n")
+    report, = ingest(IngestConfig(paths=(path,), store=tmp_path / "s", on_error="skip",
+                                  suits=suits))
+    assert report.hands == 0 and report.skipped["illegal hand"] == 3
+    with pytest.raises(IngestError, match="line 1: the rules' points differ"):
+        ingest(IngestConfig(paths=(path,), store=tmp_path / "f", suits=suits))
