@@ -258,6 +258,12 @@ def test_feature_patterns_pick_and_drop_by_name(store: Store, tmp_path: Path) ->
         store.arrays(drop=["x*"])
 
 
+def test_an_empty_store_gives_object_columns_for_the_vectors(store: Store) -> None:
+    frame = store.to_pandas(["state", "next_legal", "reward"])
+    assert len(frame) == 0 and list(frame.columns) == ["state", "next_legal", "reward"]
+    assert frame["state"].dtype == object and frame["next_legal"].dtype == object
+
+
 def test_unknown_feature_lists_the_valid_names(store: Store) -> None:
     with pytest.raises(StoreError, match=r"unknown features \['pv'\].*hand_strength"):
         store.arrays(drop=["pv"])

@@ -194,12 +194,16 @@ class Store:
         ``state``, ``next_state`` and ``next_legal`` are object columns of 1-D numpy arrays
         (use `arrays` for matrices); ``episode`` and ``source`` are categorical.
         """
+        from pandas import Series  # pandas loads only for this
+
         names = self._columns(columns)
         table = self._read_table(names)
         vectors = [n for n in names if n in self.schema.vectors()]
         frame: pd.DataFrame = table.drop_columns(vectors).to_pandas()
         for name in vectors:
-            frame[name] = list(self._matrix(table, name))
+            # object dtype even with no rows (a bare empty list would make it float64)
+            frame[name] = Series(list(self._matrix(table, name)), index=frame.index,
+                                 dtype=object)
         return frame[names]
 
     def arrays(self, features: Sequence[str] | None = None,
