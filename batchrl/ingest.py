@@ -194,10 +194,11 @@ def ingest_file(
 class _Run:
     """The hands of one source on their way to the writer, in chunks.
 
-    A chunk's rows are made on a worker thread while the next chunk is read and the
-    last one written (NumPy and Arrow let go of the interpreter for their big loops);
-    results are taken in order, and anything but another hand waits for them all, so
-    errors and notes come out as if it ran in one thread."""
+    A chunk's rows are made on a worker thread while the next chunk is read, and the
+    rows before them are written on another (NumPy and Arrow let go of the interpreter
+    for their big loops: Parquet's compression runs beside the reading and the rows);
+    results are taken and written in order, and anything but another hand waits for
+    them all, so errors and notes come out as if it ran in one thread."""
 
     def __init__(self, game: GameDef | None, forced: GameDef | None, config: IngestConfig,
                  report: SourceReport, process: Callable[[list[Any]], Chunk]) -> None:
@@ -209,12 +210,18 @@ class _Run:
         self.foreign: Header | None = None  # set while skipping a run of another game
         self.pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="batchrl-rows")
         self.pending: deque[Future[Chunk]] = deque()
+        # one writing thread: the writer sees its batches one at a time, in order
+        self.writes = ThreadPoolExecutor(max_workers=1, thread_name_prefix="batchrl-write")
+        self.written: deque[Future[None]] = deque()
 
     def __enter__(self) -> _Run:
         return self
 
     def __exit__(self, *exc: object) -> None:
+        # the writer is closed (and its temp part removed) only after this: no write is
+        # left running into it
         self.pool.shutdown(wait=True, cancel_futures=True)
+        self.writes.shutdown(wait=True, cancel_futures=True)
 
     def hand(self, hand: Any, writer: Any) -> None:
         self.run_hands += 1
@@ -246,6 +253,12 @@ class _Run:
     def flush(self, writer: Any) -> None:
         """Every hand so far processed and written (or refused)."""
         self._send(writer, keep=0)
+        self._written(keep=0)
+
+    def _written(self, keep: int) -> None:
+        """Wait for the writes until ``keep`` are in flight; a write's error is raised."""
+        while len(self.written) > keep:
+            self.written.popleft().result()
 
     def _send(self, writer: Any, keep: int) -> None:
         """Hand the chunk to the worker; store results until ``keep`` are in flight."""
@@ -259,7 +272,8 @@ class _Run:
         for hand, error in sorted(result.rejected, key=lambda he: he[0].line):
             self._bad(error.kind, f"{hand.source}, line {hand.line}: {error}")
         if result.rows:
-            writer.write(result.columns)
+            self._written(keep=1)  # two batches' rows held at most
+            self.written.append(self.writes.submit(writer.write, result.columns))
         self.report.hands += result.hands
         self.report.rows += result.rows
 
@@ -276,6 +290,7 @@ class _Run:
 
     def _bad(self, kind: str, message: str) -> None:
         if self.config.on_error == "fail":
+            self._written(keep=0)  # a write that failed before this failed first
             raise IngestError(f"{message}\n(use --on-error skip to keep the good hands and "
                               f"report the bad ones)")
         self.report.skip(kind, message)
@@ -457,7 +472,7 @@ def _tressette(report: SourceReport, prefix: str, reward: str, suits: str
     cut = [0]  # hands cut short kept so far, over every chunk
 
     def process(chunk: list[Any]) -> Chunk:
-        columns, refused = tt.rows(chunk, prefix, reward, suits)
+        columns, refused = tt.rows(chunk, prefix, reward, suits, dictionaries=True)
         rejected = [(g, RejectedRecord(why, "illegal hand")) for g, why in refused]
         refused_ids = {id(g) for g, _ in refused}
         cut[0] += sum(1 for g in chunk if g.game.truncated and id(g) not in refused_ids)

@@ -68,11 +68,12 @@ def main() -> None:
 
     games = parse_only()
     prefix = "0" * 16 + ":"
-    blocks = [rows(games[start:start + 2048], prefix)[0] for start in range(0, len(games), 2048)]
+    blocks = [rows(games[start:start + 2048], prefix, dictionaries=True)[0]
+              for start in range(0, len(games), 2048)]
 
     def rows_only() -> None:
         for start in range(0, len(games), 2048):
-            rows(games[start:start + 2048], prefix)
+            rows(games[start:start + 2048], prefix, dictionaries=True)
 
     def write_only() -> None:
         store = Store.create(work / f"w{time.perf_counter_ns()}", schema())

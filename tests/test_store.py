@@ -514,3 +514,67 @@ def test_writer_killed_mid_write_leaves_only_whole_sources(store: Store, tmp_pat
     np.testing.assert_array_equal(np.stack(b_rows["state"].to_numpy()), old_b["state"])
     ingest(reopened, *source(tmp_path, "c.log"))  # the next writer sweeps the dead temp part
     assert hidden_files(store) == []
+
+
+def _part_table(store: Store) -> pa.Table:
+    [part] = list(store.parts_dir.glob("*.parquet"))
+    return pq.read_table(part)
+
+
+def _as_dictionary(values: Any, order: list[int] | None = None) -> pa.DictionaryArray:
+    """``values`` as codes into their distinct strings, in first-seen order or ``order``
+    (a permutation of them), with an unused entry and a repeated one when ``order``."""
+    encoded = pa.array(np.asarray(values).tolist(), type=pa.string()).dictionary_encode()
+    if order is None:
+        return encoded
+    uniques = encoded.dictionary.to_pylist()
+    shuffled = [uniques[i] for i in order] + ["unused", uniques[order[0]]]
+    where = {v: i for i, v in enumerate(shuffled[:len(uniques)])}
+    codes = np.asarray([where[v] for v in np.asarray(values).tolist()], dtype=np.int16)
+    return pa.DictionaryArray.from_arrays(pa.array(codes), pa.array(shuffled))
+
+
+@pytest.mark.parametrize("shuffle", [False, True])
+def test_string_columns_given_as_dictionaries_store_the_same_part(
+        tmp_path: Path, shuffle: bool) -> None:
+    path, digest = source(tmp_path, "a.log")
+    plain, coded = (Store.create(tmp_path / name, SCHEMA) for name in ("plain", "coded"))
+    batches = [make_batch(digest, range(0, 3)), make_batch(digest, range(3, 7), seed=1)]
+    # the second batch goes on with the first's last episode: counted once
+    batches[1]["episode"][:4] = batches[0]["episode"][-1]
+    ingest(plain, path, digest, *batches)
+    given = []
+    for b in batches:
+        k = len(set(b["episode"].tolist()))
+        order = list(range(k))[::-1] if shuffle else None
+        given.append(b | {"episode": _as_dictionary(b["episode"], order),
+                          "cards": _as_dictionary(b["cards"])})
+    ingest(coded, path, digest, *given)
+    assert _part_table(coded).equals(_part_table(plain))
+    assert pq.read_schema(next(coded.parts_dir.glob("*.parquet"))).equals(
+        pq.read_schema(next(plain.parts_dir.glob("*.parquet"))))
+    assert (coded.info().rows, coded.info().episodes) == (plain.info().rows, 6)
+
+
+@pytest.mark.parametrize(
+    ("column", "change", "message"),
+    [
+        ("episode", lambda b: _as_dictionary(np.roll(b["episode"], 1)), "not contiguous"),
+        ("episode", lambda b: _as_dictionary(np.char.add("x", b["episode"])),
+         "must start with"),
+        ("cards", lambda b: pa.DictionaryArray.from_arrays(
+            pa.array(np.zeros(len(b["cards"]), np.int32)), pa.array([1])), "must hold strings"),
+        ("cards", lambda b: pa.DictionaryArray.from_arrays(
+            pa.array(np.zeros(3, np.int32)), pa.array(["x"])), "has 3 values"),
+        ("cards", lambda b: pa.DictionaryArray.from_arrays(
+            pa.array(np.zeros(len(b["cards"]), np.int32)), pa.array([None], pa.string())),
+         "missing"),
+    ],
+)
+def test_malformed_dictionary_columns_are_rejected(store: Store, tmp_path: Path, column: str,
+                                                   change: Any, message: str) -> None:
+    path, digest = source(tmp_path, "a.log")
+    batch = make_batch(digest, range(2))
+    with pytest.raises(StoreError, match=message), store.writer(path, digest) as w:
+        w.write(_broken(batch, column, change(batch)))
+    assert store.sources() == [] and hidden_files(store) == []

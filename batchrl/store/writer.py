@@ -26,6 +26,7 @@ from batchrl.store.schema import (
     _CORE_COLUMNS,
     _META_KEY,
     _NUMERIC,
+    _STRING_DICT,
     StoreError,
     encode_rows,
     episode_id,
@@ -136,7 +137,9 @@ class SourceWriter:
     def _to_record_batch(self, batch: Mapping[str, Any]) -> pa.RecordBatch:
         cols, what = dict(batch), f"batch for {self._source}"
         n = len(cols["action"]) if np.ndim(cols.get("action", 0)) else -1
-        cols.setdefault("source", [self._source] * max(n, 0))
+        if "source" not in cols:  # one value: straight to its dictionary, no per-row strings
+            cols["source"] = pa.DictionaryArray.from_arrays(
+                pa.array(np.zeros(max(n, 0), dtype=np.int32)), pa.array([self._source]))
         expected = (*_CORE_COLUMNS, *self._schema.audit_columns)
         missing, unknown = [c for c in expected if c not in cols], sorted(set(cols) - {*expected})
         if missing or unknown:
@@ -148,20 +151,19 @@ class SourceWriter:
                if name in vectors else
                _array(cols, name, (n,), np.dtype(dtype), _LOWEST.get(name), top.get(name))
                for name, dtype in _NUMERIC.items()}
-        source = _strings(cols, "source", n)
-        if n and pc.any(pc.not_equal(source, self._source)).as_py():
+        source = _encoded(_strings(cols, "source", n))
+        if n and pc.any(pc.not_equal(source.dictionary, self._source)).as_py():
             raise StoreError(f"{what} has rows of another source; leave the 'source' column "
                              "out and the writer fills it")
         self._players.update(np.unique(arr["player"]).tolist())
         columns = {name: encode_rows(a) if a.ndim == 2 else a for name, a in arr.items()}
-        columns |= {"episode": self._episodes_of(_strings(cols, "episode", n)),
-                    "source": source.dictionary_encode()}
-        columns |= {c: _strings(cols, c, n) for c in self._schema.audit_columns}
+        columns |= {"episode": self._episodes_of(_encoded(_strings(cols, "episode", n))),
+                    "source": source}
+        columns |= {c: _decoded(_strings(cols, c, n)) for c in self._schema.audit_columns}
         return pa.RecordBatch.from_pydict(columns, schema=self._arrow)
 
-    def _episodes_of(self, ids: pa.Array) -> pa.Array:
-        encoded = ids.dictionary_encode()
-        if len(ids) == 0:
+    def _episodes_of(self, encoded: pa.DictionaryArray) -> pa.DictionaryArray:
+        if len(encoded) == 0:
             return encoded
         prefix = episode_id(self._digest, 0)[:17]
         if not pc.all(pc.starts_with(encoded.dictionary, pattern=prefix)).as_py():
@@ -172,8 +174,10 @@ class SourceWriter:
         if runs != len(encoded.dictionary):
             raise StoreError(f"batch for {self._source}: an episode's rows are not contiguous; "
                              "write each episode's rows together")
-        self._episodes += runs - (ids[0].as_py() == self._last_episode)  # continued episode
-        self._last_episode = ids[-1].as_py()
+        first = encoded.dictionary[int(codes[0])].as_py()
+        last = encoded.dictionary[int(codes[-1])].as_py()
+        self._episodes += runs - (first == self._last_episode)  # continued episode
+        self._last_episode = last
         return encoded
 
 
@@ -211,14 +215,49 @@ def _array(cols: Mapping[str, Any], name: str, shape: tuple[int, ...],
 
 
 def _strings(cols: Mapping[str, Any], name: str, n: int) -> pa.Array:
-    try:  # an empty np.array([]) is float64, which arrow will not read as strings
-        arr = pa.array(cols[name] if np.size(cols[name]) else [], type=pa.string())
-    except (pa.ArrowException, TypeError) as e:
-        raise StoreError(f"column {name!r} must hold strings ({e})") from e
+    """A string column: any sequence of strings, or a ``pa.DictionaryArray`` of string
+    values (codes and the distinct strings: no Python string per row)."""
+    value = cols[name]
+    if isinstance(value, pa.DictionaryArray):
+        kind = value.dictionary.type
+        if not (pa.types.is_string(kind) or pa.types.is_large_string(kind)):
+            raise StoreError(f"column {name!r} must hold strings (a dictionary of {kind})")
+        arr: pa.Array = value.cast(_STRING_DICT)
+        if arr.dictionary.null_count:  # a missing value in the dictionary: count it per row
+            arr = arr.dictionary.take(arr.indices)
+    else:
+        try:  # an empty np.array([]) is float64, which arrow will not read as strings
+            arr = pa.array(value if np.size(value) else [], type=pa.string())
+        except (pa.ArrowException, TypeError) as e:
+            raise StoreError(f"column {name!r} must hold strings ({e})") from e
     if len(arr) != n or arr.null_count:
         raise StoreError(f"column {name!r} has {len(arr)} values with {arr.null_count} missing; "
                          f"expected {n} strings")
     return arr
+
+
+def _encoded(arr: pa.Array) -> pa.DictionaryArray:
+    """``arr`` dictionary encoded as ``dictionary_encode`` would: int32 codes, each
+    distinct string once, in order of first appearance. A dictionary given already so is
+    kept as it is (checked in one pass over its codes); another is decoded and encoded."""
+    if isinstance(arr, pa.DictionaryArray):
+        codes = arr.indices.to_numpy(zero_copy_only=False)
+        seen = np.maximum.accumulate(codes) if len(codes) else codes
+        # each code at most one above every earlier one, and every entry used once: the
+        # order of first appearance, so this is what dictionary_encode would give
+        if ((not len(codes) and not len(arr.dictionary))
+                or (len(codes) and codes[0] == 0 and seen[-1] == len(arr.dictionary) - 1
+                    and not (np.diff(seen) > 1).any()
+                    and pc.count_distinct(arr.dictionary).as_py() == len(arr.dictionary))):
+            return arr
+        arr = arr.dictionary.take(arr.indices)
+    encoded: pa.DictionaryArray = arr.dictionary_encode()
+    return encoded
+
+
+def _decoded(arr: pa.Array) -> pa.Array:
+    """Plain strings, from a dictionary of them (the store keeps audit columns plain)."""
+    return arr.dictionary.take(arr.indices) if isinstance(arr, pa.DictionaryArray) else arr
 
 
 def _now() -> str:

@@ -124,19 +124,19 @@ class Game:
         hands = data["hands"]
         if not isinstance(hands, list) or len(hands) != SEATS:
             raise ValueError("hands: want a list of 4 lists of cards")
-        held = []
-        for s, hand in enumerate(hands):
-            if not isinstance(hand, list):
-                raise ValueError(f"hands[{s}] {hand!r} is not a list of cards")
-            held.append(tuple(sorted(_card(c, f"hands[{s}]") for c in hand)))
         plays = data["plays"]
-        if not isinstance(plays, list):
-            raise ValueError("plays: want a list of [seat, card] pairs")
-        played = []
-        for k, p in enumerate(plays):
-            if not isinstance(p, list) or len(p) != 2 or not _is_int(p[0]):
-                raise ValueError(f"plays[{k}] {p!r} is not a [seat, card] pair")
-            played.append((p[0], _card(p[1], f"plays[{k}]")))
+        # the common case in one look-up per card: lists of the writer's card names and
+        # [int, name] pairs (JSON gives exact types); anything else takes the checked
+        # path, which names what is wrong
+        try:
+            held = [tuple(sorted([_BY_NAME[c] for c in hand])) for hand in hands
+                    if type(hand) is list]
+            played = [(seat, _BY_NAME[c]) for seat, c in plays if type(seat) is int]
+        except (KeyError, TypeError, ValueError):
+            held, played = [], []
+        if (len(held) != SEATS or type(plays) is not list or len(played) != len(plays)
+                or not set(map(type, plays)) <= _LIST):
+            held, played = _checked_cards(hands, plays)
         points = data.get("points")
         if points is not None:
             if (not isinstance(points, list) or len(points) != 2
@@ -306,11 +306,31 @@ def write_log(path: str | Path, games: Iterable[Game], fmt: str = "jsonl") -> in
     return count
 
 
+def _checked_cards(hands: list[Any], plays: Any
+                   ) -> tuple[list[tuple[int, ...]], list[tuple[int, int]]]:
+    """The hands and plays of a JSON line, every card checked; ``ValueError`` naming the
+    first that is wrong."""
+    held = []
+    for s, hand in enumerate(hands):
+        if not isinstance(hand, list):
+            raise ValueError(f"hands[{s}] {hand!r} is not a list of cards")
+        held.append(tuple(sorted(_card(c, f"hands[{s}]") for c in hand)))
+    if not isinstance(plays, list):
+        raise ValueError("plays: want a list of [seat, card] pairs")
+    played = []
+    for k, p in enumerate(plays):
+        if not isinstance(p, list) or len(p) != 2 or not _is_int(p[0]):
+            raise ValueError(f"plays[{k}] {p!r} is not a [seat, card] pair")
+        played.append((p[0], _card(p[1], f"plays[{k}]")))
+    return held, played
+
+
 def _is_int(value: Any) -> bool:
     return isinstance(value, int) and not isinstance(value, bool)
 
 
 _BY_NAME = {card_name(c): c for c in range(CARDS)}  # the names the writer writes
+_LIST = {list}
 
 
 def _card(value: Any, where: str) -> int:

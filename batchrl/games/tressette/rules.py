@@ -152,12 +152,15 @@ class State:
         return suit_of(self.plays[-n][1]) if n else -1
 
 
+_EVERY_CARD = frozenset(range(CARDS))
+
+
 def deal_hands(hands: Sequence[Iterable[int]], leader: int) -> State:
     """The state before the first card, ``hands[s]`` held by seat s."""
-    held = tuple(tuple(sorted(int(c) for c in h)) for h in hands)
+    held = tuple(tuple(sorted(map(int, h))) for h in hands)
     if len(held) != SEATS or any(len(h) != TRICKS for h in held):
         raise ValueError(f"a deal needs 4 hands of 10 cards, not {[len(h) for h in held]}")
-    if sorted(c for h in held for c in h) != list(range(CARDS)):
+    if set().union(*held) != _EVERY_CARD:  # 40 cards, so each once
         raise ValueError("a deal needs each of the 40 cards (ids 0..39) exactly once")
     if not 0 <= leader < SEATS:
         raise ValueError(f"leader {leader}: want a seat 0..3")

@@ -30,9 +30,11 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from itertools import chain
 from typing import Any
 
 import numpy as np
+import pyarrow as pa
 from numpy.typing import NDArray
 
 from batchrl.games.tressette.features import IllegalPlay, Tracker, feature_names
@@ -82,11 +84,15 @@ class Logged:
 
 
 def rows(games: Sequence[Any], episode_prefix: str, reward: str = "points",
-         suits: str = "dealt") -> tuple[dict[str, Any], list[tuple[Any, str]]]:
+         suits: str = "dealt", dictionaries: bool = False
+         ) -> tuple[dict[str, Any], list[tuple[Any, str]]]:
     """Store columns for ``games`` (records with ``game``, ``index`` and ``line``, the
     game having hands, leader, plays, names and points), and the records refused with
     why; a refused record's hand is left out, the others kept. ``suits="canonical"``:
-    each decision's state, legal cards and card in its canonical suits."""
+    each decision's state, legal cards and card in its canonical suits.
+    ``dictionaries``: the string columns (``episode``, ``name``, ``hand``) as
+    ``pa.DictionaryArray`` (codes and the distinct strings), which the store's writer
+    takes as they are, instead of arrays of one Python string per row."""
     rejected: list[tuple[Any, str]] = []
     games = list(games)
     partial = [r for r in games if not r.game.whole_deal]
@@ -96,7 +102,10 @@ def rows(games: Sequence[Any], episode_prefix: str, reward: str = "points",
     games = [r for r in games if r.game.whole_deal]
     while True:
         try:
-            return _rows(games, episode_prefix, reward, suits), rejected
+            cols = _rows(games, episode_prefix, reward, suits)
+            if not dictionaries:
+                cols |= {k: _per_row(cols[k]) for k in ("episode", *AUDIT_COLUMNS)}
+            return cols, rejected
         except IllegalPlay as exc:
             bad = set(exc.games.tolist())
             rejected += [(games[i], str(exc)) for i in sorted(bad)]
@@ -109,11 +118,15 @@ def _rows(games: list[Any], prefix: str, reward: str, suits: str) -> dict[str, A
     lengths = np.asarray([len(x.game.plays) for x in games], dtype=np.int64)
     seats = np.zeros((g, 40), dtype=np.int64)
     cards = np.zeros((g, 40), dtype=np.int64)
-    for i, game in enumerate(x.game for x in games):
-        for seat, held in enumerate(game.hands):
-            hands[i, seat, list(held)] = True
-        if lengths[i]:
-            seats[i, :lengths[i]], cards[i, :lengths[i]] = np.asarray(game.plays).T
+    # every card of every hand and play in one pass each, not an array per hand
+    held = [h for x in games for h in x.game.hands]
+    owner = np.repeat(np.arange(len(held)), [len(h) for h in held])
+    hands.reshape(-1, 40)[owner, np.fromiter(chain.from_iterable(held), np.int64,
+                                             count=len(owner))] = True
+    played = np.fromiter(chain.from_iterable(chain.from_iterable(x.game.plays for x in games)),
+                         np.int64, count=2 * int(lengths.sum())).reshape(-1, 2)
+    made = np.arange(40)[None, :] < lengths[:, None]
+    seats[made], cards[made] = played[:, 0], played[:, 1]
     tracker = Tracker(hands, np.asarray([r.game.leader for r in games], dtype=np.int64))
     x = np.zeros((g, 40, len(feature_names())), dtype=np.int8)  # every feature fits
     legal = np.zeros((g, 40, 40), dtype=bool)
@@ -155,6 +168,31 @@ def _rows(games: list[Any], prefix: str, reward: str, suits: str) -> dict[str, A
                     reward)
 
 
+def _next_rows(rows: NDArray[Any], same_next: NDArray[np.bool_]) -> NDArray[Any]:
+    """Row i+1 where ``same_next[i]``, else zeros."""
+    out = np.empty_like(rows)
+    out[:-1] = rows[1:]
+    out[~same_next] = 0
+    return out
+
+
+def _per_row(column: pa.DictionaryArray) -> NDArray[np.object_]:
+    """A dictionary column as an array of its strings, one per row."""
+    values = np.asarray(column.dictionary.to_pylist(), dtype=object)
+    out: NDArray[np.object_] = values[column.indices.to_numpy()]
+    return out
+
+
+def _dictionary(values: list[str], sizes: NDArray[np.int64]) -> pa.DictionaryArray:
+    """``values[i]`` repeated ``sizes[i]`` times, as codes into the distinct values in
+    order of first appearance (what ``dictionary_encode`` of the rows would give)."""
+    distinct: dict[str, int] = {}
+    codes = np.fromiter((distinct.setdefault(v, len(distinct)) for v in values),
+                        dtype=np.int32, count=len(values))
+    return pa.DictionaryArray.from_arrays(pa.array(np.repeat(codes, sizes)),
+                                          pa.array(list(distinct), type=pa.string()))
+
+
 def _columns(games: list[Any], prefix: str, x: NDArray[np.int8], legal: NDArray[np.bool_],
              seats: NDArray[np.int64], cards: NDArray[np.int64], actions: NDArray[np.int64],
              lengths: NDArray[np.int64],
@@ -174,9 +212,11 @@ def _columns(games: list[Any], prefix: str, x: NDArray[np.int8], legal: NDArray[
     same_next[:-1] = group[1:] == group[:-1]
     last = ~same_next
     whole = lengths[gi] == 40
-    nxt = np.minimum(np.arange(n) + 1, max(n - 1, 0))
-    next_state = np.where(same_next[:, None], x[gi[nxt], ti[nxt]], np.int8(0))
-    next_legal = np.where(same_next[:, None], legal[gi[nxt], ti[nxt]], False)
+    # rows gathered by their flat (hand, play) index; a row's next state is the row below
+    # it when that is the same seat's next decision (a shifted copy, not another gather)
+    state = np.take(x.reshape(len(x) * 40, x.shape[2]), order, axis=0)
+    next_state, next_legal = _next_rows(state, same_next), _next_rows(
+        np.take(legal.reshape(len(legal) * 40, 40), order, axis=0), same_next)
     first = np.ones(n, dtype=bool)
     first[1:] = same_next[:-1] == 0
     starts = np.flatnonzero(first)
@@ -185,21 +225,25 @@ def _columns(games: list[Any], prefix: str, x: NDArray[np.int8], legal: NDArray[
     r = np.where(last & whole, team_points, 0.0)
     if reward == "shaped":
         r = r + shaped[gi, ti]
-    # the audit strings once per (hand, seat), repeated over its rows
+    # the audit strings once per (hand, seat), as codes into their distinct values: the
+    # writer takes dictionaries, so no Python string is made per row
+    owners = list(zip(gi[starts].tolist(), si[starts].tolist(), strict=True))
     sizes = np.diff(np.append(starts, n))
-    names = np.repeat(np.asarray([games[g].game.names[q] for g, q in
-                                  zip(gi[starts].tolist(), si[starts].tolist(), strict=True)],
-                                 dtype=object), sizes)
-    hand_text = np.repeat(np.asarray([" ".join(_NAMES[c] for c in sorted(games[g].game.hands[q]))
-                                      for g, q in zip(gi[starts].tolist(), si[starts].tolist(),
-                                                      strict=True)], dtype=object), sizes)
-    episode = np.asarray([f"{prefix}{r.index}" for r in games], dtype=object)[gi]
+    names = _dictionary([games[g].game.names[q] for g, q in owners], sizes)
+    hand_text = _dictionary([" ".join([_NAMES[c] for c in sorted(games[g].game.hands[q])])
+                             for g, q in owners], sizes)
+    # an episode per hand with rows (a hand cut before its first play has none), in order
+    used = np.flatnonzero(lengths > 0)
+    code = np.cumsum(lengths > 0) - 1
+    episode = pa.DictionaryArray.from_arrays(
+        pa.array(code[gi].astype(np.int32)),
+        pa.array([f"{prefix}{games[j].index}" for j in used.tolist()], type=pa.string()))
     line = np.asarray([r.line for r in games], dtype=np.int64)[gi]
     return {
         "episode": episode,
         "step": step,
         "player": si.astype(np.int8),
-        "state": x[gi, ti],
+        "state": state,
         "action": actions[gi, ti].astype(np.int8),
         "reward": r,
         "next_state": next_state,

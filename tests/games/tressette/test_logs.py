@@ -180,3 +180,29 @@ def test_write_log_both_formats_atomically(tmp_path, games):
     with pytest.raises(ValueError, match="cannot tell where the first ends"):
         write_log(text, [cut, edit(games[1], seed=None)], fmt="transcript")
     assert sorted(p.name for p in tmp_path.iterdir()) == ["g.jsonl", "g.txt"]
+
+
+@pytest.mark.parametrize(("change", "message"), [
+    ({"plays": [[0, "AD"], [True, "4D"]]}, "plays\\[1\\] \\[True, '4D'\\] is not a"),
+    ({"plays": [[0, "AD"], [1, "4D", 2]]}, "plays\\[1\\] \\[1, '4D', 2\\] is not a"),
+    ({"plays": [[0, "AD"], [1.0, "4D"]]}, "plays\\[1\\] \\[1.0, '4D'\\] is not a"),
+    ({"plays": [[0, "AD"], "4D"]}, "plays\\[1\\] '4D' is not a"),
+    ({"plays": {"0": "AD"}}, "plays: want a list of \\[seat, card\\] pairs"),
+    ({"plays": "AD"}, "plays: want a list of \\[seat, card\\] pairs"),
+    ({"plays": [[0, "AD"], [1, "ZZ"]]}, "plays\\[1\\]: not a card"),
+    ({"hands": [["AD"], ["4D"], "AD", ["3C"]]}, "hands\\[2\\] 'AD' is not a list of cards"),
+    ({"hands": [["AD"], ["4D", [1]], ["3C"], []]}, "hands\\[1\\]: \\[1\\] is not a card"),
+    ({"hands": [["AD"], [], [], [], []]}, "hands: want a list of 4"),
+])
+def test_from_json_names_the_first_bad_card_or_pair_past_good_ones(games, change, message):
+    data = json.loads(to_json(games[0])) | change
+    with pytest.raises(ValueError, match=message):
+        Game.from_json(json.dumps(data))
+
+
+def test_from_json_reads_names_and_ids_mixed_in_a_line(games):
+    g = games[1]
+    data = json.loads(to_json(g))
+    data["hands"][2] = list(g.hands[2])  # one seat's cards by id
+    data["plays"][5][1] = g.plays[5][1]  # one play by id
+    assert Game.from_json(json.dumps(data)) == g

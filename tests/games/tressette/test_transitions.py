@@ -1,14 +1,16 @@
 """Tressette hands into store rows: one per card, rewards adding up to the team's points."""
 
 import numpy as np
+import pyarrow as pa
+import pyarrow.parquet as pq
 import pytest
 
 from batchrl.games.tressette.features import Tracker
 from batchrl.games.tressette.logs import Game, play, write_log
 from batchrl.games.tressette.rules import ACE, THREE, TWO, legal_cards, team_points
-from batchrl.games.tressette.transitions import Logged, rows
+from batchrl.games.tressette.transitions import Logged, rows, schema
 from batchrl.ingest import IngestConfig, IngestError, ingest
-from batchrl.store import Store
+from batchrl.store import Store, file_digest
 
 SEATS = ("seed-heuristic", "random", "rule", "random")
 
@@ -223,3 +225,28 @@ def test_a_chunk_whose_hands_are_all_refused_is_reported_not_crashed_on(tmp_path
     assert report.hands == 0 and report.skipped["illegal hand"] == 3
     with pytest.raises(IngestError, match="line 1: the rules' points differ"):
         ingest(IngestConfig(paths=(path,), store=tmp_path / "f", suits=suits))
+
+
+def test_dictionary_columns_hold_the_per_row_strings_and_store_the_same_part(tmp_path):
+    logged = _games(5)
+    g = logged[2].game  # a hand cut before its first play: no rows, no episode
+    logged[2] = Logged(Game(g.seed, g.leader, g.names, g.hands, (), None, truncated=True), 2, 3)
+    log = tmp_path / "hands.jsonl"
+    log.write_text("hands\n")
+    digest = file_digest(log)
+    plain, _ = rows(logged, digest[:16] + ":")
+    coded, _ = rows(logged, digest[:16] + ":", dictionaries=True)
+    assert len(plain["step"]) == 4 * 40
+    for k in ("episode", "name", "hand"):
+        assert isinstance(coded[k], pa.DictionaryArray)
+        assert coded[k].to_pylist() == plain[k].tolist()
+        assert coded[k].dictionary.to_pylist() == list(dict.fromkeys(plain[k].tolist()))
+    parts = []
+    for name, cols in (("plain", plain), ("coded", coded)):
+        store = Store.create(tmp_path / name, schema())
+        with store.writer(log, digest) as writer:
+            writer.write(cols)
+        [part] = store.parts_dir.glob("*.parquet")
+        parts.append(pq.read_table(part))
+        assert store.info().episodes == 4
+    assert parts[0].equals(parts[1])
