@@ -186,11 +186,9 @@ def _per_row(column: pa.DictionaryArray) -> NDArray[np.object_]:
 def _dictionary(values: list[str], sizes: NDArray[np.int64]) -> pa.DictionaryArray:
     """``values[i]`` repeated ``sizes[i]`` times, as codes into the distinct values in
     order of first appearance (what ``dictionary_encode`` of the rows would give)."""
-    distinct: dict[str, int] = {}
-    codes = np.fromiter((distinct.setdefault(v, len(distinct)) for v in values),
-                        dtype=np.int32, count=len(values))
-    return pa.DictionaryArray.from_arrays(pa.array(np.repeat(codes, sizes)),
-                                          pa.array(list(distinct), type=pa.string()))
+    encoded = pa.array(values, type=pa.string()).dictionary_encode()
+    return pa.DictionaryArray.from_arrays(
+        pa.array(np.repeat(encoded.indices.to_numpy(), sizes)), encoded.dictionary)
 
 
 def _columns(games: list[Any], prefix: str, x: NDArray[np.int8], legal: NDArray[np.bool_],
