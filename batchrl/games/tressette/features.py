@@ -69,6 +69,31 @@ _RANK = np.arange(40) % 10
 _THIRDS = np.asarray(CARD_THIRDS, dtype=np.int64)
 _HIGH = (_RANK == TWO) | (_RANK == THREE)
 _TAKEN_HIGH = _HIGH | (_RANK == ACE)
+# _ORDER[me]: relative seat -> seat, for the seat ``me``
+_ORDER = (np.arange(4)[:, None] + np.arange(4)[None, :]) % 4
+# _BEATS[led + 1, best_rank + 1]: the cards above the best so far in the led suit (none
+# when leading: led and best_rank are -1)
+_BEATS = np.zeros((5, 11, 40), dtype=bool)
+_BEATS[1:] = (_SUIT[None, None, :] == np.arange(4)[:, None, None]) \
+    & (_RANK[None, None, :] > np.arange(-1, 10)[None, :, None])
+# Sets of cards as 40-bit integers (bit c: card c), so the counts per suit are table
+# look-ups, not sums over short axes: a suit's cards are the 10 bits from 10 × suit.
+_SHIFTS = np.arange(0, 40, 10, dtype=np.uint64)
+_SUIT_BITS = np.uint64(0x3FF)
+_POPCOUNT = np.asarray([bin(v).count("1") for v in range(1024)], dtype=np.uint8)
+# _MASTER[bits of a suit's unseen cards, rank]: no unseen card of the suit is above it
+_MASTER = np.asarray([[v >> (r + 1) == 0 for r in range(10)] for v in range(1024)])
+# the thirds of a suit's cards, by the suit's 10 bits
+_SUIT_THIRDS = np.asarray([sum(CARD_THIRDS[r] for r in range(10) if v >> r & 1)
+                           for v in range(1024)], dtype=np.int64)
+
+
+def _bits(cards: NDArray[np.bool_]) -> NDArray[np.uint64]:
+    """(g, 40) flags -> (g,) sets of cards as integers, bit c for card c."""
+    packed = np.zeros((len(cards), 8), dtype=np.uint8)
+    packed[:, :5] = np.packbits(cards, axis=1, bitorder="little")
+    out: NDArray[np.uint64] = packed.view("<u8").ravel()
+    return out
 
 
 def feature_names() -> tuple[str, ...]:
@@ -104,8 +129,12 @@ class Tracker:
         self.hands = hands.copy()  # (g, seat, card)
         self.played = np.zeros((g, 40), dtype=bool)
         self.table = np.zeros((g, 40), dtype=bool)
-        self.void = np.zeros((g, 4, 4), dtype=bool)
-        self.signal = np.zeros((g, 4, 4, 3), dtype=bool)
+        # what each seat has shown, voids (4) then signals (4 × 3), in one array so that
+        # ``features`` turns it to the player's view with one gather; ``void`` and
+        # ``signal`` are views of it (splitting the last, contiguous axis is a view)
+        self._shown = np.zeros((g, 4, 16), dtype=bool)
+        self.void = self._shown[:, :, :4]
+        self.signal = self._shown[:, :, 4:].reshape(g, 4, 4, 3)
         self.current = np.asarray(leaders, dtype=np.int64).copy()
         self.position = np.zeros(g, dtype=np.int64)
         self.led = np.full(g, -1, dtype=np.int64)
@@ -132,7 +161,7 @@ class Tracker:
 
     def legal(self) -> NDArray[np.bool_]:
         """(g, 40): the cards the seat to play may play (follow the led suit if it can)."""
-        mine = self.hands[self._rows, self.current]
+        mine = np.take(self.hands.reshape(-1, 40), self._rows * 4 + self.current, axis=0)
         follow = mine & (_SUIT[None, :] == self.led[:, None])
         must = follow.any(axis=1) & (self.position > 0)
         out: NDArray[np.bool_] = np.where(must[:, None], follow, mine)
@@ -142,20 +171,22 @@ class Tracker:
         """(g, 287): the state of the seat to play in each hand, from its view; float32,
         or written into ``out`` (any numeric dtype: int8 holds every value)."""
         g, me = len(self), self.current
-        order = (me[:, None] + np.arange(4)[None, :]) % 4  # relative seat -> seat
-        rows = self._rows[:, None]
         if out is None:
             out = np.zeros((g, N_FEATURES), dtype=np.float32)
         else:
             out[...] = 0
-        out[:, :40] = self.hands[self._rows, me]
+        mine = np.take(self.hands.reshape(g * 4, 40), self._rows * 4 + me, axis=0)
+        out[:, :40] = mine
         out[:, 40:80] = self.played
         out[:, 80:120] = self.table
-        out[:, 120:136] = self.void[rows, order].reshape(g, 16)
-        out[:, 136:184] = self.signal[rows, order].reshape(g, 48)
-        out[self._rows, 184 + self.position] = 1.0
+        # each seat's voids and signals, the seats counted from ``me``
+        shown = np.take(self._shown.reshape(g * 4, 16),
+                        (self._rows * 4)[:, None] + _ORDER[me], axis=0)
+        out[:, 120:136] = shown[:, :, :4].reshape(g, 16)
+        out[:, 136:184] = shown[:, :, 4:].reshape(g, 48)
+        out[self._rows, 184 + self.position] = 1
         leading = self.position == 0
-        out[~leading, 188 + self.led[~leading]] = 1.0
+        out[~leading, 188 + self.led[~leading]] = 1
         team = me % 2
         out[:, 192] = ~leading & (self.best_seat % 2 == team) & (self.best_seat != me)
         out[:, 193] = self.best_rank
@@ -163,20 +194,17 @@ class Tracker:
         out[:, 195] = self.thirds[self._rows, team]
         out[:, 196] = self.thirds[self._rows, 1 - team]
         out[:, 197] = self.tricks
-        mine = self.hands[self._rows, me]
-        # played now, the card would lead the table: the led suit (-1 when leading, so
-        # never then), above the best so far
-        out[:, 198:238] = mine & (_SUIT[None, :] == self.led[:, None]) \
-            & (_RANK[None, :] > self.best_rank[:, None])
-        unseen = ~(mine | self.played | self.table)
-        # out_above[g, suit, r]: a card of the suit ranked above r is still out
-        out_from = np.logical_or.accumulate(unseen.reshape(g, 4, 10)[:, :, ::-1], axis=2)
-        out_above = np.zeros((g, 4, 10), dtype=bool)
-        out_above[:, :, :9] = out_from[:, :, ::-1][:, :, 1:]
-        out[:, 238:278] = mine & ~out_above.reshape(g, 40)
-        out[:, 278:282] = mine.reshape(g, 4, 10).sum(axis=2)
-        out[:, 282:286] = unseen.reshape(g, 4, 10).sum(axis=2)
-        out[:, 286] = unseen @ _THIRDS
+        # played now, the card would lead the table: in the led suit, above the best so
+        # far (never when leading)
+        out[:, 198:238] = mine & _BEATS[self.led + 1, self.best_rank + 1]
+        # unseen: not in this hand, not played, not on the table
+        unseen = _bits(~(mine | self.played | self.table))
+        suits = (unseen[:, None] >> _SHIFTS) & _SUIT_BITS  # (g, 4)
+        out[:, 238:278] = mine & _MASTER[suits].reshape(g, 40)
+        out[:, 278:282] = _POPCOUNT[(_bits(mine)[:, None] >> _SHIFTS) & _SUIT_BITS]
+        out[:, 282:286] = _POPCOUNT[suits]
+        thirds = _SUIT_THIRDS[suits]
+        out[:, 286] = thirds[:, 0] + thirds[:, 1] + thirds[:, 2] + thirds[:, 3]
         return out
 
     def play(self, cards: NDArray[np.int64], active: NDArray[np.bool_] | None = None,
