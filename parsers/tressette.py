@@ -105,7 +105,7 @@ def read_tressette(lines: Iterable[str], source: str, start: int = 1,
             if replay:
                 final = game.replay()[-1]
             else:
-                game.check()  # the deal, the counts, the marks: all but the plays
+                game.check_deal()  # the deal, the counts, the marks: all but the plays
         except ValueError as e:  # ReplayError included: the game does not play as logged
             yield BadLine(source, lineno, str(e), text)
             continue

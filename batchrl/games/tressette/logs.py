@@ -129,13 +129,19 @@ class Game:
         # [int, name] pairs (JSON gives exact types); anything else takes the checked
         # path, which names what is wrong
         try:
-            held = [tuple(sorted([_BY_NAME[c] for c in hand])) for hand in hands
+            held = [tuple(sorted(map(_BY_NAME.__getitem__, hand))) for hand in hands
                     if type(hand) is list]
-            played = [(seat, _BY_NAME[c]) for seat, c in plays if type(seat) is int]
+            # lists of two, transposed in C: the seats (ints, not bools) and the cards
+            if type(plays) is not list or not set(map(type, plays)) <= _LIST \
+                    or not set(map(len, plays)) <= _PAIR:
+                raise ValueError
+            seats, names = zip(*plays, strict=True)
+            if not set(map(type, seats)) <= _INT:
+                raise ValueError
+            played = list(zip(seats, map(_BY_NAME.__getitem__, names), strict=True))
         except (KeyError, TypeError, ValueError):
             held, played = [], []
-        if (len(held) != SEATS or type(plays) is not list or len(played) != len(plays)
-                or not set(map(type, plays)) <= _LIST):
+        if len(held) != SEATS or len(played) != len(plays):
             held, played = _checked_cards(hands, plays)
         points = data.get("points")
         if points is not None:
@@ -177,6 +183,24 @@ class Game:
         """The checks that need no play: the number of plays, the truncated mark, the
         names, the deal (a whole one: 4 × 10 cards, each once), no points on a truncated
         hand; returns the state before the first play. ``ReplayError`` otherwise."""
+        self._check_counts()
+        try:
+            return self._start()
+        except ValueError as e:
+            raise ReplayError(f"the deal: {e}") from None
+
+    def check_deal(self) -> None:
+        """``check`` without making the state: a whole deal is tested in one pass over
+        its cards; anything else, or a deal that fails, goes through ``check`` for its
+        error."""
+        hands = self.hands
+        if (len(hands) == SEATS and set(map(len, hands)) == _TEN
+                and set().union(*hands) == _EVERY_CARD and 0 <= self.leader < SEATS):
+            self._check_counts()
+        else:
+            self.check()
+
+    def _check_counts(self) -> None:
         n = len(self.plays)
         if n > CARDS:
             raise ReplayError(f"{n} plays: a hand has {CARDS}")
@@ -189,10 +213,6 @@ class Game:
         if self.truncated and self.points is not None:
             raise ReplayError(f"a truncated hand has no final points; the log gives "
                               f"{list(self.points)}")
-        try:
-            return self._start()
-        except ValueError as e:
-            raise ReplayError(f"the deal: {e}") from None
 
     @property
     def whole_deal(self) -> bool:
@@ -330,7 +350,8 @@ def _is_int(value: Any) -> bool:
 
 
 _BY_NAME = {card_name(c): c for c in range(CARDS)}  # the names the writer writes
-_LIST = {list}
+_EVERY_CARD, _TEN = frozenset(range(CARDS)), {TRICKS}
+_LIST, _PAIR, _INT = {list}, {2}, {int}
 
 
 def _card(value: Any, where: str) -> int:

@@ -206,3 +206,34 @@ def test_from_json_reads_names_and_ids_mixed_in_a_line(games):
     data["hands"][2] = list(g.hands[2])  # one seat's cards by id
     data["plays"][5][1] = g.plays[5][1]  # one play by id
     assert Game.from_json(json.dumps(data)) == g
+
+
+def test_check_deal_accepts_and_refuses_what_check_does(games):
+    """The ingest's cheap deal test (no state made) against ``check``: same verdict, same
+    message, on good games and on every kind of bad deal and count."""
+    g = games[0]
+    partial = Game(5, 2, ("", "", "x", "y"), ((), (), (39,), (30,)),
+                   ((2, 39), (3, 30)), None, truncated=True)
+    variants = [g, partial, edit(g, plays=g.plays[:39]), edit(g, truncated=True),
+                edit(g, plays=g.plays[:7], truncated=True),
+                edit(g, plays=g.plays[:7], truncated=True, points=None),
+                edit(g, hands=(g.hands[1], g.hands[1], g.hands[2], g.hands[3])),
+                edit(g, hands=(g.hands[0][:9], g.hands[1], g.hands[2], g.hands[3])),
+                edit(g, hands=g.hands[:3]), edit(g, leader=4), edit(g, names=("a", "b")),
+                edit(g, plays=g.plays + g.plays[:1]),
+                edit(partial, hands=((39,), (), (39,), (30,)))]
+    outcomes = set()
+    for v in variants:
+        try:
+            v.check()
+            want = None
+        except ReplayError as e:
+            want = str(e)
+        try:
+            assert v.check_deal() is None
+            got = None
+        except ReplayError as e:
+            got = str(e)
+        assert got == want, v
+        outcomes.add(want)
+    assert None in outcomes and len(outcomes) >= 8  # good ones and many kinds of bad
