@@ -28,7 +28,7 @@ so.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from itertools import chain
 from typing import Any
@@ -83,6 +83,72 @@ class Logged:
     line: int = 1
 
 
+@dataclass(frozen=True, slots=True)
+class Deals:
+    """A batch of hands whose deals are known whole, as the arrays the rows are made of
+    (``of`` makes them from game records). Small enough to send between processes: an
+    ingest reads and checks a log's lines in a worker process and makes the rows here.
+    """
+
+    hands: NDArray[np.int8]  # (g, 4, 10): each seat's cards, by id
+    leader: NDArray[np.int64]  # (g,)
+    seats: NDArray[np.int8]  # (g, 40): the seat of play t (0 after the last play)
+    cards: NDArray[np.int8]  # (g, 40): the card of play t (0 after the last play)
+    lengths: NDArray[np.int64]  # (g,): plays made (40 unless the hand was cut short)
+    points: NDArray[np.int64]  # (g, 2): the logged points, -1 where the log gives none
+    names: NDArray[np.object_]  # (g, 4): the players' names
+    hand_text: NDArray[np.object_]  # (g, 4): each seat's cards as text (the audit column)
+    index: NDArray[np.int64]  # (g,): the game's place in its log (its episode's number)
+    line: NDArray[np.int64]  # (g,): its line
+
+    @classmethod
+    def of(cls, records: Sequence[Any]) -> Deals:
+        """From records with ``game`` (hands whole: ``game.whole_deal``), ``index`` and
+        ``line``."""
+        g = len(records)
+        games = [r.game for r in records]
+        lengths = np.fromiter(map(len, (x.plays for x in games)), np.int64, count=g)
+        played = np.fromiter(chain.from_iterable(chain.from_iterable(x.plays for x in games)),
+                             np.int8, count=2 * int(lengths.sum())).reshape(-1, 2)
+        seats, cards = np.zeros((g, 40), dtype=np.int8), np.zeros((g, 40), dtype=np.int8)
+        made = np.arange(40)[None, :] < lengths[:, None]
+        seats[made], cards[made] = played[:, 0], played[:, 1]
+        held = [h for x in games for h in x.hands]
+        if set(map(len, held)) - {10}:
+            raise ValueError("Deals.of: every hand of a whole deal holds 10 cards")
+        points = np.asarray([x.points if x.points is not None else (-1, -1) for x in games],
+                            dtype=np.int64).reshape(g, 2)
+        return cls(
+            hands=np.fromiter(chain.from_iterable(held), np.int8, count=40 * g).reshape(g, 4, 10),
+            leader=np.fromiter((x.leader for x in games), np.int64, count=g),
+            seats=seats, cards=cards, lengths=lengths, points=points,
+            names=_objects(chain.from_iterable(x.names for x in games), g),
+            hand_text=_objects([" ".join([_NAMES[c] for c in sorted(h)]) for h in held], g),
+            index=np.fromiter((r.index for r in records), np.int64, count=g),
+            line=np.fromiter((r.line for r in records), np.int64, count=g))
+
+    def __len__(self) -> int:
+        return len(self.leader)
+
+    def take(self, which: NDArray[Any]) -> Deals:
+        """The hands ``which`` (indices or a mask), in that order."""
+        return Deals(*(getattr(self, f)[which] for f in _DEAL_FIELDS))
+
+    @staticmethod
+    def concat(parts: Sequence[Deals]) -> Deals:
+        return Deals(*(np.concatenate([getattr(d, f) for d in parts]) for f in _DEAL_FIELDS))
+
+
+_DEAL_FIELDS = Deals.__slots__
+
+
+def _objects(values: Iterable[str], g: int) -> NDArray[np.object_]:
+    """(g, 4) strings from ``values``, four per hand in order."""
+    out = np.empty(4 * g, dtype=object)
+    out[:] = list(values)
+    return out.reshape(g, 4)
+
+
 def rows(games: Sequence[Any], episode_prefix: str, reward: str = "points",
          suits: str = "dealt", dictionaries: bool = False
          ) -> tuple[dict[str, Any], list[tuple[Any, str]]]:
@@ -93,43 +159,51 @@ def rows(games: Sequence[Any], episode_prefix: str, reward: str = "points",
     ``dictionaries``: the string columns (``episode``, ``name``, ``hand``) as
     ``pa.DictionaryArray`` (codes and the distinct strings), which the store's writer
     takes as they are, instead of arrays of one Python string per row."""
-    rejected: list[tuple[Any, str]] = []
     games = list(games)
-    partial = [r for r in games if not r.game.whole_deal]
-    rejected += [(r, "a transcript cut short shows only the cards played: the unplayed "
-                     "cards' owners are unknown, so its players' hands cannot be encoded")
-                 for r in partial]
-    games = [r for r in games if r.game.whole_deal]
+    whole = [r for r in games if r.game.whole_deal]
+    rejected: list[tuple[Any, str]] = [(r, CUT_TRANSCRIPT) for r in games
+                                       if not r.game.whole_deal]
+    cols, refused = deal_rows(Deals.of(whole), episode_prefix, reward, suits, dictionaries)
+    return cols, rejected + [(whole[i], why) for i, why in refused]
+
+
+CUT_TRANSCRIPT = ("a transcript cut short shows only the cards played: the unplayed cards' "
+                  "owners are unknown, so its players' hands cannot be encoded")
+
+
+def deal_rows(deals: Deals, episode_prefix: str, reward: str = "points",
+              suits: str = "dealt", dictionaries: bool = False
+              ) -> tuple[dict[str, Any], list[tuple[int, str]]]:
+    """``rows`` of a batch of ``Deals``: the columns, and the places in ``deals`` of the
+    hands refused, with why."""
+    refused: list[tuple[int, str]] = []
+    place = np.arange(len(deals))
     while True:
         try:
-            cols = _rows(games, episode_prefix, reward, suits)
+            cols = _rows(deals, episode_prefix, reward, suits)
             if not dictionaries:
                 cols |= {k: _per_row(cols[k]) for k in ("episode", *AUDIT_COLUMNS)}
-            return cols, rejected
+            return cols, sorted(refused)
         except IllegalPlay as exc:
-            bad = set(exc.games.tolist())
-            rejected += [(games[i], str(exc)) for i in sorted(bad)]
-            games = [g for i, g in enumerate(games) if i not in bad]
+            refused += [(int(place[i]), str(exc)) for i in exc.games.tolist()]
+            keep = np.ones(len(deals), dtype=bool)
+            keep[exc.games] = False
+            deals, place = deals.take(keep), place[keep]
 
 
-def _rows(games: list[Any], prefix: str, reward: str, suits: str) -> dict[str, Any]:
-    g = len(games)
+def _rows(deals: Deals, prefix: str, reward: str, suits: str) -> dict[str, Any]:
+    g = len(deals)
     hands = np.zeros((g, 4, 40), dtype=bool)
-    lengths = np.asarray([len(x.game.plays) for x in games], dtype=np.int64)
-    seats = np.zeros((g, 40), dtype=np.int64)
-    cards = np.zeros((g, 40), dtype=np.int64)
-    # every card of every hand and play in one pass each, not an array per hand
-    held = [h for x in games for h in x.game.hands]
-    owner = np.repeat(np.arange(len(held)), [len(h) for h in held])
-    hands.reshape(-1, 40)[owner, np.fromiter(chain.from_iterable(held), np.int64,
-                                             count=len(owner))] = True
-    played = np.fromiter(chain.from_iterable(chain.from_iterable(x.game.plays for x in games)),
-                         np.int64, count=2 * int(lengths.sum())).reshape(-1, 2)
-    made = np.arange(40)[None, :] < lengths[:, None]
-    seats[made], cards[made] = played[:, 0], played[:, 1]
-    tracker = Tracker(hands, np.asarray([r.game.leader for r in games], dtype=np.int64))
-    x = np.zeros((g, 40, len(feature_names())), dtype=np.int8)  # every feature fits
-    legal = np.zeros((g, 40, 40), dtype=bool)
+    lengths = deals.lengths
+    seats, cards = deals.seats.astype(np.int64), deals.cards.astype(np.int64)
+    hands[np.arange(g)[:, None, None], np.arange(4)[None, :, None], deals.hands] = True
+    tracker = Tracker(hands, deals.leader)
+    rows = _RowOrder(seats, lengths)
+    # each play's state and legal cards go straight to its row (a scatter from a buffer
+    # the size of one play, not a (hand, play) array gathered after)
+    state = np.empty((rows.n, len(feature_names())), dtype=np.int8)  # every feature fits
+    legal = np.empty((rows.n, 40), dtype=bool)
+    buffer = np.empty((g, state.shape[1]), dtype=np.int8)
     shaped = np.zeros((g, 40))
     for t in range(40):
         active = t < lengths
@@ -138,34 +212,56 @@ def _rows(games: list[Any], prefix: str, reward: str, suits: str) -> dict[str, A
         turn = active & (seats[:, t] != tracker.current)
         if turn.any():
             raise IllegalPlay("a seat plays out of turn", np.flatnonzero(turn))
-        tracker.features(out=x[:, t])
-        legal[:, t] = tracker.legal()
+        tracker.features(out=buffer)
+        allowed = tracker.legal()
+        if active.all():
+            state[rows.of_play[:, t]], legal[rows.of_play[:, t]] = buffer, allowed
+        else:
+            at = rows.of_play[active, t]
+            state[at], legal[at] = buffer[active], allowed[active]
         team = seats[:, t] % 2
         high_before = tracker.high_taken[np.arange(g), team]
-        tracker.play(cards[:, t], active, legal[:, t])
+        tracker.play(cards[:, t], active, allowed)
         if reward == "shaped":
             closed = active & (tracker.position == 0)
             took = tracker.last_winner % 2 == team
             gained = tracker.high_taken[np.arange(g), team] - high_before
             shaped[:, t] = np.where(active, _shaping(cards[:, t]), 0.0) + np.where(
                 closed, np.where(took, 0.5, -0.5) + 0.3 * gained, 0.0)
-    finished = lengths == 40
     points = tracker.points()
-    wrong = [j for j in np.flatnonzero(finished).tolist()
-             if games[j].game.points is not None
-             and tuple(int(p) for p in games[j].game.points) != tuple(points[j])]
-    if wrong:  # all of them at once: one more pass, not one per hand
+    logged = deals.points[:, 0] >= 0
+    wrong = (lengths == 40) & logged & (deals.points != points).any(axis=1)
+    if wrong.any():  # all of them at once: one more pass, not one per hand
         raise IllegalPlay("the rules' points differ from the logged points",
-                          np.asarray(wrong, dtype=np.int64))
-    actions = cards
-    if suits == "canonical" and g:  # each decision in its own suit order; the next state too
-        flat, masks, actions = canonical(x.reshape(g * 40, -1), legal.reshape(g * 40, 40),
-                                         cards.ravel())
+                          np.flatnonzero(wrong))
+    actions = cards[rows.hand, rows.play]
+    if suits == "canonical" and rows.n:  # each decision in its own suit order
+        state, masks, actions = canonical(state, legal, actions)
         assert masks is not None
-        x, legal, actions = flat.reshape(x.shape), masks.reshape(legal.shape), \
-            actions.reshape(cards.shape)
-    return _columns(games, prefix, x, legal, seats, cards, actions, lengths, points, shaped,
-                    reward)
+        legal = masks
+    return _columns(deals, prefix, rows, state, legal, actions, points,
+                    shaped[rows.hand, rows.play], reward)
+
+
+class _RowOrder:
+    """Where each play's row goes: rows by hand, then seat, then the seat's decisions in
+    play order (known from the log before any play is checked)."""
+
+    def __init__(self, seats: NDArray[np.int64], lengths: NDArray[np.int64]) -> None:
+        g = len(seats)
+        valid = np.arange(40)[None, :] < lengths[:, None]
+        key = np.where(valid, np.arange(g)[:, None] * 4 + seats, -1).ravel()  # (hand, seat)
+        order = np.argsort(key, kind="stable")  # by hand and seat, plays in order within
+        order = order[key[order] >= 0]
+        self.n = len(order)
+        self.hand, self.play = np.divmod(order, 40)  # of each row
+        self.seat = seats[self.hand, self.play]
+        self.of_play = np.zeros((g, 40), dtype=np.int64)  # the row of each play made
+        self.of_play.ravel()[order] = np.arange(self.n)
+        # a row's next state is the row below it when that is the same seat's next play
+        group = self.hand * 4 + self.seat
+        self.same_next = np.zeros(self.n, dtype=bool)
+        self.same_next[:-1] = group[1:] == group[:-1]
 
 
 def _next_rows(rows: NDArray[Any], same_next: NDArray[np.bool_]) -> NDArray[Any]:
@@ -191,30 +287,14 @@ def _dictionary(values: list[str], sizes: NDArray[np.int64]) -> pa.DictionaryArr
         pa.array(np.repeat(encoded.indices.to_numpy(), sizes)), encoded.dictionary)
 
 
-def _columns(games: list[Any], prefix: str, x: NDArray[np.int8], legal: NDArray[np.bool_],
-             seats: NDArray[np.int64], cards: NDArray[np.int64], actions: NDArray[np.int64],
-             lengths: NDArray[np.int64],
-             points: NDArray[np.int64], shaped: NDArray[np.float64],
-             reward: str) -> dict[str, Any]:
-    # row order: hand, then seat, then the seat's decisions in play order
-    valid = np.arange(40)[None, :] < lengths[:, None]
-    key = np.where(valid, np.arange(len(games))[:, None] * 4 + seats, -1)  # (hand, seat)
-    flat = key.ravel()
-    order = np.argsort(flat, kind="stable")  # by hand and seat, plays in order within
-    order = order[flat[order] >= 0]
-    gi, ti = np.divmod(order, 40)
-    si = seats[gi, ti]
-    group = gi * 4 + si
-    n = len(gi)
-    same_next = np.zeros(n, dtype=bool)
-    same_next[:-1] = group[1:] == group[:-1]
+def _columns(deals: Deals, prefix: str, rows: _RowOrder, state: NDArray[np.int8],
+             legal: NDArray[np.bool_], actions: NDArray[np.int64], points: NDArray[np.int64],
+             shaped: NDArray[np.float64], reward: str) -> dict[str, Any]:
+    lengths, gi, si, n = deals.lengths, rows.hand, rows.seat, rows.n
+    same_next = rows.same_next
     last = ~same_next
     whole = lengths[gi] == 40
-    # rows gathered by their flat (hand, play) index; a row's next state is the row below
-    # it when that is the same seat's next decision (a shifted copy, not another gather)
-    state = np.take(x.reshape(len(x) * 40, x.shape[2]), order, axis=0)
-    next_state, next_legal = _next_rows(state, same_next), _next_rows(
-        np.take(legal.reshape(len(legal) * 40, 40), order, axis=0), same_next)
+    next_state, next_legal = _next_rows(state, same_next), _next_rows(legal, same_next)
     first = np.ones(n, dtype=bool)
     first[1:] = same_next[:-1] == 0
     starts = np.flatnonzero(first)
@@ -222,27 +302,26 @@ def _columns(games: list[Any], prefix: str, x: NDArray[np.int8], legal: NDArray[
     team_points = points[gi, si % 2].astype(np.float64)
     r = np.where(last & whole, team_points, 0.0)
     if reward == "shaped":
-        r = r + shaped[gi, ti]
+        r = r + shaped
     # the audit strings once per (hand, seat), as codes into their distinct values: the
     # writer takes dictionaries, so no Python string is made per row
-    owners = list(zip(gi[starts].tolist(), si[starts].tolist(), strict=True))
+    owners = (gi[starts], si[starts])
     sizes = np.diff(np.append(starts, n))
-    names = _dictionary([games[g].game.names[q] for g, q in owners], sizes)
-    hand_text = _dictionary([" ".join([_NAMES[c] for c in sorted(games[g].game.hands[q])])
-                             for g, q in owners], sizes)
+    names = _dictionary(deals.names[owners].tolist(), sizes)
+    hand_text = _dictionary(deals.hand_text[owners].tolist(), sizes)
     # an episode per hand with rows (a hand cut before its first play has none), in order
     used = np.flatnonzero(lengths > 0)
     code = np.cumsum(lengths > 0) - 1
     episode = pa.DictionaryArray.from_arrays(
         pa.array(code[gi].astype(np.int32)),
-        pa.array([f"{prefix}{games[j].index}" for j in used.tolist()], type=pa.string()))
-    line = np.asarray([r.line for r in games], dtype=np.int64)[gi]
+        pa.array([f"{prefix}{j}" for j in deals.index[used].tolist()], type=pa.string()))
+    line = deals.line[gi]
     return {
         "episode": episode,
         "step": step,
         "player": si.astype(np.int8),
         "state": state,
-        "action": actions[gi, ti].astype(np.int8),
+        "action": actions.astype(np.int8),
         "reward": r,
         "next_state": next_state,
         "next_legal": next_legal,
