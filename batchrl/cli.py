@@ -99,8 +99,12 @@ def _print_report(report: SourceReport) -> None:
               help="tressette: name the suits as dealt, or put each state's suits in a "
                    "canonical order (led suit, then most cards held, ...): there are no "
                    "trumps, so a learner then sees 24 suit orders of a situation as one.")
+@click.option("--jobs", "-j", type=click.IntRange(min=0), default=None,
+              help="tressette JSON lines: processes that read and check the lines while "
+                   "this one makes and writes the rows. Default: 1 on a machine with two "
+                   "cores or more, else 0 (read here).")
 def ingest(paths: tuple[Path, ...], store: Path | None, fmt: str, game: str | None,
-           on_error: str, pv: bool, reward: str, suits: str) -> None:
+           on_error: str, pv: bool, reward: str, suits: str, jobs: int | None) -> None:
     """Turn game logs into store rows, one per decision.
 
     Every hand is replayed through the rules: each action must be legal and the
@@ -133,7 +137,7 @@ def ingest(paths: tuple[Path, ...], store: Path | None, fmt: str, game: str | No
 
     root = store if store is not None else default_store_path()
     config = IngestConfig(paths=paths, store=root, fmt=fmt, game=game, on_error=on_error,
-                          pv=pv, reward=reward, suits=suits)
+                          pv=pv, reward=reward, suits=suits, jobs=jobs)
     from batchrl.ingest import source_bytes
 
     total = sum(source_bytes(p) for p in paths)

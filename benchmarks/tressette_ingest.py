@@ -5,9 +5,12 @@
 The issue's target: ingest >= 10,000 hands/s. The baseline, measured in the
 same run, is reading the log the plain way: ``parsers.tressette.read_tressette``
 with its replay of every hand through ``rules.step`` (parse and check, no
-rows). Measured: ``batchrl.ingest`` end to end (parse, lockstep check and
-features, rows, Parquet part), and its parts timed alone: parsing without the
-replay, the rows (``transitions.rows``), and writing the Parquet part.
+rows). Measured: ``batchrl.ingest`` end to end (read and check, lockstep
+check and features, rows, Parquet part), with its reading process (the
+default on two cores or more) and with the lines read in the ingesting
+process (``--jobs 0``); and its parts timed alone: what the reading process
+does (parse without the replay, the deals as arrays), the rows
+(``transitions.deal_rows``), and writing the Parquet part.
 
 The log is generated here (seed-heuristic, random, seed-heuristic, random).
 """
@@ -25,10 +28,11 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 import _args  # noqa: E402  (benchmarks/, the script's own folder)
+import numpy as np  # noqa: E402
 
 from batchrl.games.tressette.logs import play, write_log  # noqa: E402
-from batchrl.games.tressette.transitions import rows, schema  # noqa: E402
-from batchrl.ingest import IngestConfig, ingest  # noqa: E402
+from batchrl.games.tressette.transitions import Deals, deal_rows, schema  # noqa: E402
+from batchrl.ingest import IngestConfig, default_jobs, ingest  # noqa: E402
 from batchrl.store import Store  # noqa: E402
 from parsers.tressette import LoggedGame, read_tressette  # noqa: E402
 
@@ -48,7 +52,7 @@ def main() -> None:
     write_log(log, play(SEATS, args.hands, seed=1), "jsonl")
     lines = log.read_text().splitlines()
     print(f"{args.hands:,} hands ({log.stat().st_size / 1e6:.1f} MB of JSON lines); "
-          f"median of {args.repeat}")
+          f"median of {args.repeat}; reading processes by default here: {default_jobs()}")
 
     def timed(fn: object) -> float:
         times = []
@@ -62,18 +66,20 @@ def main() -> None:
         for _ in read_tressette(lines, str(log)):
             pass
 
-    def parse_only() -> list[LoggedGame]:
-        return [r for r in read_tressette(lines, str(log), replay=False)
-                if isinstance(r, LoggedGame)]
+    def parse_only() -> list[Deals]:
+        games = [r for r in read_tressette(lines, str(log), replay=False)
+                 if isinstance(r, LoggedGame)]
+        return [Deals.of(games[start:start + 1024]) for start in range(0, len(games), 1024)]
 
-    games = parse_only()
+    deals = Deals.concat(parse_only())
     prefix = "0" * 16 + ":"
-    blocks = [rows(games[start:start + 2048], prefix, dictionaries=True)[0]
-              for start in range(0, len(games), 2048)]
+    chunks = [deals.take(np.arange(start, min(start + 2048, len(deals))))
+              for start in range(0, len(deals), 2048)]
+    blocks = [deal_rows(chunk, prefix, dictionaries=True)[0] for chunk in chunks]
 
     def rows_only() -> None:
-        for start in range(0, len(games), 2048):
-            rows(games[start:start + 2048], prefix, dictionaries=True)
+        for chunk in chunks:
+            deal_rows(chunk, prefix, dictionaries=True)
 
     def write_only() -> None:
         store = Store.create(work / f"w{time.perf_counter_ns()}", schema())
@@ -81,12 +87,14 @@ def main() -> None:
             for block in blocks:
                 writer.write(block)
 
-    def whole() -> None:
-        ingest(IngestConfig(paths=(log,), store=work / f"s{time.perf_counter_ns()}"))
+    def whole(jobs: int | None = None) -> None:
+        ingest(IngestConfig(paths=(log,), store=work / f"s{time.perf_counter_ns()}",
+                            jobs=jobs))
 
     results = [("parse + replay with rules.step (baseline)", timed(baseline)),
                ("batchrl ingest, end to end", timed(whole)),
-               ("  of which: parse, no replay", timed(parse_only)),
+               ("  the same, lines read here (--jobs 0)", timed(lambda: whole(0))),
+               ("  of which: read and check (the reader)", timed(parse_only)),
                ("  of which: lockstep check, features, rows", timed(rows_only)),
                ("  of which: writing the Parquet part", timed(write_only))]
     base = results[0][1]

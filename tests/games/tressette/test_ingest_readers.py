@@ -1,0 +1,139 @@
+"""Tressette JSON lines read and checked in worker processes: the same store and the same
+report as reading them in the ingesting process, whatever the blocks and the chunks."""
+
+import dataclasses
+import json
+import multiprocessing
+
+import numpy as np
+import pytest
+
+import batchrl.ingest as ingest_module
+from batchrl.games.tressette.logs import Game, play, to_json
+from batchrl.ingest import IngestConfig, IngestError, ingest
+from batchrl.store import Store
+
+SEATS = ("seed-heuristic", "random", "rule", "random")
+FORK = "fork" in multiprocessing.get_all_start_methods()
+needs_fork = pytest.mark.skipif(not FORK, reason="reading processes are forked; this "
+                                                 "platform has no fork")
+
+
+def _log(tmp_path):
+    """30 games and every kind of line a reader can meet, the last one cut off."""
+    games = list(play(SEATS, 30, seed=12))
+    lines = [to_json(g) for g in games]
+    lines[2] = "{not json"
+    lines[4] = lines[4].replace('"hands": [["', '"hands": [["ZZ", "', 1)  # not a card
+    swapped = json.loads(lines[7])
+    swapped["points"] = swapped["points"][::-1]
+    lines[7] = json.dumps(swapped)  # the rules' points differ: an illegal hand
+    g = games[9]
+    lines[9] = to_json(dataclasses.replace(g, plays=g.plays[:17], points=None, truncated=True))
+    g = games[11]  # a deal known only by the cards played, as a cut transcript gives it
+    seen = tuple(tuple(sorted(c for s, c in g.plays[:6] if s == seat)) for seat in range(4))
+    lines[11] = to_json(dataclasses.replace(g, hands=seen, plays=g.plays[:6], points=None,
+                                            truncated=True))
+    lines[13] = ""
+    g = games[14]
+    lines[14] = to_json(dataclasses.replace(g, plays=(), points=None, truncated=True))
+    g = games[19]
+    lines[19] = to_json(dataclasses.replace(g, plays=(g.plays[1], g.plays[0], *g.plays[2:])))
+    path = tmp_path / "hands.jsonl"
+    path.write_text("\n".join(lines) + "\n" + to_json(games[0])[:60])
+    return path
+
+
+def _ingest(path, store, jobs, **kw):
+    report, = ingest(IngestConfig(paths=(path,), store=store, jobs=jobs, **kw))
+    table = Store.open(store).to_pandas()
+    return report, table
+
+
+@needs_fork
+@pytest.mark.parametrize(("block", "chunk"), [(4, 5), (7, 3), (1024, 2048)])
+def test_reading_processes_store_and_report_what_one_process_does(tmp_path, monkeypatch,
+                                                                 block, chunk):
+    path = _log(tmp_path)
+    monkeypatch.setattr(ingest_module, "READ_BLOCK_LINES", block)
+    blocks = []
+    beside = ingest_module._read_tressette_beside
+    monkeypatch.setattr(ingest_module, "_read_tressette_beside",
+                        lambda *a: blocks.append(a) or beside(*a))
+    results = [_ingest(path, tmp_path / f"s{jobs}", jobs, on_error="skip", chunk_size=chunk)
+               for jobs in (0, 1, 2)]
+    assert len(blocks) == 2  # read beside for jobs 1 and 2, here for 0
+    (here, rows), *others = results
+    # what the log holds: 2 bad lines, 3 hands refused, a blank line, a cut-off last line;
+    # 2 hands cut short kept, one of them before its first play (no rows)
+    assert here.hands == 24 and here.skipped == {"malformed line": 2, "illegal hand": 3,
+                                                 "cut-off last line": 1}
+    assert [f"line {n}" in e for n, e in zip((8, 12, 20), here.examples["illegal hand"],
+                                             strict=True)] == [True] * 3
+    assert any("2 hand(s) cut short" in n for n in here.notes)
+    assert rows["truncated"].sum() == 4 and rows["episode"].nunique() == 23
+    for report, table in others:
+        assert (report.hands, report.rows, report.skipped, report.examples, report.notes) \
+            == (here.hands, here.rows, here.skipped, here.examples, here.notes)
+        assert table.columns.tolist() == rows.columns.tolist()
+        for column in rows.columns:
+            mine, theirs = rows[column].to_numpy(), table[column].to_numpy()
+            if column in ("state", "next_state", "next_legal"):
+                mine, theirs = np.stack(mine), np.stack(theirs)
+            assert np.array_equal(mine, theirs), column
+
+
+@needs_fork
+@pytest.mark.parametrize("jobs", [0, 1])
+def test_fail_mode_names_the_first_bad_line_and_stores_nothing(tmp_path, monkeypatch, jobs):
+    path = _log(tmp_path)
+    monkeypatch.setattr(ingest_module, "READ_BLOCK_LINES", 2)
+    with pytest.raises(IngestError, match="line 3: not JSON") as failed:
+        ingest(IngestConfig(paths=(path,), store=tmp_path / "s", jobs=jobs, chunk_size=2))
+    assert "line 5" not in str(failed.value)
+    assert not Store.open(tmp_path / "s").sources()
+    lines = path.read_text().splitlines()
+    clean = tmp_path / "later.jsonl"  # the first fault an illegal hand, in a later block
+    clean.write_text("\n".join(lines[:2] + lines[5:12] + ["{bad"]) + "\n")
+    with pytest.raises(IngestError, match="line 5: the rules' points differ") as failed:
+        ingest(IngestConfig(paths=(clean,), store=tmp_path / "t", jobs=jobs, chunk_size=2))
+    assert "line 10" not in str(failed.value)
+    assert not Store.open(tmp_path / "t").sources()
+
+
+def test_without_fork_the_lines_are_read_here(tmp_path, monkeypatch):
+    path = _log(tmp_path)
+    monkeypatch.setattr(multiprocessing, "get_all_start_methods", lambda: ["spawn"])
+    with ingest_module._readers(1) as readers:
+        assert readers is None
+    report, table = _ingest(path, tmp_path / "s", 1, on_error="skip")
+    assert report.hands == 24 and len(table) == report.rows
+
+
+@needs_fork
+def test_readers_are_processes_only_when_asked(tmp_path, monkeypatch):
+    with ingest_module._readers(0) as none:
+        assert none is None
+    with ingest_module._readers(2) as pool:
+        assert pool is not None and pool.submit(sum, [1, 2]).result() == 3
+    with pytest.raises(IngestError, match="--jobs -1: want 0"):
+        ingest(IngestConfig(paths=(), store=tmp_path / "s", jobs=-1))
+    monkeypatch.setattr(ingest_module.os, "sched_getaffinity", lambda pid: {0}, raising=False)
+    monkeypatch.setattr(ingest_module.os, "cpu_count", lambda: 1)
+    assert ingest_module.default_jobs() == 0
+
+
+def test_a_game_read_in_a_block_is_the_game_read_whole():
+    games = list(play(SEATS, 3, seed=2))
+    texts = [to_json(g) for g in games]
+    block = ingest_module._read_block(texts, "x.jsonl", 7)
+    assert block.records == [(7, 0), (8, 1), (9, 2)]
+    assert block.deals.line.tolist() == [7, 8, 9]
+    for i, g in enumerate(games):
+        assert sorted(block.deals.hands[i].ravel().tolist()) == list(range(40))
+        assert [tuple(h) for h in block.deals.hands[i].tolist()] == [tuple(h) for h in g.hands]
+        assert list(zip(block.deals.seats[i].tolist(), block.deals.cards[i].tolist(),
+                        strict=True)) == [tuple(p) for p in g.plays]
+        assert tuple(block.deals.points[i]) == g.points
+        assert tuple(block.deals.names[i]) == g.names
+    assert Game.from_json(texts[0]) == games[0]
