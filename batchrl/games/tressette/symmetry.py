@@ -96,22 +96,42 @@ def _block(x: NDArray[Any], prefix: str, suffix: str = "") -> NDArray[Any]:
     return x[:, [_NAMES.index(f"{prefix}_{s}") for s in SUITS]]
 
 
+def _suit_columns() -> NDArray[np.int64]:
+    """(4, 46): for each suit, where its key's parts are in a state: led, then its ten
+    cards in hand, played and on the table (rank order), then the bits of its seats'
+    signals (3 × seat + kind) and voids (12 + seat)."""
+    columns = []
+    for s in SUITS:
+        cards = [card_name(SUITS.index(s) * 10 + r) for r in range(10)]
+        signals = [f"signal_{p}_{s}_{k}" for p in range(4) for k in KINDS]
+        names = [f"led_{s}", *(f"{b}_{c}" for b in ("hand", "played", "table") for c in cards),
+                 *signals, *(f"void_{p}_{s}" for p in range(4))]
+        columns.append([_NAMES.index(n) for n in names])
+    return np.asarray(columns, dtype=np.int64)
+
+
+_KEY_COLUMNS = _suit_columns()
+_POPCOUNT = np.asarray([bin(v).count("1") for v in range(1024)], dtype=np.int64)
+
+
 def _keys(x: NDArray[Any]) -> NDArray[np.int64]:
     """(n, 4): one sortable number per suit: led, cards held, the holding, the cards
     played and on the table, the four seats' voids and signals (51 bits). Suits with
     equal numbers are alike in every column."""
-    bits = 1 << np.arange(10)
-    held = _block(x, "hand", "cards")
-    key = _block(x, "led").astype(np.int64) << 50
-    key |= held.sum(axis=2).astype(np.int64) << 46
-    key |= (held @ bits).astype(np.int64) << 36
-    key |= (_block(x, "played", "cards") @ bits).astype(np.int64) << 26
-    key |= (_block(x, "table", "cards") @ bits).astype(np.int64) << 16
-    for p in range(4):
-        key |= _block(x, f"void_{p}").astype(np.int64) << (12 + p)
-        for k, kind in enumerate(KINDS):
-            sig = x[:, [_NAMES.index(f"signal_{p}_{s}_{kind}") for s in SUITS]]
-            key |= sig.astype(np.int64) << (3 * p + k)
+    n = len(x)
+    parts = np.take(x, _KEY_COLUMNS, axis=1) != 0  # (n, 4, 46) flags
+    # the flags of each part as the bits of one number (bit i: the part's i-th column)
+    packed = np.zeros((n, 4, 8), dtype=np.uint8)
+    packed[:, :, :6] = np.packbits(parts, axis=2, bitorder="little")
+    bits = packed.view("<u8")[:, :, 0]
+    held, played = (bits >> 1) & 0x3FF, (bits >> 11) & 0x3FF
+    table, shown = (bits >> 21) & 0x3FF, (bits >> 31) & 0xFFFF
+    key = (bits & 1).astype(np.int64) << 50
+    key |= _POPCOUNT[held] << 46
+    key |= held.astype(np.int64) << 36
+    key |= played.astype(np.int64) << 26
+    key |= table.astype(np.int64) << 16
+    key |= shown.astype(np.int64)
     return key
 
 
@@ -133,8 +153,15 @@ def canonical(x: NDArray[Any], legal: NDArray[np.bool_] | None = None,
     keys = _keys(x)
     order: NDArray[np.int64] = np.argsort(-keys, axis=1, kind="stable")
     ids = _ORDER_ID[(order << (2 * np.arange(4))).sum(axis=1)]
-    out = np.take_along_axis(x, _SRC[ids], axis=1)
-    moved = None if legal is None else np.take_along_axis(legal, _CARD_SRC[ids], axis=1)
+    out, moved = np.empty_like(x), None if legal is None else np.empty_like(legal)
+    # the rows of each of the 24 orders at once: one gather with that order's columns
+    by_order = np.argsort(ids, kind="stable")
+    bounds = np.searchsorted(ids[by_order], np.arange(len(_ORDERS) + 1))
+    for k in np.flatnonzero(np.diff(bounds)).tolist():
+        rows = by_order[bounds[k]:bounds[k + 1]]
+        out[rows] = np.take(x[rows], _SRC[k], axis=1)
+        if moved is not None and legal is not None:
+            moved[rows] = np.take(legal[rows], _CARD_SRC[k], axis=1)
     if action is None:
         return out, moved, order
     action = np.asarray(action, dtype=np.int64)
