@@ -21,10 +21,12 @@ import gc
 import itertools
 import multiprocessing
 import os
+import threading
 import time
 from collections import Counter, deque
 from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import Executor, Future, ProcessPoolExecutor, ThreadPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -41,7 +43,7 @@ from parsers import FORMATS, HANABI_FORMATS, READERS, sniff_format
 from parsers.acpc import SNIFF_LINES, BadLine, Header, LoggedHand, LogLines
 from parsers.sette_mezzo import LoggedGame
 from parsers.tressette import LoggedGame as TressetteGame
-from parsers.tressette import read_tressette
+from parsers.tressette import read_tressette_for_ingest
 
 # Examples of each kind of skipped line kept for the report.
 EXAMPLES_PER_KIND = 3
@@ -581,7 +583,7 @@ def _read_block(texts: list[str], source: str, start: int) -> _Block:
     rows check in lockstep), the deals as arrays."""
     games: list[TressetteGame] = []
     records: list[BadLine | tuple[int, int]] = []
-    for record in read_tressette(texts, source, start, replay=False):
+    for record in read_tressette_for_ingest(texts, source, start):
         if not isinstance(record, TressetteGame):
             records.append(record)
         elif record.game.whole_deal:
@@ -620,11 +622,13 @@ def _read_tressette_beside(lines: Iterable[str], source: str, readers: Executor
 
 
 def _deals(refs: list[_DealRef]) -> tressette.Deals:
-    """The deals of ``refs`` (whole ones), in order, numbered as their log numbers them."""
+    """The deals of ``refs`` (whole ones), in order, numbered as their log numbers them.
+    Runs of refs into one block's deals are taken together (the refs hold the blocks, so
+    no two live blocks share an id)."""
     parts = [block[0].deals.take(np.fromiter((r.at for r in block), np.int64))
              for _, group in itertools.groupby(refs, key=lambda r: id(r.deals))
              for block in [list(group)]]
-    deals = tressette.Deals.concat(parts) if parts else tressette.Deals.of([])
+    deals = tressette.Deals.concat(parts)
     return dataclasses.replace(deals, index=np.fromiter((r.index for r in refs), np.int64,
                                                         count=len(refs)))
 
@@ -638,18 +642,30 @@ def default_jobs() -> int:
 
 @contextlib.contextmanager
 def _readers(jobs: int | None) -> Iterator[Executor | None]:
-    """Processes that read and check lines (None: read here). They are forked before this
-    ingest starts a thread; where fork is missing (Windows, macOS's default) the reading
-    stays here."""
+    """Processes that read and check lines, or None: read here.
+
+    They are forked, and only while this process runs no other Python thread (this
+    ingest's own start later), so the copy holds no lock a thread held at the fork (the
+    threads of the BLAS and of Arrow's allocator are the C libraries' own, and mind
+    forks). The reading stays here where fork is missing (Windows, macOS's default),
+    where another thread runs (a notebook's kernel), or if the processes cannot start."""
     jobs = default_jobs() if jobs is None else jobs
-    if jobs <= 0 or "fork" not in multiprocessing.get_all_start_methods():
+    pool = None
+    if jobs > 0 and "fork" in multiprocessing.get_all_start_methods() \
+            and threading.active_count() == 1:
+        # the readers make many small objects and no cycles: the collector would only
+        # walk them
+        pool = ProcessPoolExecutor(jobs, mp_context=multiprocessing.get_context("fork"),
+                                   initializer=gc.disable)
+        try:
+            pool.submit(int).result()  # the processes start now, before any thread
+        except (OSError, BrokenProcessPool):
+            pool.shutdown(wait=True, cancel_futures=True)
+            pool = None
+    if pool is None:
         yield None
         return
-    # the readers make many small objects and no cycles: the collector would only walk them
-    pool = ProcessPoolExecutor(jobs, mp_context=multiprocessing.get_context("fork"),
-                               initializer=gc.disable)
     try:
-        pool.submit(int).result()  # the processes start now, before the rows' threads
         yield pool
     finally:
         pool.shutdown(wait=True, cancel_futures=True)

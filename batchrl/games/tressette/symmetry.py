@@ -88,16 +88,8 @@ for _i, _o in enumerate(_ORDERS):
     _ORDER_ID[sum(s << (2 * p) for p, s in enumerate(_o))] = _i
 
 
-def _block(x: NDArray[Any], prefix: str, suffix: str = "") -> NDArray[Any]:
-    """(n, 4, 10) for a card block, (n, 4) for a suit block (suit letters last)."""
-    if suffix == "cards":
-        start = _NAMES.index(f"{prefix}_{card_name(0)}")
-        return x[:, start:start + 40].reshape(len(x), 4, 10)
-    return x[:, [_NAMES.index(f"{prefix}_{s}") for s in SUITS]]
-
-
 def _suit_columns() -> NDArray[np.int64]:
-    """(4, 46): for each suit, where its key's parts are in a state: led, then its ten
+    """(4, 47): for each suit, where its key's parts are in a state: led, then its ten
     cards in hand, played and on the table (rank order), then the bits of its seats'
     signals (3 × seat + kind) and voids (12 + seat)."""
     columns = []
@@ -119,7 +111,7 @@ def _keys(x: NDArray[Any]) -> NDArray[np.int64]:
     played and on the table, the four seats' voids and signals (51 bits). Suits with
     equal numbers are alike in every column."""
     n = len(x)
-    parts = np.take(x, _KEY_COLUMNS, axis=1) != 0  # (n, 4, 46) flags
+    parts = np.take(x, _KEY_COLUMNS, axis=1) != 0  # (n, 4, 47) flags
     # the flags of each part as the bits of one number (bit i: the part's i-th column)
     packed = np.zeros((n, 4, 8), dtype=np.uint8)
     packed[:, :, :6] = np.packbits(parts, axis=2, bitorder="little")

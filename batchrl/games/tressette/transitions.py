@@ -95,7 +95,8 @@ class Deals:
     seats: NDArray[np.int8]  # (g, 40): the seat of play t (0 after the last play)
     cards: NDArray[np.int8]  # (g, 40): the card of play t (0 after the last play)
     lengths: NDArray[np.int64]  # (g,): plays made (40 unless the hand was cut short)
-    points: NDArray[np.int64]  # (g, 2): the logged points, -1 where the log gives none
+    logged: NDArray[np.bool_]  # (g,): the log gives the points
+    points: NDArray[np.int64]  # (g, 2): those points (-1: none, or not a team's 0..11)
     names: NDArray[np.object_]  # (g, 4): the players' names
     hand_text: NDArray[np.object_]  # (g, 4): each seat's cards as text (the audit column)
     index: NDArray[np.int64]  # (g,): the game's place in its log (its episode's number)
@@ -108,20 +109,30 @@ class Deals:
         g = len(records)
         games = [r.game for r in records]
         lengths = np.fromiter(map(len, (x.plays for x in games)), np.int64, count=g)
-        played = np.fromiter(chain.from_iterable(chain.from_iterable(x.plays for x in games)),
-                             np.int8, count=2 * int(lengths.sum())).reshape(-1, 2)
+        flat = [*chain.from_iterable(chain.from_iterable(x.plays for x in games))]
+        try:
+            played = np.asarray(flat, dtype=np.int64).reshape(-1, 2)
+        except OverflowError:  # a seat past int64 (a log may hold any whole number)
+            played = np.asarray([v if 0 <= v < 40 else -1 for v in flat],
+                                dtype=np.int64).reshape(-1, 2)
+        # a seat that is no seat is kept as -1, never its int8 wrap: it plays out of turn
+        played[(played < 0) | (played >= 40)] = -1
         seats, cards = np.zeros((g, 40), dtype=np.int8), np.zeros((g, 40), dtype=np.int8)
         made = np.arange(40)[None, :] < lengths[:, None]
         seats[made], cards[made] = played[:, 0], played[:, 1]
         held = [h for x in games for h in x.hands]
         if set(map(len, held)) - {10}:
             raise ValueError("Deals.of: every hand of a whole deal holds 10 cards")
-        points = np.asarray([x.points if x.points is not None else (-1, -1) for x in games],
+        # a team's points are 0..11: any other logged number is kept as -1, which differs
+        # from the rules' as the number itself would
+        points = np.asarray([[p if 0 <= p <= 11 else -1 for p in x.points]
+                             if x.points is not None else (-1, -1) for x in games],
                             dtype=np.int64).reshape(g, 2)
         return cls(
             hands=np.fromiter(chain.from_iterable(held), np.int8, count=40 * g).reshape(g, 4, 10),
             leader=np.fromiter((x.leader for x in games), np.int64, count=g),
             seats=seats, cards=cards, lengths=lengths, points=points,
+            logged=np.fromiter((x.points is not None for x in games), bool, count=g),
             names=_objects(chain.from_iterable(x.names for x in games), g),
             hand_text=_objects([" ".join([_NAMES[c] for c in sorted(h)]) for h in held], g),
             index=np.fromiter((r.index for r in records), np.int64, count=g),
@@ -136,6 +147,8 @@ class Deals:
 
     @staticmethod
     def concat(parts: Sequence[Deals]) -> Deals:
+        if not parts:
+            return Deals.of([])
         return Deals(*(np.concatenate([getattr(d, f) for d in parts]) for f in _DEAL_FIELDS))
 
 
@@ -229,8 +242,7 @@ def _rows(deals: Deals, prefix: str, reward: str, suits: str) -> dict[str, Any]:
             shaped[:, t] = np.where(active, _shaping(cards[:, t]), 0.0) + np.where(
                 closed, np.where(took, 0.5, -0.5) + 0.3 * gained, 0.0)
     points = tracker.points()
-    logged = deals.points[:, 0] >= 0
-    wrong = (lengths == 40) & logged & (deals.points != points).any(axis=1)
+    wrong = (lengths == 40) & deals.logged & (deals.points != points).any(axis=1)
     if wrong.any():  # all of them at once: one more pass, not one per hand
         raise IllegalPlay("the rules' points differ from the logged points",
                           np.flatnonzero(wrong))

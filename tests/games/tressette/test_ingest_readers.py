@@ -4,6 +4,7 @@ report as reading them in the ingesting process, whatever the blocks and the chu
 import dataclasses
 import json
 import multiprocessing
+import threading
 
 import numpy as np
 import pytest
@@ -39,9 +40,19 @@ def _log(tmp_path):
     lines[14] = to_json(dataclasses.replace(g, plays=(), points=None, truncated=True))
     g = games[19]
     lines[19] = to_json(dataclasses.replace(g, plays=(g.plays[1], g.plays[0], *g.plays[2:])))
+    g = games[21]  # cut short and illegal: refused, not counted as a hand cut short and kept
+    lines[21] = to_json(dataclasses.replace(g, plays=(g.plays[1], g.plays[0], *g.plays[2:17]),
+                                            points=None, truncated=True))
     path = tmp_path / "hands.jsonl"
     path.write_text("\n".join(lines) + "\n" + to_json(games[0])[:60])
     return path
+
+
+@pytest.fixture
+def fork_beside_threads(monkeypatch):
+    """Earlier tests leave joblib's idle pool threads in this process, and the readers are
+    not forked beside other threads (tested below): let them be forked here anyway."""
+    monkeypatch.setattr(threading, "active_count", lambda: 1)
 
 
 def _ingest(path, store, jobs, **kw):
@@ -53,6 +64,7 @@ def _ingest(path, store, jobs, **kw):
 @needs_fork
 @pytest.mark.parametrize(("block", "chunk"), [(4, 5), (7, 3), (1024, 2048)])
 def test_reading_processes_store_and_report_what_one_process_does(tmp_path, monkeypatch,
+                                                                 fork_beside_threads,
                                                                  block, chunk):
     path = _log(tmp_path)
     monkeypatch.setattr(ingest_module, "READ_BLOCK_LINES", block)
@@ -64,14 +76,14 @@ def test_reading_processes_store_and_report_what_one_process_does(tmp_path, monk
                for jobs in (0, 1, 2)]
     assert len(blocks) == 2  # read beside for jobs 1 and 2, here for 0
     (here, rows), *others = results
-    # what the log holds: 2 bad lines, 3 hands refused, a blank line, a cut-off last line;
+    # what the log holds: 2 bad lines, 4 hands refused, a blank line, a cut-off last line;
     # 2 hands cut short kept, one of them before its first play (no rows)
-    assert here.hands == 24 and here.skipped == {"malformed line": 2, "illegal hand": 3,
+    assert here.hands == 23 and here.skipped == {"malformed line": 2, "illegal hand": 4,
                                                  "cut-off last line": 1}
     assert [f"line {n}" in e for n, e in zip((8, 12, 20), here.examples["illegal hand"],
                                              strict=True)] == [True] * 3
     assert any("2 hand(s) cut short" in n for n in here.notes)
-    assert rows["truncated"].sum() == 4 and rows["episode"].nunique() == 23
+    assert rows["truncated"].sum() == 4 and rows["episode"].nunique() == 22
     for report, table in others:
         assert (report.hands, report.rows, report.skipped, report.examples, report.notes) \
             == (here.hands, here.rows, here.skipped, here.examples, here.notes)
@@ -85,7 +97,8 @@ def test_reading_processes_store_and_report_what_one_process_does(tmp_path, monk
 
 @needs_fork
 @pytest.mark.parametrize("jobs", [0, 1])
-def test_fail_mode_names_the_first_bad_line_and_stores_nothing(tmp_path, monkeypatch, jobs):
+def test_fail_mode_names_the_first_bad_line_and_stores_nothing(tmp_path, monkeypatch, jobs,
+                                                               fork_beside_threads):
     path = _log(tmp_path)
     monkeypatch.setattr(ingest_module, "READ_BLOCK_LINES", 2)
     with pytest.raises(IngestError, match="line 3: not JSON") as failed:
@@ -107,11 +120,11 @@ def test_without_fork_the_lines_are_read_here(tmp_path, monkeypatch):
     with ingest_module._readers(1) as readers:
         assert readers is None
     report, table = _ingest(path, tmp_path / "s", 1, on_error="skip")
-    assert report.hands == 24 and len(table) == report.rows
+    assert report.hands == 23 and len(table) == report.rows
 
 
 @needs_fork
-def test_readers_are_processes_only_when_asked(tmp_path, monkeypatch):
+def test_readers_are_processes_only_when_asked(tmp_path, monkeypatch, fork_beside_threads):
     with ingest_module._readers(0) as none:
         assert none is None
     with ingest_module._readers(2) as pool:
@@ -137,3 +150,55 @@ def test_a_game_read_in_a_block_is_the_game_read_whole():
         assert tuple(block.deals.points[i]) == g.points
         assert tuple(block.deals.names[i]) == g.names
     assert Game.from_json(texts[0]) == games[0]
+
+
+@pytest.mark.parametrize("jobs", [0, 1])
+def test_numbers_no_seat_or_team_can_have_are_refused_hands_not_crashes(tmp_path, jobs,
+                                                                        fork_beside_threads):
+    """Seats and points past int8 and int64, negative points: each refuses its own hand
+    (as the rules would: out of turn, points that differ), in skip and in fail mode."""
+    games = list(play(SEATS, 8, seed=5))
+    lines = [json.loads(to_json(g)) for g in games]
+    lines[1]["plays"][0][0] = 300
+    lines[2]["plays"][5][0] = 10 ** 30
+    lines[3]["points"] = [-1, -1]
+    lines[4]["points"] = [-3, 14]
+    lines[5]["points"] = [10 ** 30, 0]
+    path = tmp_path / "odd.jsonl"
+    path.write_text("\n".join(json.dumps(x) for x in lines) + "\n")
+    report, table = _ingest(path, tmp_path / "s", jobs, on_error="skip")
+    assert report.hands == 3 and report.skipped == {"illegal hand": 5}
+    messages = report.examples["illegal hand"] + [""] * 2
+    assert "line 2: a seat plays out of turn" in messages[0]
+    assert "line 3: a seat plays out of turn" in messages[1]
+    assert "line 4: the rules' points differ" in messages[2]
+    assert table["episode"].nunique() == 3
+    bad = tmp_path / "bad.jsonl"  # a bad line before a hand that cannot be numbered
+    bad.write_text("\n".join([json.dumps(lines[0]), "{", json.dumps(lines[1])]) + "\n")
+    with pytest.raises(IngestError, match="line 2: not JSON"):
+        ingest(IngestConfig(paths=(bad,), store=tmp_path / "f", jobs=jobs))
+
+
+@needs_fork
+def test_no_fork_beside_another_thread_or_when_the_processes_cannot_start(monkeypatch):
+    stop = threading.Event()
+    other = threading.Thread(target=stop.wait)
+    other.start()
+    try:
+        assert threading.active_count() >= 2
+        with ingest_module._readers(1) as readers:
+            assert readers is None  # a notebook's kernel, say: read here
+    finally:
+        stop.set()
+        other.join()
+
+    class Unstartable(ingest_module.ProcessPoolExecutor):
+        def submit(self, *args, **kwargs):
+            raise OSError("cannot fork: out of memory")
+
+    monkeypatch.setattr(threading, "active_count", lambda: 1)  # no thread in the way
+    with ingest_module._readers(1) as readers:
+        assert readers is not None
+    monkeypatch.setattr(ingest_module, "ProcessPoolExecutor", Unstartable)
+    with ingest_module._readers(1) as readers:
+        assert readers is None
