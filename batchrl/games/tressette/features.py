@@ -80,7 +80,7 @@ _BEATS[1:] = (_SUIT[None, None, :] == np.arange(4)[:, None, None]) \
 # look-ups, not sums over short axes: a suit's cards are the 10 bits from 10 × suit.
 _SHIFTS = np.arange(0, 40, 10, dtype=np.uint64)
 _SUIT_BITS = np.uint64(0x3FF)
-_POPCOUNT = np.asarray([bin(v).count("1") for v in range(1024)], dtype=np.uint8)
+POPCOUNT = np.asarray([bin(v).count("1") for v in range(1024)], dtype=np.uint8)  # 10 bits
 # _MASTER[bits of a suit's unseen cards, rank]: no unseen card of the suit is above it
 _MASTER = np.asarray([[v >> (r + 1) == 0 for r in range(10)] for v in range(1024)])
 # the thirds of a suit's cards, by the suit's 10 bits
@@ -88,11 +88,12 @@ _SUIT_THIRDS = np.asarray([sum(CARD_THIRDS[r] for r in range(10) if v >> r & 1)
                            for v in range(1024)], dtype=np.int64)
 
 
-def _bits(cards: NDArray[np.bool_]) -> NDArray[np.uint64]:
-    """(g, 40) flags -> (g,) sets of cards as integers, bit c for card c."""
-    packed = np.zeros((len(cards), 8), dtype=np.uint8)
-    packed[:, :5] = np.packbits(cards, axis=1, bitorder="little")
-    out: NDArray[np.uint64] = packed.view("<u8").ravel()
+def pack_bits(flags: NDArray[np.bool_]) -> NDArray[np.uint64]:
+    """(..., k) flags, k <= 64 -> (...) integers, bit i set for flag i (for cards: bit c
+    for card c)."""
+    packed = np.zeros((*flags.shape[:-1], 8), dtype=np.uint8)
+    packed[..., :(flags.shape[-1] + 7) // 8] = np.packbits(flags, axis=-1, bitorder="little")
+    out: NDArray[np.uint64] = packed.view("<u8")[..., 0]
     return out
 
 
@@ -198,11 +199,11 @@ class Tracker:
         # far (never when leading)
         out[:, 198:238] = mine & _BEATS[self.led + 1, self.best_rank + 1]
         # unseen: not in this hand, not played, not on the table
-        unseen = _bits(~(mine | self.played | self.table))
+        unseen = pack_bits(~(mine | self.played | self.table))
         suits = (unseen[:, None] >> _SHIFTS) & _SUIT_BITS  # (g, 4)
         out[:, 238:278] = mine & _MASTER[suits].reshape(g, 40)
-        out[:, 278:282] = _POPCOUNT[(_bits(mine)[:, None] >> _SHIFTS) & _SUIT_BITS]
-        out[:, 282:286] = _POPCOUNT[suits]
+        out[:, 278:282] = POPCOUNT[(pack_bits(mine)[:, None] >> _SHIFTS) & _SUIT_BITS]
+        out[:, 282:286] = POPCOUNT[suits]
         thirds = _SUIT_THIRDS[suits]
         out[:, 286] = thirds[:, 0] + thirds[:, 1] + thirds[:, 2] + thirds[:, 3]
         return out

@@ -31,7 +31,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from batchrl.games.tressette.features import KINDS, feature_names
+from batchrl.games.tressette.features import KINDS, POPCOUNT, feature_names, pack_bits
 from batchrl.games.tressette.rules import RANKS, SUITS, card_name
 
 CANONICAL = "abcd"  # the canonical suits' letters, in their order
@@ -103,23 +103,18 @@ def _suit_columns() -> NDArray[np.int64]:
 
 
 _KEY_COLUMNS = _suit_columns()
-_POPCOUNT = np.asarray([bin(v).count("1") for v in range(1024)], dtype=np.int64)
 
 
 def _keys(x: NDArray[Any]) -> NDArray[np.int64]:
     """(n, 4): one sortable number per suit: led, cards held, the holding, the cards
     played and on the table, the four seats' voids and signals (51 bits). Suits with
     equal numbers are alike in every column."""
-    n = len(x)
-    parts = np.take(x, _KEY_COLUMNS, axis=1) != 0  # (n, 4, 47) flags
-    # the flags of each part as the bits of one number (bit i: the part's i-th column)
-    packed = np.zeros((n, 4, 8), dtype=np.uint8)
-    packed[:, :, :6] = np.packbits(parts, axis=2, bitorder="little")
-    bits = packed.view("<u8")[:, :, 0]
+    # each suit's 47 flags as the bits of one number (bit i: its i-th column)
+    bits = pack_bits(np.take(x, _KEY_COLUMNS, axis=1) != 0)  # (n, 4)
     held, played = (bits >> 1) & 0x3FF, (bits >> 11) & 0x3FF
     table, shown = (bits >> 21) & 0x3FF, (bits >> 31) & 0xFFFF
     key = (bits & 1).astype(np.int64) << 50
-    key |= _POPCOUNT[held] << 46
+    key |= POPCOUNT[held].astype(np.int64) << 46
     key |= held.astype(np.int64) << 36
     key |= played.astype(np.int64) << 26
     key |= table.astype(np.int64) << 16
