@@ -7,43 +7,32 @@ left out, and the good hands around it are kept; with ``"fail"`` the first one
 stops the file with an error naming the file, the line and what was wrong.
 A last line cut off mid-write is never an error: it is dropped with a note.
 
-Tressette JSON lines are read and checked in a worker process (``jobs``), a block
-of lines at a time, while this process makes the rows and writes them: the
-records still come out in line order, so the store and the report are those of
-one process.
+Tressette JSON lines are read and checked in a worker process (``jobs``, see
+``batchrl.games.tressette.ingest``) while this process makes the rows and writes
+them: the records still come out in line order, so the store and the report are
+those of one process.
 """
 
 from __future__ import annotations
 
 import contextlib
-import dataclasses
-import gc
-import itertools
-import multiprocessing
-import os
-import threading
 import time
 from collections import Counter, deque
 from collections.abc import Callable, Iterable, Iterator
-from concurrent.futures import Executor, Future, ProcessPoolExecutor, ThreadPoolExecutor
-from concurrent.futures.process import BrokenProcessPool
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
-
-import numpy as np
 
 from batchrl.games.errors import RejectedRecord
 from batchrl.games.holdem import features, gamedef
 from batchrl.games.holdem.gamedef import GameDef, GameDefError
 from batchrl.games.holdem.transitions import AUDIT_COLUMNS, Chunk, check_hands, process_chunk
-from batchrl.games.tressette import transitions as tressette
+from batchrl.games.tressette import ingest as tressette
 from batchrl.store import Store, StoreSchema, file_digest
 from parsers import FORMATS, HANABI_FORMATS, READERS, sniff_format
 from parsers.acpc import SNIFF_LINES, BadLine, Header, LoggedHand, LogLines
 from parsers.sette_mezzo import LoggedGame
-from parsers.tressette import LoggedGame as TressetteGame
-from parsers.tressette import read_tressette_for_ingest
 
 # Examples of each kind of skipped line kept for the report.
 EXAMPLES_PER_KIND = 3
@@ -51,8 +40,6 @@ EXAMPLES_PER_KIND = 3
 LOOKAHEAD_HANDS = 1000
 # PV is defined for these numbers of visible board cards.
 PV_BOARDS = frozenset({0, 3, 4, 5})
-# Tressette JSON lines a reading process reads and checks at a time.
-READ_BLOCK_LINES = 1024
 
 
 class IngestError(Exception):
@@ -176,13 +163,19 @@ def ingest_file(
     report.fmt = fmt
     lines = LogLines(path, progress)
     records: Iterator[Any] = READERS[fmt](lines, str(path))
+    beside: contextlib.AbstractContextManager[Iterator[Any] | None] = contextlib.nullcontext()
     prefix = digest[:16] + ":"
     if fmt == "sette-mezzo":
         schema, pending, process = _sette_mezzo(path, records, report, prefix)
         game = None
     elif fmt in ("tressette", "tressette-transcript"):
-        schema, pending, process = _tressette(report, prefix, config.reward, config.suits)
-        game = None
+        try:
+            schema, process = tressette.source(report, prefix, config.reward, config.suits)
+        except ValueError as exc:
+            raise IngestError(str(exc)) from None
+        pending, game = [], None
+        if fmt == "tressette":  # JSON lines: read and checked beside the rows
+            beside = tressette.reading(lines, str(path), config.jobs)
     else:
         game, pending = _decide_game(path, fmt, records, forced, report)
         report.game = game.name
@@ -195,15 +188,12 @@ def ingest_file(
 
     store = Store.create(config.store, schema)
     run = _Run(game, forced, config, report, process)
-    with _readers(config.jobs if fmt == "tressette" else 0) as readers, \
-            store.writer(path, digest) as writer, run:
-        if readers is not None:  # Tressette JSON lines: read and checked beside the rows
-            records = _read_tressette_beside(lines, str(path), readers)
-        for record in _chain(pending, records):
-            if isinstance(record, LoggedHand | LoggedGame | TressetteGame | _DealRef):
-                run.hand(record, writer)
-            elif isinstance(record, Header):
+    with beside as read, store.writer(path, digest) as writer, run:
+        for record in _chain(pending, records if read is None else read):
+            if isinstance(record, Header):
                 run.header(record, writer)
+            elif not isinstance(record, BadLine):  # a hand or game
+                run.hand(record, writer)
             elif record.line == lines.unterminated:
                 run.flush(writer)
                 report.notes.append(f"line {record.line} is cut off (the file ends in the "
@@ -486,45 +476,6 @@ def _ingest_hanabi(path: Path, fmt: str, config: IngestConfig,
     return report
 
 
-def _tressette(report: SourceReport, prefix: str, reward: str, suits: str
-               ) -> tuple[StoreSchema, list[Any], Callable[[list[Any]], Chunk]]:
-    """Tressette hands: every play checked in lockstep, one row per card played."""
-    from batchrl.games.tressette import transitions as tt
-
-    report.game = tt.GAME_NAME
-    if reward != "points":
-        report.notes.append(f"rewards: {reward} (the seed's per-card shaping, plus the "
-                            f"team's points at the end)")
-
-    cut = [0]  # hands cut short kept so far, over every chunk
-
-    def process(chunk: list[Any]) -> Chunk:
-        if isinstance(chunk[0], _DealRef):  # read by a reading process
-            whole = [r for r in chunk if r.refused is None]
-            deals = _deals(whole)
-            columns, places = tt.deal_rows(deals, prefix, reward, suits, dictionaries=True)
-            refused = [(r, r.refused) for r in chunk if r.refused is not None] \
-                + [(whole[i], why) for i, why in places]
-            kept = np.ones(len(deals), dtype=bool)
-            kept[[i for i, _ in places]] = False
-            cut[0] += int(((deals.lengths < 40) & kept).sum())
-        else:
-            columns, refused = tt.rows(chunk, prefix, reward, suits, dictionaries=True)
-            refused_ids = {id(g) for g, _ in refused}
-            cut[0] += sum(1 for g in chunk if g.game.truncated and id(g) not in refused_ids)
-        rejected = [(g, RejectedRecord(why, "illegal hand")) for g, why in refused]
-        if cut[0]:
-            note = f"{cut[0]:,} hand(s) cut short: kept, each seat's last row truncated"
-            report.notes[:] = [n for n in report.notes if "cut short: kept" not in n] + [note]
-        return Chunk(columns, len(chunk) - len(refused), len(columns["step"]), rejected)
-
-    try:
-        schema = tt.schema(reward, suits)
-    except ValueError as exc:
-        raise IngestError(str(exc)) from None
-    return schema, [], process
-
-
 def _payoffs(hand: LoggedHand) -> str:
     return "|".join(f"{v:g}" for v in hand.payoffs)
 
@@ -553,119 +504,3 @@ def _refuse_unsupported(where: str, game: GameDef, pv: bool) -> None:
                        f"(--no-pv leaves it out)")
     if problem is not None:
         raise IngestError(f"{where}: {game.name} has {problem}; batchrl cannot score it")
-
-
-@dataclass(frozen=True, slots=True)
-class _DealRef:
-    """A Tressette game read by a reading process: its place in its block's ``Deals``, or
-    why it cannot be encoded (a cut transcript's partial deal)."""
-
-    source: str
-    line: int
-    index: int  # its place among the log's games: its episode's number
-    deals: tressette.Deals
-    at: int
-    refused: str | None = None
-
-
-@dataclass(frozen=True, slots=True)
-class _Block:
-    """A block of Tressette JSON lines as a reading process returns it: the whole deals,
-    and each line's record in order, a bad line or (line, place in ``deals`` or -1 for a
-    deal that is not whole)."""
-
-    deals: tressette.Deals
-    records: list[BadLine | tuple[int, int]]
-
-
-def _read_block(texts: list[str], source: str, start: int) -> _Block:
-    """A reading process's work: lines read and checked (all but the plays, which the
-    rows check in lockstep), the deals as arrays."""
-    games: list[TressetteGame] = []
-    records: list[BadLine | tuple[int, int]] = []
-    for record in read_tressette_for_ingest(texts, source, start):
-        if not isinstance(record, TressetteGame):
-            records.append(record)
-        elif record.game.whole_deal:
-            records.append((record.line, len(games)))
-            games.append(record)
-        else:
-            records.append((record.line, -1))
-    return _Block(tressette.Deals.of(games), records)
-
-
-def _read_tressette_beside(lines: Iterable[str], source: str, readers: Executor
-                           ) -> Iterator[BadLine | _DealRef]:
-    """``read_tressette``'s records, in order, from blocks of lines read by ``readers``
-    (a few blocks ahead); its games come as ``_DealRef``."""
-    def blocks() -> Iterator[_Block]:
-        ahead: deque[Future[_Block]] = deque()
-        numbered = zip(itertools.count(1), lines)
-        while texts := list(itertools.islice(numbered, READ_BLOCK_LINES)):
-            ahead.append(readers.submit(_read_block, [t for _, t in texts], source,
-                                        texts[0][0]))
-            if len(ahead) > 4:
-                yield ahead.popleft().result()
-        while ahead:
-            yield ahead.popleft().result()
-
-    index = 0  # games so far: what read_tressette numbers them
-    for block in blocks():
-        for record in block.records:
-            if isinstance(record, BadLine):
-                yield record
-                continue
-            line, at = record
-            yield _DealRef(source, line, index, block.deals, at,
-                           None if at >= 0 else tressette.CUT_TRANSCRIPT)
-            index += 1
-
-
-def _deals(refs: list[_DealRef]) -> tressette.Deals:
-    """The deals of ``refs`` (whole ones), in order, numbered as their log numbers them.
-    Runs of refs into one block's deals are taken together (the refs hold the blocks, so
-    no two live blocks share an id)."""
-    parts = [block[0].deals.take(np.fromiter((r.at for r in block), np.int64))
-             for _, group in itertools.groupby(refs, key=lambda r: id(r.deals))
-             for block in [list(group)]]
-    deals = tressette.Deals.concat(parts)
-    return dataclasses.replace(deals, index=np.fromiter((r.index for r in refs), np.int64,
-                                                        count=len(refs)))
-
-
-def default_jobs() -> int:
-    """One reading process if this process may use two cores or more, else none."""
-    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") \
-        else os.cpu_count() or 1
-    return 1 if cores >= 2 else 0
-
-
-@contextlib.contextmanager
-def _readers(jobs: int | None) -> Iterator[Executor | None]:
-    """Processes that read and check lines, or None: read here.
-
-    They are forked, and only while this process runs no other Python thread (this
-    ingest's own start later), so the copy holds no lock a thread held at the fork (the
-    threads of the BLAS and of Arrow's allocator are the C libraries' own, and mind
-    forks). The reading stays here where fork is missing (Windows, macOS's default),
-    where another thread runs (a notebook's kernel), or if the processes cannot start."""
-    jobs = default_jobs() if jobs is None else jobs
-    pool = None
-    if jobs > 0 and "fork" in multiprocessing.get_all_start_methods() \
-            and threading.active_count() == 1:
-        # the readers make many small objects and no cycles: the collector would only
-        # walk them
-        pool = ProcessPoolExecutor(jobs, mp_context=multiprocessing.get_context("fork"),
-                                   initializer=gc.disable)
-        try:
-            pool.submit(int).result()  # the processes start now, before any thread
-        except (OSError, BrokenProcessPool):
-            pool.shutdown(wait=True, cancel_futures=True)
-            pool = None
-    if pool is None:
-        yield None
-        return
-    try:
-        yield pool
-    finally:
-        pool.shutdown(wait=True, cancel_futures=True)

@@ -30,9 +30,10 @@ sys.path.insert(0, str(ROOT))
 import _args  # noqa: E402  (benchmarks/, the script's own folder)
 import numpy as np  # noqa: E402
 
+from batchrl.games.tressette.ingest import default_jobs  # noqa: E402
 from batchrl.games.tressette.logs import play, write_log  # noqa: E402
 from batchrl.games.tressette.transitions import Deals, deal_rows, schema  # noqa: E402
-from batchrl.ingest import IngestConfig, default_jobs, ingest  # noqa: E402
+from batchrl.ingest import IngestConfig, ingest  # noqa: E402
 from batchrl.store import Store  # noqa: E402
 from parsers.tressette import LoggedGame, read_tressette  # noqa: E402
 

@@ -9,7 +9,7 @@ import threading
 import numpy as np
 import pytest
 
-import batchrl.ingest as ingest_module
+import batchrl.games.tressette.ingest as tressette_ingest
 from batchrl.games.tressette.logs import Game, play, to_json
 from batchrl.ingest import IngestConfig, IngestError, ingest
 from batchrl.store import Store
@@ -67,10 +67,10 @@ def test_reading_processes_store_and_report_what_one_process_does(tmp_path, monk
                                                                  fork_beside_threads,
                                                                  block, chunk):
     path = _log(tmp_path)
-    monkeypatch.setattr(ingest_module, "READ_BLOCK_LINES", block)
+    monkeypatch.setattr(tressette_ingest, "READ_BLOCK_LINES", block)
     blocks = []
-    beside = ingest_module._read_tressette_beside
-    monkeypatch.setattr(ingest_module, "_read_tressette_beside",
+    beside = tressette_ingest._records
+    monkeypatch.setattr(tressette_ingest, "_records",
                         lambda *a: blocks.append(a) or beside(*a))
     results = [_ingest(path, tmp_path / f"s{jobs}", jobs, on_error="skip", chunk_size=chunk)
                for jobs in (0, 1, 2)]
@@ -100,7 +100,7 @@ def test_reading_processes_store_and_report_what_one_process_does(tmp_path, monk
 def test_fail_mode_names_the_first_bad_line_and_stores_nothing(tmp_path, monkeypatch, jobs,
                                                                fork_beside_threads):
     path = _log(tmp_path)
-    monkeypatch.setattr(ingest_module, "READ_BLOCK_LINES", 2)
+    monkeypatch.setattr(tressette_ingest, "READ_BLOCK_LINES", 2)
     with pytest.raises(IngestError, match="line 3: not JSON") as failed:
         ingest(IngestConfig(paths=(path,), store=tmp_path / "s", jobs=jobs, chunk_size=2))
     assert "line 5" not in str(failed.value)
@@ -117,7 +117,7 @@ def test_fail_mode_names_the_first_bad_line_and_stores_nothing(tmp_path, monkeyp
 def test_without_fork_the_lines_are_read_here(tmp_path, monkeypatch):
     path = _log(tmp_path)
     monkeypatch.setattr(multiprocessing, "get_all_start_methods", lambda: ["spawn"])
-    with ingest_module._readers(1) as readers:
+    with tressette_ingest._readers(1) as readers:
         assert readers is None
     report, table = _ingest(path, tmp_path / "s", 1, on_error="skip")
     assert report.hands == 23 and len(table) == report.rows
@@ -125,30 +125,30 @@ def test_without_fork_the_lines_are_read_here(tmp_path, monkeypatch):
 
 @needs_fork
 def test_readers_are_processes_only_when_asked(tmp_path, monkeypatch, fork_beside_threads):
-    with ingest_module._readers(0) as none:
+    with tressette_ingest._readers(0) as none:
         assert none is None
-    with ingest_module._readers(2) as pool:
+    with tressette_ingest._readers(2) as pool:
         assert pool is not None and pool.submit(sum, [1, 2]).result() == 3
     with pytest.raises(IngestError, match="--jobs -1: want 0"):
         ingest(IngestConfig(paths=(), store=tmp_path / "s", jobs=-1))
-    monkeypatch.setattr(ingest_module.os, "sched_getaffinity", lambda pid: {0}, raising=False)
-    monkeypatch.setattr(ingest_module.os, "cpu_count", lambda: 1)
-    assert ingest_module.default_jobs() == 0
+    monkeypatch.setattr(tressette_ingest.os, "sched_getaffinity", lambda pid: {0}, raising=False)
+    monkeypatch.setattr(tressette_ingest.os, "cpu_count", lambda: 1)
+    assert tressette_ingest.default_jobs() == 0
 
 
 def test_a_game_read_in_a_block_is_the_game_read_whole():
     games = list(play(SEATS, 3, seed=2))
     texts = [to_json(g) for g in games]
-    block = ingest_module._read_block(texts, "x.jsonl", 7)
-    assert block.records == [(7, 0), (8, 1), (9, 2)]
-    assert block.deals.line.tolist() == [7, 8, 9]
+    deals, records = tressette_ingest._read_block(texts, "x.jsonl", 7)
+    assert records == [(7, 0), (8, 1), (9, 2)]
+    assert deals.line.tolist() == [7, 8, 9]
     for i, g in enumerate(games):
-        assert sorted(block.deals.hands[i].ravel().tolist()) == list(range(40))
-        assert [tuple(h) for h in block.deals.hands[i].tolist()] == [tuple(h) for h in g.hands]
-        assert list(zip(block.deals.seats[i].tolist(), block.deals.cards[i].tolist(),
+        assert sorted(deals.hands[i].ravel().tolist()) == list(range(40))
+        assert [tuple(h) for h in deals.hands[i].tolist()] == [tuple(h) for h in g.hands]
+        assert list(zip(deals.seats[i].tolist(), deals.cards[i].tolist(),
                         strict=True)) == [tuple(p) for p in g.plays]
-        assert tuple(block.deals.points[i]) == g.points
-        assert tuple(block.deals.names[i]) == g.names
+        assert tuple(deals.points[i]) == g.points
+        assert tuple(deals.names[i]) == g.names
     assert Game.from_json(texts[0]) == games[0]
 
 
@@ -186,19 +186,19 @@ def test_no_fork_beside_another_thread_or_when_the_processes_cannot_start(monkey
     other.start()
     try:
         assert threading.active_count() >= 2
-        with ingest_module._readers(1) as readers:
+        with tressette_ingest._readers(1) as readers:
             assert readers is None  # a notebook's kernel, say: read here
     finally:
         stop.set()
         other.join()
 
-    class Unstartable(ingest_module.ProcessPoolExecutor):
+    class Unstartable(tressette_ingest.ProcessPoolExecutor):
         def submit(self, *args, **kwargs):
             raise OSError("cannot fork: out of memory")
 
     monkeypatch.setattr(threading, "active_count", lambda: 1)  # no thread in the way
-    with ingest_module._readers(1) as readers:
+    with tressette_ingest._readers(1) as readers:
         assert readers is not None
-    monkeypatch.setattr(ingest_module, "ProcessPoolExecutor", Unstartable)
-    with ingest_module._readers(1) as readers:
+    monkeypatch.setattr(tressette_ingest, "ProcessPoolExecutor", Unstartable)
+    with tressette_ingest._readers(1) as readers:
         assert readers is None
