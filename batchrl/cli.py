@@ -9,18 +9,23 @@ from __future__ import annotations
 import sys
 import time
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import Any
 
 import click
 
 from batchrl import __version__
-from batchrl.cli_common import STORE_HELP, progress, split_names
+from batchrl.cli_common import (
+    STORE_HELP,
+    FormatName,
+    game_options,
+    progress,
+    split_names,
+    take_game_options,
+)
 from batchrl.cli_play import evaluate, generate, solve
-from batchrl.games.holdem.gamedef import BUILTINS
-from parsers import FORMATS
-
-if TYPE_CHECKING:
-    from batchrl.ingest import SourceReport
+from batchrl.games import FORMATS, GameError, game_for
+from batchrl.ingest import IngestConfig, IngestError, SourceReport
+from batchrl.ingest import ingest as run_ingest
 
 _TABLE_HEADER = (f"{'iter':>4} {'bellman residual':>17} {'mean |Q|':>10} {'max |Q|':>10} "
                  f"{'seconds':>8}  trees")
@@ -71,40 +76,25 @@ def _print_report(report: SourceReport) -> None:
             click.echo(f"    {example}")
 
 
-@main.command()
+def _formats_help() -> str:
+    return "; ".join(f"{f.name}: {f.description}" for f in sorted(FORMATS.values(),
+                                                                  key=lambda f: f.name))
+
+
+@main.command(context_settings={"max_content_width": 100})
 @click.argument("paths", nargs=-1, required=True, type=click.Path(exists=True, path_type=Path))
 @click.option("--store", "store", type=click.Path(file_okay=False, path_type=Path),
               default=None, help=STORE_HELP)
-@click.option("--format", "fmt", type=click.Choice(FORMATS), default="auto", show_default=True,
-              help="Log format: ACPC dealer .log (STATE lines), Glassfrog .dealer.summary, "
-                   "sette e mezzo JSON lines, Hanabi: the report's JSON state/action pairs, "
-                   "Eger et al.'s game logs, hanab.live exports; or told from the content.")
-@click.option("--game", "game", metavar="FILE|NAME", default=None,
-              help="An ACPC .game file, or a built-in game: " + ", ".join(BUILTINS) + ". "
-                   "Default: the game the log's header names, else the built-in whose "
-                   "rules give the logged payoffs (this picks a Glassfrog summary's units).")
+@click.option("--format", "fmt", type=FormatName(), default="auto",
+              show_default=True,
+              help="Log format, told from the content unless given: " + _formats_help() + ".")
 @click.option("--on-error", type=click.Choice(["fail", "skip"]), default="fail",
               show_default=True,
               help="On a bad line or an illegal hand: stop (nothing of that file is stored; "
                    "files before it are), or skip it, count it and keep the good hands.")
-@click.option("--pv/--no-pv", default=True, show_default=True,
-              help="Compute pv, the exact probability of victory, for every decision. "
-                   "--no-pv leaves the feature out: ingest runs several times faster.")
-@click.option("--reward", type=click.Choice(["points", "shaped"]), default="points",
-              show_default=True,
-              help="tressette: the team's points at the end of the hand, or the seed's "
-                   "shaped per-card reward on top of them.")
-@click.option("--suits", type=click.Choice(["dealt", "canonical"]), default="dealt",
-              show_default=True,
-              help="tressette: name the suits as dealt, or put each state's suits in a "
-                   "canonical order (led suit, then most cards held, ...): there are no "
-                   "trumps, so a learner then sees 24 suit orders of a situation as one.")
-@click.option("--jobs", "-j", type=click.IntRange(min=0), default=None,
-              help="tressette JSON lines: processes that read and check the lines while "
-                   "this one makes and writes the rows. Default: 1 on a machine with two "
-                   "cores or more, else 0 (read here).")
-def ingest(paths: tuple[Path, ...], store: Path | None, fmt: str, game: str | None,
-           on_error: str, pv: bool, reward: str, suits: str, jobs: int | None) -> None:
+@game_options("ingest")
+def ingest(paths: tuple[Path, ...], store: Path | None, fmt: str, on_error: str,
+           **kwargs: Any) -> None:
     """Turn game logs into store rows, one per decision.
 
     Every hand is replayed through the rules: each action must be legal and the
@@ -121,6 +111,9 @@ def ingest(paths: tuple[Path, ...], store: Path | None, fmt: str, game: str | No
     player's view (the seed's 152, the trick, and what each card in hand
     would do), the 40 cards as actions, and the team's points as reward.
 
+    The options after --on-error are the games' own: each applies to the logs of
+    the games it names.
+
     \b
     Examples:
       batchrl ingest ROOM_90.dealer.summary
@@ -131,23 +124,20 @@ def ingest(paths: tuple[Path, ...], store: Path | None, fmt: str, game: str | No
           --on-error skip
       batchrl ingest tressette.jsonl --store datasets/tressette
     """
-    from batchrl.ingest import IngestConfig, IngestError
-    from batchrl.ingest import ingest as run
+    from batchrl.ingest import source_bytes
     from batchrl.store import StoreError, default_store_path
 
     root = store if store is not None else default_store_path()
-    config = IngestConfig(paths=paths, store=root, fmt=fmt, game=game, on_error=on_error,
-                          pv=pv, reward=reward, suits=suits, jobs=jobs)
-    from batchrl.ingest import source_bytes
-
+    options = take_game_options("ingest", kwargs, None)
+    config = IngestConfig(paths=paths, store=root, fmt=fmt, on_error=on_error, options=options)
     total = sum(source_bytes(p) for p in paths)
     try:
         if sys.stderr.isatty():
             with click.progressbar(length=total, label="ingesting", file=sys.stderr,
                                    show_eta=True, show_percent=True) as bar:
-                reports = run(config, progress=bar.update, on_report=_print_report)
+                reports = run_ingest(config, progress=bar.update, on_report=_print_report)
         else:
-            reports = run(config, on_report=_print_report)
+            reports = run_ingest(config, on_report=_print_report)
     except (IngestError, StoreError) as exc:
         raise click.ClickException(str(exc)) from None
     except OSError as exc:
@@ -193,6 +183,12 @@ def info(store: Path | None, whole: bool) -> None:
         click.echo("names     " + ", ".join(f"{n} ({c:,} decisions)" for n, c in names.items()))
     click.echo(f"features  {_listing(summary.features, whole)}")
     click.echo(f"actions   {_listing(summary.actions, whole)}")
+    try:
+        game = game_for(summary.game, opened.schema.game_params)
+        click.echo(f"fqi       {game.fqi.describe()} ({game.name}'s recommended settings: "
+                   f"batchrl fqi with no flags)")
+    except GameError:
+        pass
     click.echo(f"sources   {len(summary.sources)}")
     for src in summary.sources:
         click.echo(f"  {src.path}  {src.rows:,} rows, {src.episodes:,} episodes, "
@@ -204,32 +200,37 @@ def info(store: Path | None, whole: bool) -> None:
             click.echo("    skipped: " + ", ".join(f"{v} {k}" for k, v in skipped.items()))
 
 
-@main.command()
+@main.command(context_settings={"max_content_width": 100})
 @click.option("--store", "store", type=click.Path(file_okay=False, path_type=Path),
               default=None, help=STORE_HELP)
-@click.option("--trees", "-M", default=100, show_default=True, help="M: trees in the forest.")
-@click.option("--nmin", default=20, show_default=True,
-              help="n_min: rows a node needs to be split (bigger: smoother Q).")
-@click.option("--k", "k", type=int, default=None,
-              help="K: candidate attributes tried at each split [default: all inputs, as the "
-                   "thesis and Ernst et al.].")
-@click.option("--iters", "-N", default=11, show_default=True,
-              help="N: iterations; Q then looks N decisions ahead (11 covers a limit hand).")
+@click.option("--trees", "-M", type=click.IntRange(min=1), default=None,
+              help="M: trees in the forest [default: the game's].")
+@click.option("--nmin", type=click.IntRange(min=2), default=None,
+              help="n_min: rows a node needs to be split (bigger: smoother Q) [default: the "
+                   "game's].")
+@click.option("--k", "k", type=click.IntRange(min=1), default=None,
+              help="K: candidate attributes tried at each split [default: the game's; all "
+                   "inputs, as the thesis and Ernst et al., unless it says otherwise].")
+@click.option("--iters", "-N", type=click.IntRange(min=1), default=None,
+              help="N: iterations; Q then looks N decisions ahead [default: the game's; 11 "
+                   "covers a limit hold'em hand].")
 @click.option("--gamma", default=1.0, show_default=True, help="Discount per decision.")
 @click.option("--features", multiple=True, metavar="NAME[,NAME...]",
               help="Use only these features (see batchrl info); a name may be a shell "
-                   "pattern such as 'hand_*'.")
+                   "pattern such as 'hand_*' [default: the game's].")
 @click.option("--drop", multiple=True, metavar="NAME[,NAME...]",
-              help="Leave these features out (ablation); patterns as for --features.")
+              help="Leave these features out (ablation); patterns as for --features "
+                   "[default: the game's].")
 @click.option("--player", "players", multiple=True, metavar="NAME[,NAME...]",
               help="Learn only from these players' decisions (names as batchrl info lists "
                    "them): the seat that faced the opponent you want to beat.")
-@click.option("--per-action", is_flag=True,
-              help="One regressor per action instead of one on (state, action).")
-@click.option("--fast", is_flag=True,
+@click.option("--per-action/--joint", "per_action", default=None,
+              help="One regressor per action, or one on (state, action) [default: the "
+                   "game's].")
+@click.option("--fast/--no-fast", "fast", default=None,
               help="Grow the trees once on the return-to-go, then only refit leaf values: "
-                   "each iteration is a fraction of a refit.")
-@click.option("--freeze-after", type=int, default=None, metavar="K",
+                   "each iteration is a fraction of a refit [default: the game's].")
+@click.option("--freeze-after", type=click.IntRange(min=0), default=None, metavar="K",
               help="Fast mode after K full refits (0 is --fast).")
 @click.option("--jobs", "-j", default=-1, show_default=True,
               help="Worker threads for the trees (-1: every core). Results do not depend on it.")
@@ -239,9 +240,9 @@ def info(store: Path | None, whole: bool) -> None:
 @click.option("--resume", is_flag=True,
               help="Continue a killed run from its last complete iteration (same result as "
                    "an uninterrupted run).")
-def fqi(store: Path | None, trees: int, nmin: int, k: int | None, iters: int, gamma: float,
-        features: tuple[str, ...], drop: tuple[str, ...], players: tuple[str, ...],
-        per_action: bool, fast: bool,
+def fqi(store: Path | None, trees: int | None, nmin: int | None, k: int | None,
+        iters: int | None, gamma: float, features: tuple[str, ...], drop: tuple[str, ...],
+        players: tuple[str, ...], per_action: bool | None, fast: bool | None,
         freeze_after: int | None, jobs: int, seed: int, out: Path | None,
         resume: bool) -> None:
     """Fitted Q-iteration on a store: learn Q(state, action) with extremely randomized trees.
@@ -250,25 +251,33 @@ def fqi(store: Path | None, trees: int, nmin: int, k: int | None, iters: int, ga
     the previous Q. Every iteration is checkpointed beside the model, so a killed
     run continues with --resume.
 
+    Every game recommends its settings (the thesis's M=100, n_min=20, N=11 for
+    hold'em; the recipes of the README for the others): with no flags fqi uses the
+    store's game's and prints them; any flag given wins.
+
     \b
     Examples:
+      batchrl fqi                             # the default store, the game's settings
       batchrl fqi --trees 100 --nmin 20 --iters 11
       batchrl fqi --drop pv --fast --out models/no_pv.joblib
       batchrl fqi --player random-1 --fast    # learn from the seat facing the bot
     """
     from batchrl.fqi import IterationStats
     from batchrl.store import StoreError, default_store_path
-    from batchrl.training import FAST_FREEZE_AFTER, FQIConfig, run_fqi
+    from batchrl.training import recommended, run_fqi
 
-    if fast and freeze_after is None:
-        freeze_after = FAST_FREEZE_AFTER
-    config = FQIConfig(
-        store=store if store is not None else default_store_path(), trees=trees, nmin=nmin,
-        k=k, iters=iters, gamma=gamma, features=split_names(features) or None,
-        drop=split_names(drop), players=split_names(players), per_action=per_action,
-        freeze_after=freeze_after, jobs=jobs,
-        seed=seed, out=out, resume=resume)
+    root = store if store is not None else default_store_path()
+    given = {"trees": trees, "nmin": nmin, "k": k, "iters": iters, "per_action": per_action,
+             "fast": fast, "freeze_after": freeze_after,
+             "features": split_names(features) or None, "drop": split_names(drop) or None}
+    try:
+        config, said = recommended(root, given, gamma=gamma, players=split_names(players),
+                                   jobs=jobs, seed=seed, out=out, resume=resume)
+    except (StoreError, ValueError) as exc:
+        raise click.ClickException(str(exc)) from None
+    click.echo(said)
     rows: list[str] = []
+    iterations = config.iters
 
     def row(stats: IterationStats) -> str:
         return (f"{stats.iteration:>4} {stats.bellman_residual:>17.4f} "
@@ -279,8 +288,8 @@ def fqi(store: Path | None, trees: int, nmin: int, k: int | None, iters: int, ga
     try:
         if sys.stderr.isatty():
             # On a terminal: a bar with the last iteration's residual, the table at the end.
-            with click.progressbar(length=iters, label="fqi", file=sys.stderr, show_eta=True,
-                                   show_pos=True) as bar:
+            with click.progressbar(length=iterations, label="fqi", file=sys.stderr,
+                                   show_eta=True, show_pos=True) as bar:
 
                 def advance(stats: IterationStats) -> None:
                     rows.append(row(stats))
@@ -291,8 +300,14 @@ def fqi(store: Path | None, trees: int, nmin: int, k: int | None, iters: int, ga
             click.echo(_TABLE_HEADER)
             click.echo("\n".join(rows))
         else:
-            click.echo(_TABLE_HEADER)
-            path, _ = run_fqi(config, on_iteration=lambda stats: click.echo(row(stats)))
+            header = [_TABLE_HEADER]
+
+            def echo(stats: IterationStats) -> None:
+                while header:  # the header with the first row: an error comes before it
+                    click.echo(header.pop())
+                click.echo(row(stats))
+
+            path, _ = run_fqi(config, on_iteration=echo)
     except (StoreError, ValueError) as exc:
         raise click.ClickException(str(exc)) from None
     click.echo(f"done in {time.perf_counter() - started:.1f} s: model in {path}")

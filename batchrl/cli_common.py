@@ -1,17 +1,25 @@
-"""Shared by the command modules: option help, name lists and progress bars."""
+"""Shared by the command modules: option help, the games' own options, progress bars.
+
+The games and their options come from the registry (``batchrl.games``): each game
+declares the options it takes (`batchrl.games.Option`), and ``game_options(command)``
+turns them into the command's click options, one per flag, its help naming the games
+that take it. Nothing here names a game.
+"""
 
 from __future__ import annotations
 
 import sys
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import contextmanager
-from typing import TypeVar
+from typing import Any, TypeVar
 
 import click
 
+from batchrl.games import GAMES, Game, GameError, Option, get_game
+
 T = TypeVar("T")
+F = TypeVar("F", bound=Callable[..., Any])
 STORE_HELP = "Store directory [default: datasets/store, or $BATCHRL_STORE]."
-GAMES = ("holdem", "sette-mezzo", "hanabi", "tressette")
 
 
 def split_names(values: tuple[str, ...]) -> tuple[str, ...]:
@@ -34,3 +42,126 @@ def progress(total: int, label: str) -> Iterator[Callable[[int], None]]:
         return
     with click.progressbar(length=total, label=label, file=sys.stderr) as bar:
         yield bar.update
+
+
+class GameName(click.ParamType[Game]):
+    """A registered game's name, checked when the command runs (a game registered after
+    the command line was built counts too)."""
+
+    name = "game"
+
+    def __init__(self, having: str | None = None) -> None:
+        self.having = having  # a capability the game must have ("solve", ...)
+
+    def convert(self, value: Any, param: click.Parameter | None,
+                ctx: click.Context | None) -> Game:
+        if isinstance(value, Game):
+            return value
+        try:
+            game = get_game(str(value))
+        except GameError as exc:
+            self.fail(str(exc), param, ctx)
+        if self.having is not None and not game.can(self.having):
+            able = [n for n, g in GAMES.items() if g.can(self.having)]
+            self.fail(f"{game.name} has no {_CAPABILITIES.get(self.having, self.having)}; "
+                      f"{'the games with one: ' + ', '.join(able) if able else 'no game has'}",
+                      param, ctx)
+        return game
+
+    def get_metavar(self, param: click.Parameter, ctx: click.Context | None = None) -> str:
+        names = [n for n, g in GAMES.items() if self.having is None or g.can(self.having)]
+        return "[" + "|".join(names) + "]"
+
+
+class FormatName(click.ParamType[str]):
+    """``auto`` or a registered log format's name, checked when the command runs."""
+
+    name = "format"
+
+    def convert(self, value: Any, param: click.Parameter | None,
+                ctx: click.Context | None) -> str:
+        from batchrl.games import FORMATS
+
+        if value != "auto" and value not in FORMATS:
+            self.fail(f"{value!r} is not a format: auto, {', '.join(sorted(FORMATS))}",
+                      param, ctx)
+        return str(value)
+
+    def get_metavar(self, param: click.Parameter, ctx: click.Context | None = None) -> str:
+        from batchrl.games import FORMATS
+
+        return "[" + "|".join(["auto", *sorted(FORMATS)]) + "]"
+
+
+_CAPABILITIES = {"solve": "exact solver", "imitation": "imitation network",
+                 "generate": "log writer", "evaluate": "evaluation"}
+
+
+def games_help(describe: Callable[[Game], str | None]) -> str:
+    """One line per game that ``describe`` has something to say of."""
+    lines = [f"{name}: {text}" for name, game in GAMES.items() if (text := describe(game))]
+    return "; ".join(lines)
+
+
+def _declared(command: str) -> dict[str, list[tuple[Game, Option]]]:
+    """The games' options for ``command``, by flag."""
+    out: dict[str, list[tuple[Game, Option]]] = {}
+    for game in GAMES.values():
+        for option in game.options:
+            if command in option.flags:
+                out.setdefault(option.flags[command], []).append((game, option))
+    return out
+
+
+def game_options(command: str) -> Callable[[F], F]:
+    """A decorator adding the games' own options for ``command`` (see the module doc)."""
+    def decorate(f: F) -> F:
+        for flag, owners in sorted(_declared(command).items(), reverse=True):
+            first = owners[0][1]
+            for game, option in owners[1:]:
+                if (option.name, option.type, option.choices) != \
+                        (first.name, first.type, first.choices):
+                    raise GameError(f"{game.name} and {owners[0][0].name} declare {flag} for "
+                                    f"{command} with another name, type or choices")
+            help_text = " ".join(f"{g.name}: {o.help}" for g, o in owners)
+            decls = [flag, *([first.short] if first.short else [])]
+            kwargs: dict[str, Any] = {"default": None, "help": help_text}
+            if first.type is bool and "/" not in flag:
+                kwargs["is_flag"] = True
+            elif first.type is not bool:
+                kwargs["type"] = click.Choice(first.choices) if first.choices else first.type
+                if first.metavar:
+                    kwargs["metavar"] = first.metavar
+            f = click.option(*decls, _param(command, flag, first), **kwargs)(f)
+        return f
+    return decorate
+
+
+def _param(command: str, flag: str, option: Option) -> str:
+    """The Python name click gives a game's option: ``gopt_<name>``, never a clash with the
+    command's own parameters."""
+    return f"gopt_{option.name}"
+
+
+def take_game_options(command: str, kwargs: dict[str, Any], game: Game | None
+                      ) -> dict[str, Any]:
+    """The games' options the user gave to ``command`` (popped from ``kwargs``), checked
+    against ``game`` (an option of another game is an error naming whose it is)."""
+    given: dict[str, Any] = {}
+    for flag, owners in _declared(command).items():
+        name = owners[0][1].name
+        value = kwargs.pop(f"gopt_{name}", None)
+        if value is None:
+            continue
+        if game is not None and game.name not in {g.name for g, _ in owners}:
+            whose = ", ".join(g.name for g, _ in owners)
+            raise click.UsageError(f"{flag.split('/')[0]} is an option of {whose}, not of "
+                                   f"{game.name}")
+        given[name] = value
+    return given
+
+
+def for_game(options: Mapping[str, Any], game: Game, command: str) -> dict[str, Any]:
+    """The options among ``options`` that ``game`` declares for ``command``."""
+    mine = {o.name for o in game.options if command in o.flags}
+    return {k: v for k, v in options.items() if k in mine}

@@ -1,50 +1,63 @@
-"""The playing commands: ``generate`` (bots into logs), ``solve`` and ``evaluate``.
+"""The playing commands: ``generate`` (players into logs), ``solve`` and ``evaluate``.
 
-``batchrl.cli`` registers them on the ``batchrl`` group.
+Each dispatches through the game registry (``batchrl.games``): the game's own method
+does the work, the game's own options reach it. ``batchrl.cli`` registers them on the
+``batchrl`` group.
 """
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
+from typing import Any
 
 import click
 
-from batchrl.cli_common import GAMES, advancing, progress
+from batchrl.cli_common import (
+    GameName,
+    game_options,
+    games_help,
+    progress,
+    take_game_options,
+)
+from batchrl.games import GAMES, Game, GameError, game_for
 
 
-@click.command()
-@click.option("--game", type=click.Choice(GAMES), required=True, help="Which game to play.")
-@click.option("--games", "--hands", "count", type=int, default=1000, show_default=True,
-              help="Games (hands, for hold'em) to play.")
-@click.option("--policy", "policy_name", default="random", show_default=True,
-              help="sette-mezzo: random (hit or stick, 50/50), optimal (the exact solution), "
-                   "or a model file from batchrl fqi.")
-@click.option("--players", default="random,random", show_default=True, metavar="A,B",
-              help="holdem: the two players, each random (the thesis's: 10% fold, 50% call, "
-                   "40% raise), rule (a tight-aggressive rule bot) or a model file. "
-                   "hanabi: random, simple, convention (bot1, bot2: the report's roles, "
-                   "simple and convention) or model:PATH (a network from batchrl imitate). "
-                   "tressette: four seats (or A,B for teams 0+2 and 1+3), each random, "
-                   "seed-heuristic or rule.")
-@click.option("--format", "fmt",
-              type=click.Choice(["auto", "acpc", "glassfrog", "jsonl", "transcript"]),
-              default="auto", show_default=True,
-              help="holdem: ACPC dealer .log (STATE lines) or Glassfrog .dealer.summary; "
-                   "tressette: batchrl's JSON lines or the seed's printed transcript; "
-                   "auto: by the file name (.txt: a transcript).")
-@click.option("--gamedef", "table", metavar="FILE|NAME", default=None,
-              help="holdem: the game (an ACPC .game file or built-in name) [default: a model "
-                   "player's game, else the format's usual units].")
-@click.option("--limit", default=5.0, show_default=True,
-              help="sette-mezzo: the opponent draws until its total reaches this.")
+def _log_formats() -> list[str]:
+    return sorted({f for game in GAMES.values() for f in game.log_formats})
+
+
+def _players(text: str) -> tuple[str, ...]:
+    return tuple(p.strip() for p in text.split(",") if p.strip())
+
+
+@click.command(context_settings={"max_content_width": 100})
+@click.option("--game", type=GameName("generate"), required=True, help="Which game to play.")
+@click.option("--games", "--hands", "count", type=click.IntRange(min=1), default=1000,
+              show_default=True, help="Games (hands, in the card games) to play.")
+@click.option("--players", default=None, metavar="A,B,...",
+              help="The players, seat by seat: random, model:PATH (a model from batchrl fqi) "
+                   "or one of the game's bots (" + games_help(
+                       lambda g: ", ".join(g.bots) + f" [default {','.join(g.default_players)}]"
+                       if g.can("generate") else None)
+                   + "). holdem: a model file without model: works too; tressette: A,B "
+                     "means teams 0+2 and 1+3; hanabi: model:PATH is a network from "
+                     "batchrl imitate.")
+@click.option("--policy", "policy_name", default=None, metavar="PLAYER",
+              help="A one-player game's player (sette-mezzo: random, optimal or a model "
+                   "file): the same as --players PLAYER.")
+@click.option("--format", "fmt", type=click.Choice(["auto", *_log_formats()]), default="auto",
+              show_default=True,
+              help="The log format to write: " + games_help(
+                  lambda g: ", ".join(g.log_formats) if len(g.log_formats) > 1 else None)
+              + "; auto: the game's usual one, told by the file name where a game "
+                "writes several (.dealer.summary: glassfrog; .txt: a Tressette transcript).")
 @click.option("--seed", default=0, show_default=True, help="Makes the deals repeatable.")
-@click.option("--jobs", "-j", default=1, show_default=True,
-              help="hanabi: processes playing games (-1: one per core); the games do not "
-                   "depend on it.")
+@game_options("generate")
 @click.option("-o", "--out", type=click.Path(path_type=Path), required=True,
               help="Log file to write (hanabi: a directory, two files per game).")
-def generate(game: str, count: int, policy_name: str, players: str, fmt: str,
-             table: str | None, limit: float, seed: int, jobs: int, out: Path) -> None:
+def generate(game: Game, count: int, players: str | None, policy_name: str | None, fmt: str,
+             seed: int, out: Path, **kwargs: Any) -> None:
     """Play games with bots and write them as logs that batchrl ingest reads.
 
     \b
@@ -57,120 +70,61 @@ def generate(game: str, count: int, policy_name: str, players: str, fmt: str,
       batchrl generate --game tressette --players seed-heuristic,random,seed-heuristic,random \\
           --games 50000 -o tressette.jsonl
     """
-    import numpy as np
-
-    if game == "sette-mezzo":
-        from batchrl.games.sette_mezzo.logs import play, write_log
-
-        chooser: object = policy_name
-        if policy_name not in ("random", "optimal"):
-            from batchrl.policy import GreedyPolicy, ModelError
-
-            try:
-                learned = GreedyPolicy.load(policy_name)
-            except ModelError as exc:
-                raise click.ClickException(
-                    f"--policy is random, optimal or a model file: {exc}") from None
-            chooser = learned.act_batch
-        rng = np.random.default_rng(seed)
-        written = write_log(out, play(chooser, count, rng, limit))  # type: ignore[arg-type]
-    elif game == "tressette":
-        from batchrl.games.tressette.logs import play as play_tressette
-        from batchrl.games.tressette.logs import write_log as write_tressette
-
-        names = [p.strip() for p in players.split(",")]
-        if len(names) == 2:
-            names = names * 2  # A,B: seats 0 and 2 play A, seats 1 and 3 play B
-        kind = "transcript" if fmt == "transcript" or (fmt == "auto" and out.suffix == ".txt") \
-            else "jsonl"
-        try:
-            with progress(count, "playing") as advance:
-                written = write_tressette(out, advancing(play_tressette(names, count, seed),
-                                                          advance), kind)
-        except ValueError as exc:
-            raise click.ClickException(str(exc)) from None
-        click.echo(f"{written:,} hands written to {out} ({kind})")
-        return
-    elif game == "hanabi":
-        from batchrl.games.hanabi.logs import generate as generate_hanabi
-
-        names = [p.strip() for p in players.split(",")]
-        try:
-            with progress(count, "playing") as advance:
-                scores = generate_hanabi(out, names, count, seed, advance, jobs)
-        except ValueError as exc:
-            raise click.ClickException(str(exc)) from None
-        click.echo(f"{count:,} games written to {out}/ (mean score {np.mean(scores):.2f} "
-                   f"cards played)")
-        return
-    else:
-        from batchrl.games.holdem import gamedef
-        from batchrl.games.holdem.logs import generate as generate_holdem
-        from batchrl.policy import ModelError
-
-        names = [p.strip() for p in players.split(",")]
-        try:
-            chosen = gamedef.resolve(table) if table else None
-            with progress(count, "playing") as advance:
-                written = generate_holdem(out, names, count, seed, fmt, chosen, advance)
-        except (ModelError, gamedef.GameDefError, ValueError) as exc:
-            raise click.ClickException(str(exc)) from None
-    click.echo(f"{written:,} games written to {out}")
+    options = take_game_options("generate", kwargs, game)
+    if fmt != "auto" and fmt not in game.log_formats:
+        raise click.UsageError(f"{game.name} writes {', '.join(game.log_formats)}, not {fmt}")
+    chosen = _players(policy_name or players or ",".join(game.default_players))
+    try:
+        with progress(count, "playing") as advance:
+            line = game.generate(out, chosen, count, seed, options | {"format": fmt}, advance)
+    except (GameError, ValueError, OSError) as exc:
+        raise click.ClickException(_message(exc)) from None
+    click.echo(line)
 
 
-@click.command()
-@click.argument("game", type=click.Choice(["sette-mezzo"]))
-@click.option("--limit", default=5.0, show_default=True,
-              help="The opponent draws until its total reaches this.")
-def solve(game: str, limit: float) -> None:
+@click.command(context_settings={"max_content_width": 100})
+@click.argument("game", type=GameName("solve"))
+@game_options("solve")
+def solve(game: Game, **kwargs: Any) -> None:
     """Solve a game exactly and print the optimal strategy as a table.
 
     sette-mezzo: policy iteration over the exact card-removal probabilities.
     """
-    from batchrl.games.sette_mezzo.solver import solve as solve_exactly
-    from batchrl.games.sette_mezzo.solver import strategy_table
-
-    solution = solve_exactly(limit)
-    click.echo(strategy_table(solution))
-    click.echo(f"optimal expected reward per game: {solution.expected_reward:+.6f} "
-               f"({solution.rounds} rounds of policy iteration, "
-               f"{len(solution.action):,} states)")
+    options = take_game_options("solve", kwargs, game)
+    try:
+        click.echo(game.solve(options).table())
+    except (GameError, ValueError) as exc:
+        raise click.ClickException(str(exc)) from None
 
 
-@click.command()
-@click.option("--game", type=click.Choice(GAMES), default=None,
+@click.command(context_settings={"max_content_width": 100})
+@click.option("--game", type=GameName("evaluate"), default=None,
               help="The game [default: the model's]; given, it must be the model's.")
 @click.option("--model", type=click.Path(exists=True, dir_okay=False, path_type=Path),
-              default=None, help="The hero: a model file from batchrl fqi (holdem, "
-                                 "sette-mezzo).")
-@click.option("--players", "pairs", multiple=True, metavar="A,B",
-              help="hanabi: a pair of players (random, simple, convention, bot1, bot2, "
-                   "model:PATH); repeat for more pairs, all on the same deals "
+              default=None, help="The player measured: a model file from batchrl fqi (the "
+                                 "same as model:PATH first in --players).")
+@click.option("--players", "groups", multiple=True, metavar="A,B,...",
+              help="The players, the measured one first: random, model:PATH or the game's "
+                   "bots. hanabi: a pair, repeat for more pairs, all on the same deals "
                    "[default: bot2,bot2].")
-@click.option("--games", default=None, type=int,
-              help="hanabi: games per pair [1000]; tressette: hands, each deal played from "
-                   "both sides [20000].")
+@click.option("--opponent", default=None, metavar="PLAYER",
+              help="The other player when --model is given [default: random] (holdem: the "
+                   "thesis's random bot, rule, or another model file).")
 @click.option("--team", default=None, metavar="PLAYER",
               help="tressette: the team's player (both seats): random, seed-heuristic, rule "
-                   "or model:PATH (an FQI model of a Tressette store).")
-@click.option("--vs", "versus", default="random", show_default=True, metavar="PLAYER",
-              help="tressette: the other team's player.")
-@click.option("--opponent", default="random", show_default=True, metavar="random|rule|MODEL",
-              help="holdem: the thesis's random bot, the rule bot, or another model file.")
-@click.option("--hands", default=3000, show_default=True,
-              help="holdem: hands to play (the thesis played 3,000).")
+                   "or model:PATH [default: rule].")
+@click.option("--vs", "versus", default=None, metavar="PLAYER",
+              help="tressette: the other team's player [default: random].")
+@click.option("--games", "--hands", "count", type=click.IntRange(min=1), default=None,
+              help="Games (hands) to play [default: " + games_help(
+                  lambda g: f"{g.default_count:,}" if g.can("evaluate") else None) + "].")
 @click.option("--seed", default=33, show_default=True,
-              help="holdem: deals and the bots' randomness (the same seed, the same cards).")
-@click.option("--duplicate", is_flag=True,
-              help="holdem: play every deal twice with the seats swapped, cutting the "
-                   "variance the cards add.")
-@click.option("--limit", type=float, default=None,
-              help="sette-mezzo: the opponent's limit [default: the one the model's data "
-                   "was played at].")
+              help="The deals and the bots' randomness (the same seed, the same cards).")
+@game_options("evaluate")
 @click.option("--json", "as_json", is_flag=True, help="One JSON object, for notebooks.")
-def evaluate(game: str | None, model: Path | None, pairs: tuple[str, ...], games: int | None,
-             team: str | None, versus: str, opponent: str, hands: int, seed: int,
-             duplicate: bool, limit: float | None, as_json: bool) -> None:
+def evaluate(game: Game | None, model: Path | None, groups: tuple[str, ...],
+             opponent: str | None, team: str | None, versus: str | None, count: int | None,
+             seed: int, as_json: bool, **kwargs: Any) -> None:
     """Measure a learned policy, in the game its model was trained on.
 
     \b
@@ -193,92 +147,69 @@ def evaluate(game: str | None, model: Path | None, pairs: tuple[str, ...], games
       batchrl evaluate --game hanabi --players model:net.pt,bot2 \\
           --players bot2,bot2 --games 1000
     """
-    import json
-
-    from batchrl.policy import GreedyPolicy, ModelError
-
-    if game == "hanabi" or pairs:
-        _evaluate_hanabi(pairs or ("bot2,bot2",), games or 1000, seed, as_json)
-        return
-    if game == "tressette" or team is not None:
-        _evaluate_tressette(team or (f"model:{model}" if model else "rule"), versus,
-                            games or 20000, seed, as_json)
-        return
-    if model is None:
-        raise click.UsageError("--model is needed (for hanabi give --game hanabi --players)")
+    hero = f"model:{model}" if model is not None else None
     try:
-        hero = GreedyPolicy.load(model)  # read once: a forest file can take seconds to load
-        trained = hero.artifact.meta.get("game", "")
-        kind = "sette-mezzo" if trained == "sette-mezzo" else "holdem"
-        if game is not None and game != kind:
-            raise ModelError(f"{model} was trained on {trained}, not {game}")
-        if kind == "sette-mezzo":
-            _evaluate_sette_mezzo(model, limit, as_json)
-            return
-        from batchrl.games.holdem.evaluate import evaluate_bots
-
-        with progress(hands, "playing") as advance:
-            result = evaluate_bots(str(model), opponent, hands, seed, duplicate=duplicate,
-                                   progress=advance, models={str(model): hero})
-    except (ModelError, ValueError) as exc:
-        raise click.ClickException(str(exc)) from None
+        game = _game_of(game, hero, groups, team)
+        options = take_game_options("evaluate", kwargs, game)
+        chosen = _groups(game, hero, groups, opponent, team, versus)
+        total = (count or game.default_count) * len(chosen)
+        with progress(total, "playing") as advance:
+            report = game.evaluate(chosen, count, seed, options, advance)
+    except (GameError, ValueError, OSError) as exc:
+        raise click.ClickException(_message(exc)) from None
     if as_json:
-        click.echo(json.dumps(result.as_dict() | {"model": str(model)}))
+        out = report.as_dict()
+        if model is not None:
+            out.setdefault("model", str(model))
+        click.echo(json.dumps(out))
     else:
-        click.echo(result.table())
+        click.echo(report.table())
 
 
-def _evaluate_hanabi(pairs: tuple[str, ...], games: int, seed: int, as_json: bool) -> None:
-    import json
+def _game_of(game: Game | None, hero: str | None, groups: tuple[str, ...],
+             team: str | None) -> Game:
+    """The game given, else the game of the first model player; a given game must be the
+    model's."""
+    from batchrl.policy import ModelArtifact, ModelError
 
-    from batchrl.games.hanabi.evaluate import HEADER, evaluate_players
-
-    reports = []
-    try:
-        for pair in pairs:
-            names = tuple(p.strip() for p in pair.split(","))
-            with progress(games, " + ".join(names)) as advance:
-                reports.append(evaluate_players(names, games, seed, advance))
-    except ValueError as exc:  # an unknown player, an unreadable network file
-        raise click.ClickException(str(exc)) from None
-    if as_json:
-        click.echo(json.dumps([r.as_dict() for r in reports]))
-        return
-    click.echo(f"{games:,} games per pair, seed {seed} (the same deals for every pair)")
-    click.echo(HEADER)
-    for r in reports:
-        click.echo(r.row())
-
-
-def _evaluate_tressette(team: str, versus: str, hands: int, seed: int, as_json: bool) -> None:
-    import json
-
-    from batchrl.games.tressette.evaluate import evaluate_teams
-    from batchrl.policy import ModelError
-
-    try:
-        with progress(hands, f"{team} vs {versus}") as advance:
-            report = evaluate_teams(team, versus, hands, seed, advance)
-    except (ValueError, ModelError) as exc:
-        raise click.ClickException(str(exc)) from None
-    click.echo(json.dumps(report.as_dict()) if as_json else report.table())
+    models = [p for p in (hero, team, *(q for g in groups for q in _players(g)))
+              if p is not None and (p.startswith("model:") or p.endswith(".joblib"))]
+    for spec in models[:1]:
+        path = spec.removeprefix("model:")
+        try:
+            meta = ModelArtifact.load(path).meta
+        except ModelError as exc:
+            if game is not None:  # a network, say: the game knows its own files
+                break
+            raise click.ClickException(str(exc)) from None
+        trained = game_for(str(meta.get("game", "?")), meta.get("game_params") or {})
+        if game is not None and game is not trained:
+            raise click.ClickException(f"{path} was trained on {trained.name}, not "
+                                       f"{game.name}")
+        return trained
+    if game is None:
+        raise click.UsageError("say which game: --game NAME, or a model file (--model PATH, "
+                               "model:PATH among --players)")
+    return game
 
 
-def _evaluate_sette_mezzo(model: Path, limit: float | None, as_json: bool) -> None:
-    import json
-    from dataclasses import asdict
+def _groups(game: Game, hero: str | None, groups: tuple[str, ...], opponent: str | None,
+            team: str | None, versus: str | None) -> list[tuple[str, ...]]:
+    """The groups of players to evaluate, from --players, or --model/--opponent, or
+    --team/--vs."""
+    if groups:
+        return [_players(g) for g in groups]
+    one = game.num_players(game.params()) == 1
+    if hero is not None and team is None:
+        return [(hero,)] if one else [(hero, opponent or "random")]
+    if team is not None or versus is not None:
+        return [(team or hero or "rule", versus or "random")]
+    if len(game.default_players) == 2:
+        return [tuple(game.default_players)]
+    raise click.UsageError(f"say who plays {game.name}: --players A,B,... or --model PATH")
 
-    from batchrl.games.sette_mezzo.evaluate import evaluate_model
 
-    report = evaluate_model(model, limit)
-    if as_json:
-        click.echo(json.dumps(asdict(report) | {"regret": report.regret, "model": str(model)}))
-        return
-    click.echo(f"model                      {model}")
-    click.echo(f"opponent draws to          {report.limit:g}")
-    click.echo(f"expected reward per game   {report.expected_reward:+.6f}")
-    click.echo(f"optimal                    {report.optimal_reward:+.6f}")
-    click.echo(f"gap                        {report.regret:.6f}")
-    click.echo(f"optimal action             {report.agreement:.2%} of its decisions "
-               f"({report.agreement_optimal_visits:.2%} of the optimal policy's, "
-               f"{report.agreement_states:.2%} of all {report.states:,} states)")
+def _message(exc: BaseException) -> str:
+    if isinstance(exc, OSError) and exc.strerror:
+        return f"{exc.filename}: {exc.strerror}" if exc.filename else exc.strerror
+    return str(exc)

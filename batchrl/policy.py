@@ -17,7 +17,7 @@ parameters, and the per-iteration diagnostics.
 from __future__ import annotations
 
 import os
-from collections.abc import Sequence
+from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
@@ -92,6 +92,23 @@ class ModelArtifact:
 
     @classmethod
     def load(cls, path: str | Path) -> ModelArtifact:
+        """The model at ``path``; a file read before, unchanged since, is not read again
+        (a command that checks a model's game and then plays it reads it once)."""
+        try:
+            stat = os.stat(path)
+        except OSError:
+            stat = None
+        key = (str(Path(path).resolve()), stat.st_mtime_ns, stat.st_size) if stat else None
+        if key is not None and key in _LOADED:
+            return _LOADED[key]
+        artifact = cls._read(path)
+        if key is not None:
+            _LOADED.clear()  # one model held: a sweep loads many, one after another
+            _LOADED[key] = artifact
+        return artifact
+
+    @classmethod
+    def _read(cls, path: str | Path) -> ModelArtifact:
         try:
             artifact = joblib.load(path)
         except FileNotFoundError:
@@ -104,6 +121,9 @@ class ModelArtifact:
             raise ModelError(f"{path} is a version {artifact.version} model; this batchrl "
                              f"reads version {ARTIFACT_VERSION}: retrain it with batchrl fqi")
         return artifact
+
+
+_LOADED: dict[tuple[str, int, int], ModelArtifact] = {}
 
 
 class GreedyPolicy:
@@ -141,3 +161,60 @@ class GreedyPolicy:
             legal: Sequence[bool] | NDArray[np.bool_] | None = None) -> int:
         mask = None if legal is None else np.asarray(legal, dtype=bool)[None, :]
         return int(self.act_batch(np.asarray(state, dtype=np.float32)[None, :], mask)[0])
+
+
+@dataclass
+class LoadedModel:
+    """A model file bound to a game's encoding: it acts on the game's whole feature
+    vectors (``encode``'s), taking the columns it was trained on by name.
+
+    ``params`` are the game params its states are encoded with; ``name`` the file's stem.
+    """
+
+    path: Path
+    policy: GreedyPolicy
+    params: Any
+    columns: NDArray[np.intp]
+
+    @property
+    def name(self) -> str:
+        return self.path.stem
+
+    @property
+    def meta(self) -> dict[str, Any]:
+        return self.policy.artifact.meta
+
+    def q_values(self, states: NDArray[np.floating[Any]]) -> NDArray[np.float64]:
+        return self.policy.q_values(np.asarray(states)[:, self.columns])
+
+    def act_batch(self, states: NDArray[np.floating[Any]],
+                  legal: NDArray[np.bool_] | None = None) -> NDArray[np.int64]:
+        """The greedy legal action for each row of the game's encoded ``states``."""
+        return self.policy.act_batch(np.asarray(states)[:, self.columns], legal)
+
+
+def load_model(path: str | Path, check: Callable[[str, Mapping[str, Any]], Any],
+               feature_names: Callable[[Any], Sequence[str]],
+               action_names: Callable[[Any], Sequence[str]]) -> LoadedModel:
+    """The one model loader every game's players use (through ``Game.load_model``).
+
+    ``check(game, game_params)`` gets what the model was trained on and returns the
+    params to play with (or raises, saying why the model does not fit the game being
+    played); ``feature_names(params)`` and ``action_names(params)`` are the game's. The
+    model's features are found among the game's by name.
+    """
+    policy = GreedyPolicy.load(path)
+    meta = policy.artifact.meta
+    params = check(str(meta.get("game", "?")), meta.get("game_params") or {})
+    names = tuple(feature_names(params))
+    if unknown := [n for n in policy.feature_names if n not in names]:
+        shown = ", ".join(unknown[:5]) + (" ..." if len(unknown) > 5 else "")
+        raise ModelError(f"{path} uses features ({shown}) that the game's states do not have "
+                         f"with {params}: it was trained on other data")
+    actions = tuple(action_names(params))
+    if tuple(policy.action_names) != actions:
+        raise ModelError(f"{path} has the actions {list(policy.action_names)[:6]}, not the "
+                         f"game's {list(actions)[:6]}: it was trained on another game")
+    index = {n: i for i, n in enumerate(names)}
+    columns = np.asarray([index[n] for n in policy.feature_names], dtype=np.intp)
+    return LoadedModel(Path(path), policy, params, columns)

@@ -10,13 +10,15 @@ from __future__ import annotations
 import hashlib
 import shutil
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import asdict, dataclass
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 from batchrl import __version__
 from batchrl.fqi import FQI, IterationStats, extra_trees
+from batchrl.games import FQISettings, GameError, game_for
 from batchrl.policy import ModelArtifact
 from batchrl.store import Store
 
@@ -50,6 +52,42 @@ def default_out(config: FQIConfig) -> Path:
     who = "".join(f"-player-{p}" for p in config.players)
     name = f"fqi-M{config.trees}-nmin{config.nmin}-N{config.iters}{fast}{per}{who}.joblib"
     return config.store / "models" / name
+
+
+def recommended(store: Path, given: Mapping[str, Any], **rest: Any) -> tuple[FQIConfig, str]:
+    """The FQI config for ``store``: each setting of ``given`` (trees, nmin, k, iters,
+    per_action, fast, freeze_after, features, drop; None: not given) as given, else the
+    store's game's recommended one (``Game.fqi``); ``rest``: the other `FQIConfig`
+    fields. Also the line that says what was chosen. ``features`` and ``drop`` go
+    together: either given, both are the user's.
+    """
+    schema = Store.open(store).schema
+    try:
+        game = game_for(schema.game, schema.game_params)
+        settings, whose = game.fqi, f"{game.name}'s recommended settings"
+    except GameError:
+        settings, whose = FQISettings(), "the defaults"
+
+    def pick(name: str) -> Any:
+        return given.get(name) if given.get(name) is not None else getattr(settings, name)
+
+    fast = pick("fast")
+    freeze_after = given.get("freeze_after")
+    if freeze_after is None and fast:
+        freeze_after = FAST_FREEZE_AFTER
+    chosen = given.get("features") is not None or given.get("drop") is not None
+    features = given.get("features") if chosen else settings.features
+    drop = tuple(given.get("drop") or ()) if chosen else settings.drop
+    config = FQIConfig(store=store, trees=pick("trees"), nmin=pick("nmin"), k=pick("k"),
+                       iters=pick("iters"), per_action=pick("per_action"),
+                       freeze_after=freeze_after, features=features, drop=drop, **rest)
+    shown = FQISettings(config.trees, config.nmin, config.k, config.iters, config.per_action,
+                        config.freeze_after is not None, config.features, config.drop)
+    asked = [k for k in ("trees", "nmin", "k", "iters", "per_action", "fast", "freeze_after",
+                         "features", "drop") if given.get(k) is not None]
+    source = whose if not asked else \
+        f"{whose}, with {', '.join(asked)} as given" if len(asked) < 9 else "as given"
+    return config, f"settings: {shown.describe()} ({source})"
 
 
 def store_digest(store: Store) -> str:

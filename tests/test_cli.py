@@ -16,7 +16,8 @@ def invoke(*args: str):
     return CliRunner().invoke(main, list(args), catch_exceptions=False)
 
 
-@pytest.mark.parametrize("command", [[], ["ingest"], ["info"]])
+@pytest.mark.parametrize("command", [[], ["ingest"], ["info"], ["fqi"], ["generate"],
+                                     ["evaluate"], ["solve"]])
 def test_every_command_explains_itself(command):
     result = invoke(*command, "--help")
     assert result.exit_code == 0
@@ -97,8 +98,11 @@ def test_fqi_as_the_user_writes_it_then_policy_show(sample_store, monkeypatch):
     result = invoke("fqi", "--trees", "5", "--nmin", "20", "--iters", "3")
     assert result.exit_code == 0, result.output
     lines = result.output.splitlines()
-    assert lines[0].split()[:3] == ["iter", "bellman", "residual"]
-    assert [line.split()[0] for line in lines[1:4]] == ["1", "2", "3"]
+    # what it runs first: the game's recommended settings, with the flags given winning
+    assert lines[0] == ("settings: M=5 n_min=20 K=all N=3 (holdem's recommended settings, "
+                        "with trees, nmin, iters as given)")
+    assert lines[1].split()[:3] == ["iter", "bellman", "residual"]
+    assert [line.split()[0] for line in lines[2:5]] == ["1", "2", "3"]
     model = sample_store / "models" / "fqi-M5-nmin20-N3.joblib"
     assert f"model in {model}" in lines[-1] and model.exists()
     shown = invoke("policy", "show", str(model)).output
@@ -146,7 +150,7 @@ def test_killed_fqi_resumes_to_the_same_model(sample_store, tmp_path):
     assert not killed.exists()
     result = invoke("fqi", *args, "--out", str(killed), "--resume")
     assert result.exit_code == 0, result.output
-    first = int(result.output.splitlines()[1].split()[0])
+    first = int(result.output.splitlines()[2].split()[0])
     assert first > 3  # it went on from the checkpoint, not from the start
     states = Store.open(sample_store).arrays().state
     np.testing.assert_array_equal(GreedyPolicy.load(killed).q_values(states),

@@ -19,7 +19,10 @@ from parsers.acpc import LoggedHand, read_acpc, read_glassfrog
 
 
 def run(paths, store, **kw):
-    return ingest(IngestConfig(paths=tuple(Path(p) for p in paths), store=store, **kw))
+    # hold'em's own options: --game is the option "gamedef", --pv/--no-pv "pv"
+    options = {"gamedef" if k == "game" else k: kw.pop(k) for k in ("game", "pv") if k in kw}
+    return ingest(IngestConfig(paths=tuple(Path(p) for p in paths), store=store,
+                               options=options, **kw))
 
 
 def logged_hands(path, reader=read_acpc):

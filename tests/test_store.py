@@ -106,7 +106,7 @@ def test_round_trip_through_arrays_and_pandas(store: Store, tmp_path: Path) -> N
     assert t.state.dtype == np.float32 and t.action.dtype == np.int64 and t.state.flags.writeable
 
     df = store.to_pandas()
-    assert list(df.columns) == [*store_schema._CORE_COLUMNS, "cards"]
+    assert list(df.columns) == [*store_schema.CORE_COLUMNS, "cards"]
     np.testing.assert_array_equal(np.stack(df["state"].to_numpy()), batch["state"])
     np.testing.assert_array_equal(np.stack(df["next_legal"].to_numpy()), batch["next_legal"])
     np.testing.assert_array_equal(df["line"].to_numpy(), batch["line"])

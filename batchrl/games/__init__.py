@@ -1,1 +1,173 @@
-"""One subpackage per game: rules, features, bots and log writers."""
+"""The games batchrl plays, one package each, and the log formats that feed them.
+
+``GAMES`` maps a game's name to the one `Game` object its package exports as ``GAME``;
+the packages under ``batchrl/games/`` are found on first use, so adding a game adds no
+line anywhere else. Another package (or a notebook, or a test) adds one with
+``register_game``. ``FORMATS`` maps a log format's name to the `Format` a module of
+``parsers/`` registers with ``register_format`` when it is imported (``batchrl.ingest``
+imports ``parsers``; parsers import batchrl, never the other way round).
+
+>>> "sette-mezzo" in GAMES and GAMES["sette-mezzo"].name == "sette-mezzo"
+True
+>>> get_game("chess")
+Traceback (most recent call last):
+...
+batchrl.games.base.GameError: no game 'chess': the games are hanabi, holdem, sette-mezzo, tressette
+"""
+
+from __future__ import annotations
+
+import importlib
+import pkgutil
+import threading
+from collections.abc import Iterator, Mapping
+from pathlib import Path
+from typing import Any
+
+from batchrl.games.base import (
+    Format,
+    FQISettings,
+    Game,
+    GameError,
+    Option,
+    Report,
+    Source,
+    SourceContext,
+    SourceError,
+    SourcePlan,
+    single_group,
+)
+from batchrl.records import head_lines
+
+__all__ = [
+    "FORMATS",
+    "GAMES",
+    "FQISettings",
+    "Format",
+    "Game",
+    "GameError",
+    "Option",
+    "Report",
+    "Source",
+    "SourceContext",
+    "SourceError",
+    "SourcePlan",
+    "game_for",
+    "get_format",
+    "get_game",
+    "register_format",
+    "register_game",
+    "single_group",
+    "sniff_format",
+    "unregister_format",
+    "unregister_game",
+]
+
+
+class _Games(Mapping[str, Game]):
+    """The registry: the game packages under ``batchrl/games/`` are imported on first use."""
+
+    def __init__(self) -> None:
+        self._games: dict[str, Game] = {}
+        self._found = False
+        self._lock = threading.RLock()
+
+    def _find(self) -> None:
+        with self._lock:
+            if self._found:
+                return
+            self._found = True
+            for module in pkgutil.iter_modules(__path__):
+                if module.ispkg:
+                    game = getattr(importlib.import_module(f"{__name__}.{module.name}"),
+                                   "GAME", None)
+                    if isinstance(game, Game) and game.name not in self._games:
+                        self._games[game.name] = game
+
+    def add(self, game: Game, replace: bool = False) -> Game:
+        self._find()
+        if not isinstance(game, Game):
+            raise TypeError(f"register_game takes a batchrl.games.Game, not {game!r}")
+        if game.name in self._games and self._games[game.name] is not game and not replace:
+            raise GameError(f"a game named {game.name!r} is registered already")
+        self._games[game.name] = game
+        return game
+
+    def remove(self, name: str) -> None:
+        self._find()
+        self._games.pop(name, None)
+
+    def __getitem__(self, name: str) -> Game:
+        self._find()
+        return self._games[name]
+
+    def __iter__(self) -> Iterator[str]:
+        self._find()
+        return iter(sorted(self._games))
+
+    def __len__(self) -> int:
+        self._find()
+        return len(self._games)
+
+
+GAMES = _Games()
+FORMATS: dict[str, Format] = {}
+
+
+def register_game(game: Game, replace: bool = False) -> Game:
+    """Add ``game`` to ``GAMES`` (every command then offers it); returns it."""
+    return GAMES.add(game, replace)
+
+
+def unregister_game(name: str) -> None:
+    GAMES.remove(name)
+
+
+def register_format(fmt: Format, replace: bool = False) -> Format:
+    """Add a log format (what a module of ``parsers/`` does when imported)."""
+    if fmt.name in FORMATS and FORMATS[fmt.name] != fmt and not replace:
+        raise GameError(f"a format named {fmt.name!r} is registered already")
+    FORMATS[fmt.name] = fmt
+    return fmt
+
+
+def unregister_format(name: str) -> None:
+    FORMATS.pop(name, None)
+
+
+def get_game(name: str) -> Game:
+    """The game called ``name``; `GameError` names the games there are."""
+    if name not in GAMES:
+        raise GameError(f"no game {name!r}: the games are {', '.join(GAMES)}")
+    return GAMES[name]
+
+
+def get_format(name: str) -> Format:
+    if name not in FORMATS:
+        raise GameError(f"unknown format {name!r}: the formats are "
+                        f"{', '.join(sorted(FORMATS)) or 'none (import parsers)'}")
+    return FORMATS[name]
+
+
+def game_for(stored_game: str, game_params: Mapping[str, Any] | None = None) -> Game:
+    """The registered game a store or model of ``stored_game`` belongs to."""
+    params = game_params or {}
+    if stored_game in GAMES:
+        return GAMES[stored_game]
+    for game in GAMES.values():
+        if game.owns(stored_game, params):
+            return game
+    raise GameError(f"{stored_game!r} is not a game batchrl knows: the games are "
+                    f"{', '.join(GAMES)}")
+
+
+def sniff_format(path: Path) -> Format | None:
+    """The registered format a file (or a directory of game files) is in, or None."""
+    head = [] if path.is_dir() else [t for t in head_lines(path) if t.strip()]
+    candidates = sorted(FORMATS.values(), key=lambda f: -f.priority)
+    for fmt in candidates:
+        if path.is_dir() and not fmt.directories:
+            continue
+        if fmt.sniff(path, head):
+            return fmt
+    return None

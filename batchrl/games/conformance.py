@@ -1,52 +1,72 @@
-"""The checks every game module must pass (in the spirit of pgx's api_test).
+"""The checks every registered game must pass (in the spirit of pgx's ``api_test`` and
+OpenSpiel's random simulation test), run over ``batchrl.games.GAMES`` by the tests.
 
-Random playouts: a move is always possible while the game is on, the same seed
-gives the same game, and the returns of a zero-sum game add up to zero.
+Random playouts through the `Game` protocol: a move is always possible while the game is
+on and every legal move is one of the game's actions; the seat to act is a seat; each
+encoded state has as many numbers as the game has feature names; an action the rules
+do not allow raises; the same seed gives the same game; and the returns of a zero-sum
+game add up to zero.
+
+>>> from batchrl.games import GAMES
+>>> check_game(GAMES["sette-mezzo"], playouts=5)
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
 
+from batchrl.games.base import Game
 
-def check_game(
-    new_game: Callable[[np.random.Generator], Any],
-    legal_actions: Callable[[Any], Sequence[int]],
-    step: Callable[[Any, int], Any],
-    is_terminal: Callable[[Any], bool],
-    returns: Callable[[Any], Sequence[float]],
-    zero_sum: bool,
-    playouts: int = 100,
-    seed: int = 0,
-    max_steps: int = 10_000,
-) -> None:
-    """Raise AssertionError on the first playout that breaks a rule of the game API."""
+
+def check_game(game: Game, params: Any = None, playouts: int = 100, seed: int = 0,
+               max_steps: int = 10_000) -> None:
+    """Raise AssertionError on the first playout that breaks a rule of the protocol."""
+    params = game.params() if params is None else params
+    names = game.feature_names(params)
+    actions = game.action_names(params)
+    assert len(set(names)) == len(names), f"{game.name}: feature names repeat"
+    assert len(set(actions)) == len(actions), f"{game.name}: action names repeat"
+    seats = game.num_players(params)
     for k in range(playouts):
-        finals = [_playout(new_game, legal_actions, step, is_terminal, seed + k, max_steps)
-                  for _ in range(2)]
-        assert finals[0] == finals[1], f"playout {k}: the same seed gave two different games"
-        if zero_sum:
-            total = sum(returns(finals[0]))
-            assert abs(total) < 1e-9, f"playout {k}: returns add up to {total}, not 0"
+        first = _playout(game, params, seed + k, max_steps, len(names), len(actions), seats)
+        again = _playout(game, params, seed + k, max_steps, len(names), len(actions), seats)
+        assert first == again, f"{game.name}, playout {k}: the same seed gave two games"
+        moves, returns = first
+        assert len(returns) == seats, f"{game.name}: {len(returns)} returns for {seats} seats"
+        if game.zero_sum:
+            total = sum(returns)
+            assert abs(total) < 1e-9, f"{game.name}, playout {k}: returns add up to {total}"
 
 
-def _playout(
-    new_game: Callable[[np.random.Generator], Any],
-    legal_actions: Callable[[Any], Sequence[int]],
-    step: Callable[[Any, int], Any],
-    is_terminal: Callable[[Any], bool],
-    seed: int,
-    max_steps: int,
-) -> Any:
+def _playout(game: Game, params: Any, seed: int, max_steps: int, n_features: int,
+             n_actions: int, seats: int) -> tuple[list[int], tuple[float, ...]]:
     rng = np.random.default_rng(seed)
-    state = new_game(rng)
+    state = game.new_game(rng, params)
+    moves: list[int] = []
     for _ in range(max_steps):
-        if is_terminal(state):
-            return state
-        legal = legal_actions(state)
-        assert legal, "no legal action while the game is not over"
-        state = step(state, int(rng.choice(legal)))
-    raise AssertionError(f"no end after {max_steps} steps")
+        if game.is_terminal(state):
+            return moves, tuple(float(r) for r in game.returns(state))
+        player = game.current_player(state)
+        assert 0 <= player < seats, f"{game.name}: seat {player} of {seats} is to act"
+        legal = list(game.legal_actions(state))
+        assert legal, f"{game.name}: no legal action while the game is not over"
+        assert all(0 <= a < n_actions for a in legal), f"{game.name}: legal {legal}"
+        x = game.encode(state, player, params)
+        assert np.shape(x) == (n_features,), \
+            f"{game.name}: encode gave {np.shape(x)} numbers for {n_features} feature names"
+        mask = game.legal_mask(state, params)
+        assert mask.tolist() == [a in legal for a in range(n_actions)]
+        illegal = [a for a in range(n_actions) if a not in legal]
+        if illegal and len(moves) % 7 == 0:  # now and then: an illegal action must raise
+            try:
+                game.step(state, illegal[int(rng.integers(len(illegal)))])
+            except ValueError:
+                pass
+            else:
+                raise AssertionError(f"{game.name}: an illegal action was played")
+        action = int(legal[int(rng.integers(len(legal)))])
+        state = game.step(state, action)
+        moves.append(action)
+    raise AssertionError(f"{game.name}: no end after {max_steps} steps")

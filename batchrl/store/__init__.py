@@ -18,12 +18,14 @@ Concurrency: one writer per store at a time; nothing locks. A reader beside the 
 sees each part before or after its replacement, never half of it (but a part removed by
 `Store.remove_source` between listing and reading makes that read fail).
 
-Modules: `batchrl.store.schema` (identity, ids, errors), `batchrl.store.writer` (writing a
-source), `batchrl.store.store` (`Store` and what it reads back). Import from here.
+Modules: `batchrl.store.schema` (identity, ids, errors), `batchrl.store.rows` (rows on
+their way in), `batchrl.store.writer` (writing a source), `batchrl.store.store` (`Store`
+and what it reads back). Import from here.
 """
 
 from __future__ import annotations
 
+from batchrl.store.rows import Rows, RowsBatch
 from batchrl.store.schema import (
     SCHEMA_VERSION,
     StoreError,
@@ -47,6 +49,8 @@ __all__ = [
     "COMPRESSION_LEVEL",
     "ROW_GROUP_ROWS",
     "SCHEMA_VERSION",
+    "Rows",
+    "RowsBatch",
     "SourceInfo",
     "SourceWriter",
     "Store",

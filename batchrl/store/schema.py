@@ -30,15 +30,15 @@ SCHEMA_VERSION: int = 2
 # the dtypes a store may keep its states in; integer ones hold whole numbers in their range
 STATE_DTYPES = ("float32", "int8", "uint8")
 
-_META_KEY = b"batchrl"
-_STRING_DICT = pa.dictionary(pa.int32(), pa.string())
+META_KEY = b"batchrl"
+STRING_DICT = pa.dictionary(pa.int32(), pa.string())
 # numeric core columns and their dtypes as written and read back (vector columns are
 # stored as `StoreSchema.vectors` says); episode and source are dictionary strings
-_NUMERIC: dict[str, type[np.generic]] = {
+NUMERIC: dict[str, type[np.generic]] = {
     "step": np.int32, "player": np.int8, "state": np.float32, "action": np.int8,
     "reward": np.float64, "next_state": np.float32, "next_legal": np.bool_,
     "terminal": np.bool_, "truncated": np.bool_, "line": np.int64}
-_CORE_COLUMNS = ("episode", "step", "player", "state", "action", "reward", "next_state",
+CORE_COLUMNS = ("episode", "step", "player", "state", "action", "reward", "next_state",
                  "next_legal", "terminal", "truncated", "source", "line")
 
 
@@ -87,7 +87,7 @@ class StoreSchema:
     def __post_init__(self) -> None:
         for name in ("feature_names", "action_names", "audit_columns"):
             object.__setattr__(self, name, tuple(getattr(self, name)))
-        names = (*_CORE_COLUMNS, *self.audit_columns)
+        names = (*CORE_COLUMNS, *self.audit_columns)
         if (len(set(self.feature_names)) < len(self.feature_names) or not self.feature_names
                 or len(set(names)) < len(names) or not 0 < len(self.action_names) < 128):
             raise StoreError(f"{self.game}: feature names must be distinct, audit columns "
@@ -126,11 +126,11 @@ class StoreSchema:
             if name in (vectors := self.vectors()):
                 width, dtype = vectors[name]
                 return pa.binary(width * dtype.itemsize)
-            return pa.from_numpy_dtype(_NUMERIC[name]) if name in _NUMERIC else _STRING_DICT
+            return pa.from_numpy_dtype(NUMERIC[name]) if name in NUMERIC else STRING_DICT
 
-        fields = [pa.field(n, arrow_type(n), nullable=False) for n in _CORE_COLUMNS]
+        fields = [pa.field(n, arrow_type(n), nullable=False) for n in CORE_COLUMNS]
         fields += [pa.field(n, pa.string(), nullable=False) for n in self.audit_columns]
-        return pa.schema(fields, metadata={_META_KEY: json.dumps(self.identity())})
+        return pa.schema(fields, metadata={META_KEY: json.dumps(self.identity())})
 
 
 def encode_rows(matrix: NDArray[Any]) -> pa.FixedSizeBinaryArray:
@@ -160,7 +160,7 @@ def decode_rows(column: pa.ChunkedArray | pa.Array, dtype: DTypeLike, width: int
     return rows
 
 
-def _difference(held: StoreSchema, new: StoreSchema) -> str:
+def describe_difference(held: StoreSchema, new: StoreSchema) -> str:
     """What sets a store's schema apart from the one asked for, in words."""
     if held.game != new.game:
         return f"game {held.game}, not {new.game}"
@@ -181,7 +181,7 @@ def _difference(held: StoreSchema, new: StoreSchema) -> str:
     return f"game {held.game} with " + "; ".join(parts)
 
 
-def _schema_of(meta: Mapping[str, Any], what: str) -> StoreSchema:
+def schema_of(meta: Mapping[str, Any], what: str) -> StoreSchema:
     if (version := meta.get("schema_version")) != SCHEMA_VERSION:
         raise StoreError(f"{what} was written by schema version {version}; this batchrl reads "
                          f"version {SCHEMA_VERSION}: re-ingest the logs into a new store "

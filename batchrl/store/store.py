@@ -19,18 +19,19 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 from numpy.typing import NDArray
 
+from batchrl.store.files import fsync, now
 from batchrl.store.schema import (
-    _META_KEY,
-    _NUMERIC,
+    META_KEY,
+    NUMERIC,
     SCHEMA_VERSION,
     StoreError,
     StoreSchema,
-    _difference,
-    _schema_of,
     decode_rows,
+    describe_difference,
+    schema_of,
     source_key,
 )
-from batchrl.store.writer import SourceWriter, _fsync, _now
+from batchrl.store.writer import SourceWriter
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -112,7 +113,7 @@ class Store:
             if store.schema == schema:
                 return store
             if store._part_files():
-                raise StoreError(f"store {root} holds {_difference(store.schema, schema)}: "
+                raise StoreError(f"store {root} holds {describe_difference(store.schema, schema)}: "
                                  "use another --store directory")
             # A store without parts has no rows to protect: it takes the new schema.
         elif root.exists() and (not root.is_dir() or any(root.iterdir())):
@@ -120,10 +121,10 @@ class Store:
                              "use a new or empty --store directory")
         (root / "parts").mkdir(parents=True, exist_ok=True)
         tmp = root / f".store.json.tmp-{os.getpid()}"
-        tmp.write_text(json.dumps(schema.identity() | {"created_at": _now()}, indent=2))
-        _fsync(tmp)
+        tmp.write_text(json.dumps(schema.identity() | {"created_at": now()}, indent=2))
+        fsync(tmp)
         os.replace(tmp, root / "store.json")
-        _fsync(root)
+        fsync(root)
         return cls(root, schema)
 
     @classmethod
@@ -138,7 +139,7 @@ class Store:
         except (OSError, ValueError) as e:
             raise StoreError(f"{root}/store.json is unreadable ({e}): point --store at a "
                              "batchrl store or a new directory") from e
-        return cls(root, _schema_of(meta, f"store {root}"))
+        return cls(root, schema_of(meta, f"store {root}"))
 
     def writer(self, source_path: str | Path, digest: str) -> SourceWriter:
         """A context manager that (re)writes ``source_path``'s part; see `SourceWriter`."""
@@ -149,7 +150,7 @@ class Store:
                     f"{source_path} has the same content as {info.path}, already in store "
                     f"{self.root}; ingesting both would count its hands twice: skip it, or "
                     f"remove {info.path} from the store first")
-        return SourceWriter(self, source_path, digest)
+        return SourceWriter(self.schema, self.parts_dir, source_path, digest)
 
     def sources(self) -> list[SourceInfo]:
         return [self._read_source(part) for part in self._part_files()]
@@ -164,7 +165,7 @@ class Store:
                 return False
             part = recorded[0]
         part.unlink()
-        _fsync(self.parts_dir)
+        fsync(self.parts_dir)
         return True
 
     def info(self) -> StoreInfo:
@@ -226,7 +227,7 @@ class Store:
                          n for p in drop for n in picked[p]}
         if not (keep := [i for i, n in enumerate(names) if n in wanted]):
             raise StoreError(f"no feature left after selecting {features} and dropping {drop}")
-        wanted_cols = ["episode", *(n for n in _NUMERIC if n != "line")]
+        wanted_cols = ["episode", *(n for n in NUMERIC if n != "line")]
         self._check_names(players)
         table = self._read_table(wanted_cols + (["name"] if players else []))
         if players:
@@ -238,7 +239,7 @@ class Store:
                 every = name == "next_legal" or len(keep) == len(names)
                 out[name] = self._matrix(table, name, None if every else keep)
             else:  # concatenating onto an empty block always yields a fresh, writable array
-                out[name] = np.concatenate([np.empty(0, _NUMERIC[name]), *(
+                out[name] = np.concatenate([np.empty(0, NUMERIC[name]), *(
                     c.to_numpy(zero_copy_only=False) for c in table.column(name).chunks)])
         out["action"] = out["action"].astype(np.int64)
         episodes = table.column("episode").chunks
@@ -271,7 +272,7 @@ class Store:
                 ) -> NDArray[Any]:
         """A vector column as the float32 or bool matrix callers get, whatever it's kept as."""
         width, dtype = self.schema.vectors()[name]
-        return decode_rows(table.column(name), dtype, width, keep, _NUMERIC[name])
+        return decode_rows(table.column(name), dtype, width, keep, NUMERIC[name])
 
     def _check_names(self, players: Sequence[str]) -> None:
         if players and "name" not in self.schema.audit_columns:
@@ -303,12 +304,12 @@ class Store:
 
     def _read_source(self, part: Path) -> SourceInfo:
         try:
-            meta = json.loads(pq.read_metadata(part).metadata[_META_KEY])
+            meta = json.loads(pq.read_metadata(part).metadata[META_KEY])
             s = meta["source"]
         except (OSError, KeyError, TypeError, ValueError, pa.ArrowException) as e:
             raise StoreError(f"part {part} is unreadable or not a batchrl part ({e!r}): "
                              "delete it and re-ingest its source") from e
-        if (schema := _schema_of(meta, f"part {part}")) != self.schema:
+        if (schema := schema_of(meta, f"part {part}")) != self.schema:
             raise StoreError(f"part {part} holds game {schema.game} with other features or "
                              f"params than this store's {self.schema.game}: delete it")
         return SourceInfo(s["path"], s["digest"], s["rows"], s["episodes"], s["extra"],

@@ -11,10 +11,9 @@ import json
 import os
 import re
 from collections.abc import Mapping
-from datetime import UTC, datetime
 from pathlib import Path
 from types import TracebackType
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 import pyarrow as pa
@@ -22,19 +21,19 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 from numpy.typing import NDArray
 
+from batchrl.store.files import fsync, now
+from batchrl.store.rows import Rows
 from batchrl.store.schema import (
-    _CORE_COLUMNS,
-    _META_KEY,
-    _NUMERIC,
-    _STRING_DICT,
+    CORE_COLUMNS,
+    META_KEY,
+    NUMERIC,
+    STRING_DICT,
     StoreError,
+    StoreSchema,
     encode_rows,
     episode_id,
     source_key,
 )
-
-if TYPE_CHECKING:
-    from batchrl.store.store import Store
 
 # On 800,000 Tressette rows (state and next_state of 198 int8 features, next_legal of
 # 40 bytes as binary rows) zstd-3 wrote 38 MB against snappy's 81 MB and lz4's 95 MB, in
@@ -59,15 +58,16 @@ class SourceWriter:
     together (hand by hand); an episode split inside one batch is refused.
     """
 
-    def __init__(self, store: Store, source_path: str | Path, digest: str) -> None:
+    def __init__(self, schema: StoreSchema, parts_dir: Path, source_path: str | Path,
+                 digest: str) -> None:
         if not re.fullmatch(r"[0-9a-f]{64}", digest):
             raise StoreError(f"digest {digest!r} is not a sha256 hex string: compute it with "
                              "batchrl.store.file_digest(path)")
-        self._schema, self._arrow, self._digest = store.schema, store.schema.arrow_schema(), digest
+        self._schema, self._arrow, self._digest = schema, schema.arrow_schema(), digest
         self._source, self._resolved = str(source_path), str(Path(source_path).resolve())
         key = source_key(source_path)
-        self._final = store.parts_dir / f"{key}.parquet"
-        self._tmp = store.parts_dir / f".{key}.tmp-{os.getpid()}"
+        self._final = parts_dir / f"{key}.parquet"
+        self._tmp = parts_dir / f".{key}.tmp-{os.getpid()}"
         self._writer: Any = None
         self._pending: list[pa.RecordBatch] = []
         self._rows = self._episodes = 0
@@ -102,11 +102,11 @@ class SourceWriter:
             self._tmp.unlink(missing_ok=True)
             self._writer = None
 
-    def write(self, batch: Mapping[str, Any]) -> None:
-        """Append rows given as column name -> array (``source`` may be left out)."""
+    def write(self, batch: Rows | Mapping[str, Any]) -> None:
+        """Append rows: a `Rows`, or column name -> array (``source`` may be left out)."""
         if self._writer is None:
             raise StoreError("write() outside its block: use `with store.writer(...) as w:`")
-        record = self._to_record_batch(batch)
+        record = self._to_record_batch(batch.columns() if isinstance(batch, Rows) else batch)
         self._pending.append(record)
         self._rows += record.num_rows
         if sum(b.num_rows for b in self._pending) >= ROW_GROUP_ROWS:
@@ -132,15 +132,15 @@ class SourceWriter:
         source = {"path": self._source, "resolved_path": self._resolved, "digest": self._digest,
                   "rows": self._rows, "episodes": self._episodes,
                   "players": sorted(self._players), "extra": self._extra,
-                  "ingested_at": _now()}
+                  "ingested_at": now()}
         # The footer's Arrow schema was serialised before the first row, so the counts go
         # into the Parquet key-value metadata, which overrides the same key there.
         meta = self._schema.identity() | {"source": source}
-        self._writer.add_key_value_metadata({_META_KEY: json.dumps(meta)})
+        self._writer.add_key_value_metadata({META_KEY: json.dumps(meta)})
         self._writer.close()
-        _fsync(self._tmp)  # the bytes must be on disk before the name points at them
+        fsync(self._tmp)  # the bytes must be on disk before the name points at them
         os.replace(self._tmp, self._final)
-        _fsync(self._final.parent)
+        fsync(self._final.parent)
 
     def _to_record_batch(self, batch: Mapping[str, Any]) -> pa.RecordBatch:
         cols, what = dict(batch), f"batch for {self._source}"
@@ -148,7 +148,7 @@ class SourceWriter:
         if "source" not in cols:  # one value: straight to its dictionary, no per-row strings
             cols["source"] = pa.DictionaryArray.from_arrays(
                 pa.array(np.zeros(max(n, 0), dtype=np.int32)), pa.array([self._source]))
-        expected = (*_CORE_COLUMNS, *self._schema.audit_columns)
+        expected = (*CORE_COLUMNS, *self._schema.audit_columns)
         missing, unknown = [c for c in expected if c not in cols], sorted(set(cols) - {*expected})
         if missing or unknown:
             raise StoreError(f"{what}: missing columns {missing}, unknown columns {unknown}; "
@@ -158,7 +158,7 @@ class SourceWriter:
                             labels=self._schema.feature_names)
                if name in vectors else
                _array(cols, name, (n,), np.dtype(dtype), _LOWEST.get(name), top.get(name))
-               for name, dtype in _NUMERIC.items()}
+               for name, dtype in NUMERIC.items()}
         source = _encoded(_strings(cols, "source", n))
         if n and pc.any(pc.not_equal(source.dictionary, self._source)).as_py():
             raise StoreError(f"{what} has rows of another source; leave the 'source' column "
@@ -199,7 +199,7 @@ def _array(cols: Mapping[str, Any], name: str, shape: tuple[int, ...],
     if a.shape != shape:
         raise StoreError(f"column {name!r} has shape {a.shape}; expected {shape} "
                          "(rows, then features or actions for vector columns)")
-    given = np.dtype(_NUMERIC[name])  # what a batch gives, whatever the store keeps
+    given = np.dtype(NUMERIC[name])  # what a batch gives, whatever the store keeps
     if a.dtype.kind not in {"b": "b", "i": "iu", "f": "fiu"}[given.kind]:
         raise StoreError(f"column {name!r} must be {given}, not {a.dtype}")
     if low is not None and a.size:
@@ -230,7 +230,7 @@ def _strings(cols: Mapping[str, Any], name: str, n: int) -> pa.Array:
         kind = value.dictionary.type
         if not (pa.types.is_string(kind) or pa.types.is_large_string(kind)):
             raise StoreError(f"column {name!r} must hold strings (a dictionary of {kind})")
-        arr: pa.Array = value.cast(_STRING_DICT)
+        arr: pa.Array = value.cast(STRING_DICT)
         if arr.dictionary.null_count:  # a missing value in the dictionary: count it per row
             arr = arr.dictionary.take(arr.indices)
     else:
@@ -268,10 +268,6 @@ def _decoded(arr: pa.Array) -> pa.Array:
     return arr.dictionary.take(arr.indices) if isinstance(arr, pa.DictionaryArray) else arr
 
 
-def _now() -> str:
-    return datetime.now(UTC).isoformat(timespec="seconds")
-
-
 def _remove_stale_temps(parts: Path) -> None:
     """Delete temp parts of killed writers: those whose process is gone."""
     for tmp in parts.glob(".*.tmp-*"):
@@ -283,13 +279,3 @@ def _remove_stale_temps(parts: Path) -> None:
                 tmp.unlink(missing_ok=True)
             except (OSError, OverflowError):
                 pass  # alive but not ours, or not a pid at all: leave it
-
-
-def _fsync(path: Path) -> None:
-    """Flush a file or a directory entry to disk; skipped where directories can't be opened."""
-    with contextlib.suppress(OSError):
-        fd = os.open(path, os.O_RDONLY)
-        try:
-            os.fsync(fd)
-        finally:
-            os.close(fd)

@@ -1,0 +1,335 @@
+"""The Game protocol: what every game gives the rest of batchrl, under one naming.
+
+A game is one package under ``batchrl/games/`` that exports one `Game` object as
+``GAME`` (found by ``batchrl.games``), plus one module under ``parsers/`` that registers
+its log formats (`Format`). Everything that is not the game's own rules reaches it through
+that object: the command line's choices and options, ingest, ``fqi``'s recommended
+settings, ``evaluate``, the model loader, the environments and the conformance check.
+
+A `Game` declares fixed facts (``name``, ``player_counts``, ``zero_sum``, ``teams``, its
+``Params`` dataclass, recommended `FQISettings`, command-line `Option` s, named players)
+and gives the rules as pure functions over an immutable state:
+
+- ``new_game(rng, params)``: a fresh game, dealt from ``rng`` (the only randomness);
+- ``current_player(s)``: the seat to act (-1 once the game is over);
+- ``legal_actions(s)``: the legal actions, as indices into ``action_names(params)``;
+- ``step(s, a)``: the state after the seat to act plays ``a``; an illegal ``a`` raises;
+- ``is_terminal(s)`` and ``returns(s)``: one value per seat, always;
+- ``encode(s, player, params)``: what ``player`` sees, the store's features, named by
+  ``feature_names(params)``.
+
+Store side: ``schema(params)`` and ``open_source`` (how one source's records become a
+`batchrl.store.RowsBatch` at a time). Play side: ``generate`` (named players into a log),
+``evaluate`` (a report with ``table()`` and ``as_dict()``), ``solve`` where a game has an
+exact solver.
+
+>>> FQISettings(trees=50, nmin=10, per_action=True, fast=True).describe()
+'M=50 n_min=10 K=all N=11, per-action, fast'
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, ClassVar, Protocol
+
+import numpy as np
+from numpy.typing import NDArray
+
+from batchrl.records import LogLines
+from batchrl.store import RowsBatch, StoreSchema
+
+if TYPE_CHECKING:
+    from batchrl.policy import LoadedModel
+
+
+class GameError(ValueError):
+    """A request a game cannot do as asked (an unknown player, a bad option, a capability
+    it lacks); the message says what exists instead."""
+
+
+class SourceError(ValueError):
+    """A source (a log file or a directory of games) a game cannot ingest; the message
+    names it and says what to do."""
+
+
+@dataclass(frozen=True, slots=True)
+class FQISettings:
+    """The fitted Q-iteration settings that suit a game (``batchrl fqi`` with no flags)."""
+
+    trees: int = 100
+    nmin: int = 20
+    k: int | None = None  # candidate attributes per split; None: all of them
+    iters: int = 11
+    per_action: bool = False
+    fast: bool = False  # grow the trees once, then refit the leaves
+    features: tuple[str, ...] | None = None  # None: every feature (shell patterns allowed)
+    drop: tuple[str, ...] = ()
+
+    def describe(self) -> str:
+        parts = [f"M={self.trees} n_min={self.nmin} K={self.k or 'all'} N={self.iters}"]
+        parts += ["per-action"] if self.per_action else []
+        parts += ["fast"] if self.fast else []
+        parts += [f"features {','.join(self.features)}"] if self.features else []
+        parts += [f"drop {','.join(self.drop)}"] if self.drop else []
+        return ", ".join(parts)
+
+
+@dataclass(frozen=True, slots=True)
+class Option:
+    """A setting a game takes on the command line.
+
+    ``flags`` maps each command that takes it to its flag (``"--pv/--no-pv"`` for a
+    switch); the value reaches the game's method for that command as ``options[name]``,
+    and only when the user gave it. Two games may declare the same flag for a command
+    when they agree on its type: the command shows one option whose help names both.
+    """
+
+    name: str
+    flags: Mapping[str, str]
+    help: str
+    type: Any = str  # str, int, float or bool (a bool flag without "/" is a switch: on or
+    # not given)
+    choices: tuple[str, ...] | None = None
+    metavar: str | None = None
+    short: str | None = None  # e.g. "-j"
+
+
+class Report(Protocol):
+    """What ``evaluate`` and ``solve`` return: a table for people, a dict for notebooks."""
+
+    def table(self) -> str: ...
+
+    def as_dict(self) -> dict[str, Any]: ...
+
+
+@dataclass(frozen=True)
+class Source:
+    """One source as its format's reader sees it: the path, its lines (files), the
+    options given to ``ingest`` and a progress callback taking bytes read."""
+
+    path: Path
+    lines: LogLines | None
+    options: Mapping[str, Any] = field(default_factory=dict)
+    progress: Callable[[int], None] | None = None
+
+
+@dataclass(frozen=True)
+class Format:
+    """A log format a module of ``parsers/`` registers (``batchrl.games.register_format``).
+
+    ``sniff(path, head)`` tells whether a source is of this format from its path and its
+    first lines (``head`` is empty for a directory); ``read(source)`` yields the records
+    in order: the game's own record objects, ``batchrl.records.BadLine`` for a line (or a
+    game's file) that is no record, ``batchrl.records.Skipped`` for records passed over.
+    No exception escapes ``read`` for bad input. ``directories``: a source may be a
+    directory of game files (one source, one store part), digested by ``digest``.
+    """
+
+    name: str
+    game: str
+    description: str
+    sniff: Callable[[Path, Sequence[str]], bool]
+    read: Callable[[Source], Iterator[Any]]
+    directories: bool = False
+    digest: Callable[[Path], str] | None = None  # None: the file's sha256
+    priority: int = 0  # higher sniffs first (a more specific format before a looser one)
+
+
+@dataclass
+class SourceContext:
+    """What a game gets to open one source: where it is, its format, the prefix of its
+    episode ids, the ``ingest`` options given, and the report's notes to add to."""
+
+    path: Path
+    format: Format
+    prefix: str
+    options: Mapping[str, Any]
+    notes: list[str]
+
+
+@dataclass
+class SourcePlan:
+    """How a source's records become rows: ``rows`` makes a `RowsBatch` of a chunk of
+    records (it runs on a worker thread); ``records`` are the source's records, any read
+    ahead first; ``variant`` names what the report and the store call the game (a
+    hold'em log's game definition, say); ``finish(records_stored)`` runs after the last
+    chunk and may raise `SourceError`."""
+
+    schema: StoreSchema
+    records: Iterator[Any]
+    rows: Callable[[list[Any]], RowsBatch]
+    variant: str = ""
+    unit: str = "hands"
+    finish: Callable[[int], None] | None = None
+
+
+class Game:
+    """One game: its facts, its rules, its store side and its play side.
+
+    Subclasses set the class attributes and override the methods; the ones that raise
+    `GameError` here are capabilities a game may lack (``solve``). ``Params`` is a frozen
+    dataclass of the game's options whose defaults are the usual game.
+    """
+
+    name: ClassVar[str]
+    title: ClassVar[str] = ""
+    player_counts: ClassVar[tuple[int, ...]] = (2,)
+    zero_sum: ClassVar[bool] = True
+    teams: ClassVar[tuple[tuple[int, ...], ...]] = ()  # seats that share a result
+    unit: ClassVar[str] = "games"  # what one episode is called ("hands" in card games)
+    Params: ClassVar[type] = type(None)
+    fqi: ClassVar[FQISettings] = FQISettings()
+    options: ClassVar[tuple[Option, ...]] = ()
+    bots: ClassVar[tuple[str, ...]] = ("random",)  # named players; model:PATH besides
+    default_players: ClassVar[tuple[str, ...]] = ("random", "random")
+    default_count: ClassVar[int] = 1000  # games (hands) evaluate plays
+    log_formats: ClassVar[tuple[str, ...]] = ()  # the formats generate writes
+
+    # ---- facts and params ----------------------------------------------------------
+
+    def params(self, **values: Any) -> Any:
+        """The game's params with ``values`` set; `GameError` names the valid fields."""
+        fields = {f.name for f in dataclasses.fields(self.Params)}
+        if unknown := sorted(set(values) - fields):
+            raise GameError(f"{self.name} has no option {', '.join(unknown)}: its options "
+                            f"are {', '.join(sorted(fields)) or 'none'}")
+        try:
+            return self.Params(**values)
+        except (TypeError, ValueError) as exc:
+            raise GameError(f"{self.name}: {exc}") from None
+
+    def params_from_store(self, stored_game: str, game_params: Mapping[str, Any]) -> Any:
+        """The params of a store (or a model) of game ``stored_game`` that records
+        ``game_params``; by default the fields of ``Params`` found there."""
+        fields = {f.name for f in dataclasses.fields(self.Params)}
+        return self.params(**{k: v for k, v in game_params.items() if k in fields})
+
+    def owns(self, stored_game: str, game_params: Mapping[str, Any]) -> bool:
+        """Whether a store or model of game ``stored_game`` is of this game (a game whose
+        stores name a variant, as hold'em's do, says so here)."""
+        return stored_game == self.name
+
+    def num_players(self, params: Any) -> int:
+        return self.player_counts[0]
+
+    def action_names(self, params: Any) -> tuple[str, ...]:
+        raise NotImplementedError
+
+    def feature_names(self, params: Any) -> tuple[str, ...]:
+        raise NotImplementedError
+
+    # ---- rules ---------------------------------------------------------------------
+
+    def new_game(self, rng: np.random.Generator, params: Any) -> Any:
+        raise NotImplementedError
+
+    def current_player(self, state: Any) -> int:
+        raise NotImplementedError
+
+    def legal_actions(self, state: Any) -> Sequence[int]:
+        raise NotImplementedError
+
+    def step(self, state: Any, action: int) -> Any:
+        raise NotImplementedError
+
+    def is_terminal(self, state: Any) -> bool:
+        raise NotImplementedError
+
+    def returns(self, state: Any) -> tuple[float, ...]:
+        raise NotImplementedError
+
+    def encode(self, state: Any, player: int, params: Any) -> NDArray[np.float32]:
+        raise NotImplementedError
+
+    def rewards(self, before: Any, after: Any) -> tuple[float, ...] | None:
+        """What each seat earns from one step (``before`` to ``after``), the game's
+        per-decision reward; None for nothing. By default nothing until the end, then
+        ``returns``."""
+        return self.returns(after) if self.is_terminal(after) else None
+
+    def legal_mask(self, state: Any, params: Any) -> NDArray[np.bool_]:
+        """``legal_actions`` as a mask over ``action_names(params)``."""
+        mask = np.zeros(len(self.action_names(params)), dtype=bool)
+        mask[list(self.legal_actions(state))] = True
+        return mask
+
+    # ---- store side ----------------------------------------------------------------
+
+    def schema(self, params: Any) -> StoreSchema:
+        raise NotImplementedError
+
+    def prepare(self, command: str, options: Mapping[str, Any]) -> Mapping[str, Any]:
+        """Check the options given to ``command`` before any work (an unknown game file,
+        a value out of range): `GameError` says what is wrong. Returns them, resolved."""
+        return options
+
+    def open_source(self, records: Iterator[Any], context: SourceContext) -> SourcePlan:
+        """How one source's records become rows (see `SourcePlan`); `SourceError` if the
+        source cannot be ingested."""
+        raise GameError(f"{self.name} has no store side yet")
+
+    # ---- play side -----------------------------------------------------------------
+
+    def load_model(self, path: str | Path, params: Any = None) -> LoadedModel:
+        """A model file of this game, checked against ``params`` (default: the params it
+        was trained with), its features mapped onto ``encode``'s by name."""
+        from batchrl.policy import load_model
+
+        def check(stored: str, stored_params: Mapping[str, Any]) -> Any:
+            if not self.owns(stored, stored_params):
+                raise GameError(f"{path} was trained on {stored}, not {self.name}")
+            trained = self.params_from_store(stored, stored_params)
+            if params is not None:
+                self.check_model_params(path, trained, params)
+                return params
+            return trained
+
+        return load_model(path, check, self.feature_names, self.action_names)
+
+    def check_model_params(self, path: str | Path, trained: Any, playing: Any) -> None:
+        """Refuse a model whose params make its features mean something else in the game
+        being played; by default the params must be equal."""
+        if trained != playing:
+            raise GameError(f"{path} was trained with {trained}, not {playing}: its "
+                            f"features would not mean what it learned")
+
+    def generate(self, out: Path, players: Sequence[str], count: int, seed: int,
+                 options: Mapping[str, Any],
+                 progress: Callable[[int], None] | None = None) -> str:
+        """Play ``count`` games of ``players`` and write them as a log at ``out`` that
+        ``batchrl ingest`` reads back; returns the line to print."""
+        raise GameError(f"{self.name} cannot write logs yet")
+
+    def evaluate(self, groups: Sequence[Sequence[str]], count: int | None, seed: int,
+                 options: Mapping[str, Any],
+                 progress: Callable[[int], None] | None = None) -> Report:
+        """Play each group of players (the first is the one measured) and report it."""
+        raise GameError(f"{self.name} has no evaluation yet")
+
+    def solve(self, options: Mapping[str, Any]) -> Report:
+        """The game solved exactly (``batchrl solve``), where a game can be."""
+        raise GameError(f"{self.name} has no exact solver")
+
+    def imitation(self, options: Mapping[str, Any]) -> Any:
+        """What ``batchrl imitate`` needs to train a network on this game's stores (see
+        ``batchrl.imitation``), where a game has one."""
+        raise GameError(f"{self.name} has no imitation network")
+
+    def can(self, capability: str) -> bool:
+        """Whether this game overrides ``capability`` (``"solve"``, ``"imitation"``,
+        ``"generate"``, ``"evaluate"``, ``"open_source"``)."""
+        return getattr(type(self), capability) is not getattr(Game, capability)
+
+    def __repr__(self) -> str:
+        return f"<Game {self.name}>"
+
+
+def single_group(game: Game, groups: Sequence[Sequence[str]]) -> tuple[str, ...]:
+    """The one group of players of an evaluation that takes one."""
+    if len(groups) != 1:
+        raise GameError(f"{game.name} evaluates one group of players at a time, not "
+                        f"{len(groups)}")
+    return tuple(groups[0])

@@ -1,0 +1,248 @@
+"""Playing any game through the `Game` protocol: named players, lockstep play, rows and
+an evaluation with confidence intervals.
+
+What a new game gets for free from its rules alone: ``random`` and ``model:PATH``
+players (`make_player`), many games played in lockstep so a model decides for every
+table at once (`play`), the store rows of played or replayed games
+(`trajectory_rows`), and `evaluate_seats`: the first player's mean return over games
+in which the players change seats deal by deal. The four card games of the seeds have
+their own faster machinery; a game that needs none uses these.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Protocol
+
+import numpy as np
+from numpy.typing import NDArray
+
+from batchrl.evaluation import Estimate, mean_ci
+from batchrl.games.base import Game, GameError
+from batchrl.store import Rows
+
+
+class Player(Protocol):
+    """A player: one action per game, for a batch of games where it is to act."""
+
+    name: str
+
+    def act(self, states: Sequence[Any], seats: Sequence[int]) -> NDArray[np.int64]: ...
+
+
+class RandomPlayer:
+    """A uniformly random legal action."""
+
+    name = "random"
+
+    def __init__(self, game: Game, rng: np.random.Generator) -> None:
+        self.game, self.rng = game, rng
+
+    def act(self, states: Sequence[Any], seats: Sequence[int]) -> NDArray[np.int64]:
+        out = np.empty(len(states), dtype=np.int64)
+        for i, s in enumerate(states):
+            legal = self.game.legal_actions(s)
+            out[i] = legal[int(self.rng.integers(len(legal)))]
+        return out
+
+
+class ModelPlayer:
+    """A model from ``batchrl fqi`` acting greedily among the legal actions, on the states
+    encoded as the game's store encodes them."""
+
+    def __init__(self, game: Game, path: str | Path, params: Any) -> None:
+        self.game, self.params = game, params
+        self.model = game.load_model(path, params)
+        self.name = self.model.name
+
+    def act(self, states: Sequence[Any], seats: Sequence[int]) -> NDArray[np.int64]:
+        x = np.stack([self.game.encode(s, p, self.params)
+                      for s, p in zip(states, seats, strict=True)])
+        legal = np.stack([self.game.legal_mask(s, self.params) for s in states])
+        return self.model.act_batch(x, legal)
+
+
+def is_model(spec: str) -> bool:
+    return spec.startswith("model:") or spec.endswith(".joblib")
+
+
+def make_player(game: Game, spec: str, params: Any, rng: np.random.Generator,
+                bots: Callable[[str, np.random.Generator], Player] | None = None) -> Player:
+    """A player by name: ``random``, ``model:PATH`` (or a ``.joblib`` path), or one of the
+    game's own bots (``bots(name, rng)``)."""
+    if is_model(spec):
+        return ModelPlayer(game, spec.removeprefix("model:"), params)
+    if spec == "random":
+        return RandomPlayer(game, rng)
+    if bots is not None and spec in game.bots:
+        return bots(spec, rng)
+    raise GameError(f"unknown {game.name} player {spec!r}: want one of "
+                    f"{', '.join(game.bots)} or model:PATH (a model from batchrl fqi)")
+
+
+@dataclass(frozen=True)
+class Trajectory:
+    """One game as played: every state from the deal to the end, and the actions between
+    (one fewer)."""
+
+    states: tuple[Any, ...]
+    actions: tuple[int, ...]
+
+
+def play(game: Game, params: Any, players: Sequence[Player], count: int,
+         rng: np.random.Generator, seats: Callable[[int], Sequence[int]] | None = None,
+         progress: Callable[[int], None] | None = None, batch: int = 4096
+         ) -> list[Trajectory]:
+    """``count`` games, each dealt from its own generator spawned from ``rng``, played in
+    lockstep: at each step every player is asked once for all the games where it is to
+    act. ``seats(i)`` gives game i's seating (``seats(i)[s]``: the player in seat s);
+    default: player s in seat s."""
+    n = game.num_players(params)
+    if len(players) != n:
+        raise GameError(f"{game.name} is played by {n} players, not {len(players)}")
+    out: list[Trajectory] = []
+    deals = rng.spawn(count)
+    for lo in range(0, count, batch):
+        ids = range(lo, min(count, lo + batch))
+        states = [[game.new_game(deals[i], params)] for i in ids]
+        actions: list[list[int]] = [[] for _ in ids]
+        seating = [list(seats(i)) if seats else list(range(n)) for i in ids]
+        live = [j for j in range(len(ids)) if not game.is_terminal(states[j][-1])]
+        while live:
+            for who, player in enumerate(players):
+                mine = [j for j in live if not game.is_terminal(states[j][-1])
+                        and seating[j][game.current_player(states[j][-1])] == who]
+                if not mine:
+                    continue
+                chosen = player.act([states[j][-1] for j in mine],
+                                    [game.current_player(states[j][-1]) for j in mine])
+                for j, a in zip(mine, chosen.tolist(), strict=True):
+                    states[j].append(game.step(states[j][-1], int(a)))
+                    actions[j].append(int(a))
+            live = [j for j in live if not game.is_terminal(states[j][-1])]
+        out += [Trajectory(tuple(s), tuple(a)) for s, a in zip(states, actions, strict=True)]
+        if progress is not None:
+            progress(len(ids))
+    return out
+
+
+def trajectory_rows(game: Game, params: Any, games: Sequence[Trajectory], prefix: str,
+                    keys: Sequence[Any], lines: Sequence[int],
+                    audit: dict[str, Sequence[str]] | None = None) -> Rows:
+    """The store rows of ``games``: one per decision, from the acting seat's view, in the
+    order played.
+
+    A row's reward is what its seat earned (``game.rewards``) from its decision up to its
+    next one; its next state is that next decision's (zeros, with no legal action, after
+    its last: the row is terminal). Game i's episode is ``prefix`` + ``keys[i]`` and its
+    line ``lines[i]``; ``audit`` holds one string per game for each audit column.
+    """
+    audit = audit or {}
+    episode: list[str] = []
+    step: list[int] = []
+    player: list[int] = []
+    action: list[int] = []
+    reward: list[float] = []
+    line: list[int] = []
+    state: list[NDArray[np.float32]] = []
+    before: list[Any] = []  # each row's state, for the next legal moves
+    next_row: list[int] = []
+    columns: dict[str, list[str]] = {name: [] for name in audit}
+    for i, g in enumerate(games):
+        seats = game.num_players(params)
+        mine: list[list[int]] = [[] for _ in range(seats)]  # each seat's rows, in order
+        for t, (s, a) in enumerate(zip(g.states, g.actions, strict=False)):
+            p = game.current_player(s)
+            row = len(action)
+            if mine[p]:
+                next_row[mine[p][-1]] = row
+            mine[p].append(row)
+            episode.append(f"{prefix}{keys[i]}")
+            step.append(len(mine[p]) - 1)
+            player.append(p)
+            state.append(game.encode(s, p, params))
+            before.append(s)
+            action.append(a)
+            reward.append(0.0)
+            next_row.append(-1)
+            line.append(lines[i])
+            for name, values in audit.items():
+                columns[name].append(values[i])
+            earned = game.rewards(s, g.states[t + 1])
+            if earned is not None:  # to each seat's latest decision
+                for q, rows in enumerate(mine):
+                    if rows:
+                        reward[rows[-1]] += float(earned[q])
+    n = len(action)
+    x = np.asarray(state, dtype=np.float32).reshape(n, len(game.feature_names(params)))
+    nxt = np.asarray(next_row, dtype=np.int64)
+    terminal = nxt < 0
+    next_state = np.zeros_like(x)
+    next_state[~terminal] = x[nxt[~terminal]]
+    next_legal = np.zeros((n, len(game.action_names(params))), dtype=bool)
+    for r in np.flatnonzero(~terminal):
+        next_legal[r] = game.legal_mask(before[nxt[r]], params)
+    return Rows(episode=episode, step=np.asarray(step, dtype=np.int32),
+                player=np.asarray(player, dtype=np.int8), state=x,
+                action=np.asarray(action, dtype=np.int8),
+                reward=np.asarray(reward, dtype=np.float64), next_state=next_state,
+                next_legal=next_legal, terminal=terminal, truncated=np.zeros(n, dtype=bool),
+                line=np.asarray(line, dtype=np.int64), audit=columns)
+
+
+@dataclass(frozen=True)
+class SeatReport:
+    """The first player's results against the others: its mean return per game with a 95%
+    confidence interval, over games in which the players take every seat in turn."""
+
+    game: str
+    players: tuple[str, ...]
+    games: int
+    seed: int
+    mean: Estimate
+    by_seat: dict[int, Estimate] = field(default_factory=dict)
+
+    def table(self) -> str:
+        e = self.mean
+        lines = [f"game       {self.game}",
+                 f"players    {', '.join(self.players)} (the first is measured)",
+                 f"games      {self.games:,}, seed {self.seed} (seats rotate game by game)",
+                 "",
+                 f"{'':12}{'return':>9}  {'95% CI':>20}  {'games':>7}",
+                 f"{'all':12}{e.mean:+9.3f}  [{e.low:+8.3f}, {e.high:+8.3f}]  {e.n:>7,}"]
+        for seat, s in self.by_seat.items():
+            lines.append(f"{f'seat {seat}':12}{s.mean:+9.3f}  [{s.low:+8.3f}, {s.high:+8.3f}]"
+                         f"  {s.n:>7,}")
+        return "\n".join(lines)
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"game": self.game, "players": list(self.players), "games": self.games,
+                "seed": self.seed, "mean": self.mean.as_dict(),
+                "by_seat": {str(k): v.as_dict() for k, v in self.by_seat.items()}}
+
+
+def evaluate_seats(game: Game, params: Any, specs: Sequence[str], count: int, seed: int,
+                   bots: Callable[[str, np.random.Generator], Player] | None = None,
+                   progress: Callable[[int], None] | None = None) -> SeatReport:
+    """``count`` games of the players ``specs``; the first player sits in seat i % n in
+    game i (the others after it in order), so the seats' advantages even out."""
+    n = game.num_players(params)
+    if len(specs) != n:
+        raise GameError(f"{game.name} is played by {n} players: give {n}, not {len(specs)}")
+    if count < 2:
+        raise GameError(f"play at least 2 games, not {count}: an interval needs two")
+    rngs = np.random.SeedSequence(seed).spawn(n + 1)
+    players = [make_player(game, s, params, np.random.default_rng(r), bots)
+               for s, r in zip(specs, rngs[1:], strict=False)]
+
+    def seats(i: int) -> list[int]:  # seats(i)[s]: the player in seat s
+        return [(s - i) % n for s in range(n)]
+
+    played = play(game, params, players, count, np.random.default_rng(rngs[0]), seats,
+                  progress)
+    first = np.asarray([game.returns(g.states[-1])[i % n] for i, g in enumerate(played)])
+    seat = np.arange(count) % n
+    return SeatReport(game.name, tuple(specs), count, seed, mean_ci(first),
+                      {s: mean_ci(first[seat == s]) for s in range(n)})

@@ -1,0 +1,138 @@
+"""The import direction the design fixes: parsers -> batchrl.games -> batchrl.store; the
+command modules on top, nothing below importing them; no cycles between files.
+
+Every import statement counts, those inside functions too (they run when the function
+does), and for cycles those under ``if TYPE_CHECKING:`` too (a cycle only the type
+checker walks is a cycle of the design all the same).
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+from locations import ROOT
+
+COMMANDS = ("batchrl.cli", "batchrl.cli_common", "batchrl.cli_play", "batchrl.ingest",
+            "batchrl.imitation")
+
+
+def _module_name(path: Path) -> str:
+    parts = list(path.relative_to(ROOT).with_suffix("").parts)
+    if parts[-1] == "__init__":
+        parts = parts[:-1]
+    return ".".join(parts)
+
+
+def _modules() -> dict[str, Path]:
+    return {_module_name(p): p for folder in ("batchrl", "parsers")
+            for p in sorted((ROOT / folder).rglob("*.py"))}
+
+
+def _type_checking_lines(tree: ast.AST) -> set[int]:
+    lines: set[int] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test):
+            for child in node.body:
+                lines.update(range(child.lineno, (child.end_lineno or child.lineno) + 1))
+    return lines
+
+
+def imports_of(name: str, path: Path, known: set[str], typing: bool = False) -> set[str]:
+    """The modules of ours that ``name`` imports (resolved to modules, not names);
+    ``typing``: those imported for the type checker only too."""
+    tree = ast.parse(path.read_text())
+    skip = set() if typing else _type_checking_lines(tree)
+    package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+    out: set[str] = set()
+    for node in ast.walk(tree):
+        if getattr(node, "lineno", 0) in skip:
+            continue
+        targets: list[str] = []
+        if isinstance(node, ast.Import):
+            targets = [a.name for a in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                up = package.split(".")[: len(package.split(".")) - node.level + 1]
+                base = ".".join([*up, *([base] if base else [])])
+            targets = [f"{base}.{a.name}" if f"{base}.{a.name}" in known else base
+                       for a in node.names]
+        out.update(t for t in targets if t in known and t != name)
+    return out
+
+
+def graph(typing: bool = False) -> dict[str, set[str]]:
+    modules = _modules()
+    known = set(modules)
+    return {name: imports_of(name, path, known, typing) for name, path in modules.items()}
+
+
+def cycles(edges: dict[str, set[str]]) -> list[list[str]]:
+    """The strongly connected components of more than one module (Tarjan)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on: set[str] = set()
+    found: list[list[str]] = []
+
+    def visit(v: str) -> None:
+        index[v] = low[v] = len(index)
+        stack.append(v)
+        on.add(v)
+        for w in sorted(edges.get(v, ())):
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in on:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            component = []
+            while True:
+                w = stack.pop()
+                on.discard(w)
+                component.append(w)
+                if w == v:
+                    break
+            if len(component) > 1:
+                found.append(sorted(component))
+
+    for v in sorted(edges):
+        if v not in index:
+            visit(v)
+    return found
+
+
+def test_no_import_cycles_between_files():
+    assert cycles(graph(typing=True)) == []
+
+
+def test_games_import_neither_parsers_nor_the_commands():
+    wrong = {(name, target) for name, targets in graph().items()
+             if name.startswith("batchrl.games") for target in targets
+             if target.split(".")[0] == "parsers"
+             or any(target == c or target.startswith(c + ".") for c in COMMANDS)}
+    assert wrong == set()
+
+
+def test_nothing_below_the_commands_imports_them():
+    below = [n for n in graph() if n.startswith("batchrl.") and n not in COMMANDS
+             and n not in ("batchrl.__main__",)]
+    edges = graph()
+    wrong = {(n, t) for n in below for t in edges[n] if t in COMMANDS}
+    # batchrl.experiments is a library of the thesis's experiments that ingests logs
+    assert {(n, t) for n, t in wrong if n != "batchrl.experiments"} == set()
+
+
+def test_the_store_imports_no_game():
+    wrong = {(n, t) for n, ts in graph().items() if n.startswith("batchrl.store")
+             for t in ts if t.startswith("batchrl.games") or t.startswith("parsers")}
+    assert wrong == set()
+
+
+def test_the_graph_sees_imports_inside_functions(tmp_path: Path):
+    module = tmp_path / "m.py"
+    module.write_text("from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    import a\n"
+                      "def f():\n    import b\n    from c import d\n")
+    assert imports_of("m", module, {"a", "b", "c", "c.d"}) == {"b", "c.d"}
+    assert imports_of("m", module, {"a", "b", "c", "c.d"}, typing=True) == {"a", "b", "c.d"}
