@@ -30,7 +30,7 @@ from numpy.typing import NDArray
 ARTIFACT_VERSION = 1
 
 
-class ModelError(Exception):
+class ModelError(ValueError):
     """A model file that cannot be used; the message says why and what to do."""
 
 
@@ -195,15 +195,17 @@ class LoadedModel:
 
 def load_model(path: str | Path, check: Callable[[str, Mapping[str, Any]], Any],
                feature_names: Callable[[Any], Sequence[str]],
-               action_names: Callable[[Any], Sequence[str]]) -> LoadedModel:
+               action_names: Callable[[Any], Sequence[str]],
+               policy: GreedyPolicy | None = None) -> LoadedModel:
     """The one model loader every game's players use (through ``Game.load_model``).
 
     ``check(game, game_params)`` gets what the model was trained on and returns the
     params to play with (or raises, saying why the model does not fit the game being
     played); ``feature_names(params)`` and ``action_names(params)`` are the game's. The
-    model's features are found among the game's by name.
+    model's features are found among the game's by name. ``policy``: the model already
+    loaded from ``path``.
     """
-    policy = GreedyPolicy.load(path)
+    policy = policy if policy is not None else GreedyPolicy.load(path)
     meta = policy.artifact.meta
     params = check(str(meta.get("game", "?")), meta.get("game_params") or {})
     names = tuple(feature_names(params))

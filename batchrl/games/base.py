@@ -42,7 +42,7 @@ from batchrl.records import LogLines
 from batchrl.store import RowsBatch, StoreSchema
 
 if TYPE_CHECKING:
-    from batchrl.policy import LoadedModel
+    from batchrl.policy import GreedyPolicy, LoadedModel
 
 
 class GameError(ValueError):
@@ -273,9 +273,11 @@ class Game:
 
     # ---- play side -----------------------------------------------------------------
 
-    def load_model(self, path: str | Path, params: Any = None) -> LoadedModel:
+    def load_model(self, path: str | Path, params: Any = None,
+                   policy: GreedyPolicy | None = None) -> LoadedModel:
         """A model file of this game, checked against ``params`` (default: the params it
-        was trained with), its features mapped onto ``encode``'s by name."""
+        was trained with), its features mapped onto ``encode``'s by name (``policy``: the
+        file already loaded)."""
         from batchrl.policy import load_model
 
         def check(stored: str, stored_params: Mapping[str, Any]) -> Any:
@@ -287,7 +289,7 @@ class Game:
                 return params
             return trained
 
-        return load_model(path, check, self.feature_names, self.action_names)
+        return load_model(path, check, self.feature_names, self.action_names, policy)
 
     def check_model_params(self, path: str | Path, trained: Any, playing: Any) -> None:
         """Refuse a model whose params make its features mean something else in the game

@@ -1,0 +1,73 @@
+"""Every registered game as a PettingZoo AEC environment and a Gymnasium one, checked with
+the libraries' own API tests."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import batchrl
+from batchrl.games import GAMES, register_game, unregister_game
+
+pytest.importorskip("pettingzoo", reason="the environments need the envs extra (pettingzoo)")
+pytest.importorskip("gymnasium", reason="the environments need the envs extra (gymnasium)")
+
+from gymnasium.utils.env_checker import check_env
+from pettingzoo.test import api_test
+
+
+@pytest.fixture
+def kuhn():
+    from kuhn import GAME
+
+    register_game(GAME)
+    yield GAME
+    unregister_game(GAME.name)
+
+
+@pytest.mark.parametrize("name", list(GAMES))
+def test_every_game_passes_pettingzoo_api_test(name):
+    api_test(batchrl.env(name), num_cycles=60)
+
+
+@pytest.mark.parametrize("name", list(GAMES))
+def test_every_game_passes_gymnasium_check_env(name):
+    n = GAMES[name].num_players(GAMES[name].params())
+    check_env(batchrl.env(name, opponents=["random"] * (n - 1)), skip_render_check=True)
+
+
+def test_the_toy_game_too(kuhn):
+    api_test(batchrl.env("kuhn"), num_cycles=40)
+    check_env(batchrl.env("kuhn", opponents=["random"]), skip_render_check=True)
+
+
+def _episode(env, seed):
+    env.reset(seed=seed)
+    moves, totals = [], dict.fromkeys(env.possible_agents, 0.0)
+    rng = np.random.default_rng(seed)
+    for agent in env.agent_iter():
+        observation, reward, terminated, truncated, _ = env.last()
+        totals[agent] += reward
+        if terminated or truncated:
+            env.step(None)
+            continue
+        legal = np.flatnonzero(observation["action_mask"])
+        moves.append(int(rng.choice(legal)))
+        env.step(moves[-1])
+    return moves, totals
+
+
+def test_the_same_seed_gives_the_same_game_and_rewards_add_up_to_returns(kuhn):
+    env = batchrl.env("kuhn")
+    for seed in range(20):
+        moves, totals = _episode(env, seed)
+        assert _episode(env, seed) == (moves, totals)
+        state = kuhn.new_game(np.random.default_rng(seed), kuhn.params())
+        for m in moves:
+            state = kuhn.step(state, m)
+        assert tuple(totals.values()) == kuhn.returns(state)
+
+
+def test_an_unknown_game_names_the_games():
+    with pytest.raises(ValueError, match="the games are"):
+        batchrl.env("chess")
