@@ -91,7 +91,7 @@ def _aec_class() -> type:
         def __init__(self, game: Game, params: Any, render_mode: str | None = None) -> None:
             super().__init__()
             self.game, self.params, self.render_mode = game, params, render_mode
-            self.metadata = {**GameEnv.metadata, "name": f"batchrl_{game.name}"}
+            self.metadata = {**GameEnv.metadata, "name": f"batchrl_{game.name}"}  # type: ignore[misc]
             self.possible_agents = [f"player_{i}" for i in range(game.num_players(params))]
             observation, action = _spaces(game, params)
             self.observation_spaces = dict.fromkeys(self.possible_agents, observation)
