@@ -17,12 +17,13 @@ g.jsonl, line 2: the rules give the player -1; the log says 1
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from batchrl.games import Format, Source, register_format
 from batchrl.games.sette_mezzo.logs import Game
-from parsers.acpc import BadLine, LogLines
+from batchrl.records import BadLine, LogLines
 
 
 @dataclass(frozen=True, slots=True)
@@ -57,3 +58,17 @@ def read_sette_mezzo(lines: Iterable[str], source: str, start: int = 1) -> Itera
 def read_file(path: str | Path) -> Iterator[Record]:
     """Records of the log at ``path``, read as bytes so an odd byte spoils only its line."""
     return read_sette_mezzo(LogLines(path), str(path))
+
+
+def sniff(path: Path, head: Sequence[str]) -> bool:
+    """A sette e mezzo log: its first line is a JSON object with an ``opponent``."""
+    return bool(head) and head[0].lstrip().startswith("{") and '"opponent"' in head[0]
+
+
+def read(source: Source) -> Iterator[Record]:
+    return read_sette_mezzo(source.lines if source.lines is not None
+                            else LogLines(source.path), str(source.path))
+
+
+register_format(Format("sette-mezzo", "sette-mezzo", "a sette e mezzo game log (JSON lines)",
+                       sniff, read))

@@ -2,35 +2,64 @@
 
 from __future__ import annotations
 
-from pathlib import Path
+from dataclasses import asdict, dataclass
 from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
 
-from batchrl.games.sette_mezzo.rules import DEFAULT_LIMIT, FEATURE_NAMES
-from batchrl.games.sette_mezzo.solver import PolicyReport, evaluate_policy
-from batchrl.games.sette_mezzo.transitions import GAME_NAME
-from batchrl.policy import GreedyPolicy, ModelError
+from batchrl.games.sette_mezzo.solver import PolicyReport, Solution, evaluate_policy
+from batchrl.policy import LoadedModel
 
 
-def evaluate_model(path: str | Path, limit: float | None = None) -> PolicyReport:
-    """The greedy policy of the model at ``path``: exact value, regret and agreement.
-
-    The limit is the one the model's data was played at, unless ``limit`` is given.
-    """
-    policy = GreedyPolicy.load(path)
-    meta = policy.artifact.meta
-    if meta.get("game") != GAME_NAME:
-        raise ModelError(f"{path} was trained on {meta.get('game')}, not {GAME_NAME}")
-    missing = [f for f in policy.feature_names if f not in FEATURE_NAMES]
-    if missing:
-        raise ModelError(f"{path} uses features sette e mezzo does not encode: {missing}")
-    columns = [FEATURE_NAMES.index(f) for f in policy.feature_names]
-    if limit is None:
-        limit = float(meta.get("game_params", {}).get("limit", DEFAULT_LIMIT))
+def evaluate_model(model: LoadedModel, limit: float) -> PolicyReport:
+    """The greedy policy of ``model`` (bound to the game's features): exact value, regret
+    and agreement against an opponent that draws to ``limit``."""
 
     def choose(states: NDArray[np.float32]) -> NDArray[Any]:
-        return policy.act_batch(states[:, columns])
+        return model.act_batch(states)
 
     return evaluate_policy(choose, limit)
+
+
+@dataclass(frozen=True)
+class ModelReport:
+    """What ``batchrl evaluate`` prints of a sette e mezzo model."""
+
+    model: str
+    report: PolicyReport
+
+    def table(self) -> str:
+        r = self.report
+        return "\n".join([
+            f"model                      {self.model}",
+            f"opponent draws to          {r.limit:g}",
+            f"expected reward per game   {r.expected_reward:+.6f}",
+            f"optimal                    {r.optimal_reward:+.6f}",
+            f"gap                        {r.regret:.6f}",
+            f"optimal action             {r.agreement:.2%} of its decisions "
+            f"({r.agreement_optimal_visits:.2%} of the optimal policy's, "
+            f"{r.agreement_states:.2%} of all {r.states:,} states)"])
+
+    def as_dict(self) -> dict[str, Any]:
+        return asdict(self.report) | {"regret": self.report.regret, "model": self.model}
+
+
+@dataclass(frozen=True)
+class SolutionReport:
+    """What ``batchrl solve sette-mezzo`` prints: the optimal strategy as a table."""
+
+    solution: Solution
+
+    def table(self) -> str:
+        from batchrl.games.sette_mezzo.solver import strategy_table
+
+        s = self.solution
+        return (f"{strategy_table(s)}\noptimal expected reward per game: "
+                f"{s.expected_reward:+.6f} ({s.rounds} rounds of policy iteration, "
+                f"{len(s.action):,} states)")
+
+    def as_dict(self) -> dict[str, Any]:
+        s = self.solution
+        return {"limit": s.limit, "expected_reward": s.expected_reward, "rounds": s.rounds,
+                "states": len(s.action), "seconds": s.seconds}

@@ -5,6 +5,7 @@ import numpy as np
 from click.testing import CliRunner
 
 from batchrl.cli import main
+from batchrl.games.sette_mezzo import GAME
 from batchrl.games.sette_mezzo.evaluate import evaluate_model
 from batchrl.games.sette_mezzo.rules import FEATURE_NAMES
 from batchrl.games.sette_mezzo.solver import evaluate_policy
@@ -37,10 +38,22 @@ def test_fqi_from_random_play_nears_the_optimum(tmp_path):
                         "--trees", "20", "--nmin", "20", "--iters", "11", "--fast",
                         "--out", str(model)])
     assert result.exit_code == 0, result.output
-    report = evaluate_model(model)
+    report = evaluate_model(GAME.load_model(model), 5.0)
     assert report.regret < MAX_GAP and report.agreement > MIN_AGREEMENT, report
     shown = run(main, ["evaluate", "--game", "sette-mezzo", "--model", str(model)]).output
     assert f"{report.regret:.6f}" in shown and "optimal action" in shown
+
+
+def test_fqi_with_no_flags_uses_the_games_settings(tmp_path):
+    run = CliRunner().invoke
+    log, store = tmp_path / "random.jsonl", tmp_path / "store"
+    run(main, ["generate", "--game", "sette-mezzo", "--games", "3000", "--seed", "4",
+               "-o", str(log)])
+    run(main, ["ingest", str(log), "--store", str(store)])
+    result = run(main, ["fqi", "--store", str(store), "--trees", "5", "--iters", "3"])
+    assert result.exit_code == 0, result.output
+    assert ("settings: M=5 n_min=20 K=all N=3, features total,opponent_card "
+            "(sette-mezzo's recommended settings, with trees, iters as given)") in result.output
 
 
 def test_solve_prints_the_strategy(tmp_path):

@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 from batchrl.games.sette_mezzo.logs import Game, ReplayError, play, write_log
-from parsers.acpc import BadLine
+from batchrl.records import BadLine
 from parsers.sette_mezzo import LoggedGame, read_file, read_sette_mezzo
 
 

@@ -2,6 +2,7 @@ import numpy as np
 import pytest
 
 from batchrl.games.conformance import check_game
+from batchrl.games.sette_mezzo import GAME
 from batchrl.games.sette_mezzo.rules import (
     FEATURE_NAMES,
     HIT,
@@ -19,14 +20,17 @@ from batchrl.games.sette_mezzo.rules import (
 
 
 def test_conformance():
-    check_game(new_game, legal_actions, step, is_terminal, lambda s: (returns(s),),
-               zero_sum=False, playouts=200)
+    check_game(GAME, playouts=200)
 
 
 @pytest.mark.parametrize("limit", [0.5, 3, 5, 7.5])
 def test_conformance_at_other_limits(limit):
-    check_game(lambda rng: new_game(rng, limit), legal_actions, step, is_terminal,
-               lambda s: (returns(s),), zero_sum=False, playouts=50)
+    check_game(GAME, GAME.params(limit=limit), playouts=50)
+
+
+def test_a_limit_the_game_cannot_use_is_refused_by_name():
+    with pytest.raises(ValueError, match="multiple of 0.5 from 0.5 to 7.5"):
+        GAME.params(limit=8)
 
 
 def test_a_fresh_deck_is_the_forty_cards():

@@ -1,0 +1,173 @@
+"""Sette e mezzo as ``batchrl.games`` knows it: one player against a dealer that draws to
+a limit (``limit``, 5 by default), the game solved exactly.
+
+>>> params = GAME.params()
+>>> s = GAME.new_game(np.random.default_rng(0), params)
+>>> GAME.current_player(s), GAME.legal_actions(s), GAME.feature_names(params)[:2]
+(0, (0, 1), ('total', 'opponent_card'))
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from numpy.typing import NDArray
+
+from batchrl.games.base import (
+    FQISettings,
+    Game,
+    GameError,
+    Option,
+    Report,
+    SourceContext,
+    SourceError,
+    SourcePlan,
+    single_group,
+)
+from batchrl.games.sette_mezzo import rules, transitions
+from batchrl.records import RejectedRecord
+from batchrl.store import Rows, RowsBatch, StoreSchema
+
+
+@dataclass(frozen=True)
+class SetteMezzoParams:
+    """The opponent draws until its total reaches ``limit`` (a multiple of 0.5)."""
+
+    limit: float = rules.DEFAULT_LIMIT
+
+    def __post_init__(self) -> None:
+        rules.limit_halves(self.limit)  # a ValueError names what is wrong
+        object.__setattr__(self, "limit", float(self.limit))
+
+
+class SetteMezzo(Game):
+    name = "sette-mezzo"
+    title = "Sette e mezzo against a dealer that draws to a limit"
+    player_counts = (1,)
+    zero_sum = False
+    unit = "games"
+    Params = SetteMezzoParams
+    # the two features the optimum depends on (but for one cell): on 100,000 random
+    # games, M=100 n_min=20 N=11 on them reach the optimum within 0.0012 (README)
+    fqi = FQISettings(features=("total", "opponent_card"))
+    options = (Option("limit", {"generate": "--limit", "evaluate": "--limit",
+                                "solve": "--limit"}, type=float,
+                      help="the opponent draws until its total reaches this [default: 5; "
+                           "evaluate: the limit the model's data was played at]."),)
+    bots = ("random", "optimal")
+    default_players = ("random",)
+    default_count = 100_000
+    log_formats = ("sette-mezzo",)
+
+    def action_names(self, params: Any) -> tuple[str, ...]:
+        return rules.ACTION_NAMES
+
+    def feature_names(self, params: Any) -> tuple[str, ...]:
+        return rules.FEATURE_NAMES
+
+    def new_game(self, rng: np.random.Generator, params: SetteMezzoParams) -> rules.GameState:
+        return rules.new_game(rng, params.limit)
+
+    def current_player(self, state: rules.GameState) -> int:
+        return -1 if rules.is_terminal(state) else 0
+
+    def legal_actions(self, state: rules.GameState) -> tuple[int, ...]:
+        return rules.legal_actions(state)
+
+    def step(self, state: rules.GameState, action: int) -> rules.GameState:
+        return rules.step(state, action)
+
+    def is_terminal(self, state: rules.GameState) -> bool:
+        return rules.is_terminal(state)
+
+    def returns(self, state: rules.GameState) -> tuple[float]:
+        return (rules.returns(state),)
+
+    def encode(self, state: rules.GameState, player: int, params: Any) -> NDArray[np.float32]:
+        return rules.encode(state)
+
+    def check_model_params(self, path: str | Path, trained: Any, playing: Any) -> None:
+        """Any limit: the features do not depend on it (a model may be played at another
+        limit than its data's)."""
+
+    # ---- store side ----------------------------------------------------------------
+
+    def schema(self, params: SetteMezzoParams) -> StoreSchema:
+        return transitions.schema(params.limit)
+
+    def open_source(self, records: Iterator[Any], context: SourceContext) -> SourcePlan:
+        """One store per opponent limit, read off the source's first game."""
+        pending: list[Any] = []
+        limit = None
+        for record in records:
+            pending.append(record)
+            if hasattr(record, "game"):
+                limit = record.game.limit
+                break
+        if limit is None:
+            raise SourceError(f"{context.path}: no game to ingest")
+        context.notes.append(f"the opponent draws to {limit:g}")
+        prefix = context.prefix
+
+        def rows(chunk: list[Any]) -> RowsBatch:
+            same = [g for g in chunk if g.game.limit == limit]
+            rejected = [(g, RejectedRecord(f"the opponent's limit is {g.game.limit:g}, not "
+                                           f"{limit:g} as in the file's first game: a store "
+                                           "holds one limit", "another limit"))
+                        for g in chunk if g.game.limit != limit]
+            return RowsBatch(Rows.from_columns(transitions.rows(same, prefix)), len(same),
+                             rejected)
+
+        return SourcePlan(self.schema(self.params(limit=limit)), _chain(pending, records),
+                          rows, unit=self.unit)
+
+    # ---- play side -----------------------------------------------------------------
+
+    def generate(self, out: Path, players: Sequence[str], count: int, seed: int,
+                 options: Mapping[str, Any],
+                 progress: Callable[[int], None] | None = None) -> str:
+        from batchrl.games.sette_mezzo.logs import play, write_log
+
+        if len(players) != 1:
+            raise GameError(f"sette e mezzo has one player, not {len(players)}: random, "
+                            "optimal or a model file")
+        limit = self.params(**{k: v for k, v in options.items() if k == "limit"}).limit
+        chooser: Any = players[0]
+        if chooser not in self.bots:
+            chooser = self.load_model(chooser.removeprefix("model:")).act_batch
+        written = write_log(out, play(chooser, count, np.random.default_rng(seed), limit))
+        if progress is not None:
+            progress(count)
+        return f"{written:,} games written to {out}"
+
+    def evaluate(self, groups: Sequence[Sequence[str]], count: int | None, seed: int,
+                 options: Mapping[str, Any],
+                 progress: Callable[[int], None] | None = None) -> Report:
+        """Exact: the model's greedy policy through the game tree, no sampling."""
+        from batchrl.games.sette_mezzo.evaluate import ModelReport, evaluate_model
+
+        group = single_group(self, groups)
+        if len(group) != 1:
+            raise GameError("sette e mezzo evaluates one model exactly: give --model PATH")
+        path = group[0].removeprefix("model:")
+        model = self.load_model(path)
+        limit = options.get("limit", model.params.limit)
+        return ModelReport(path, evaluate_model(model, self.params(limit=limit).limit))
+
+    def solve(self, options: Mapping[str, Any]) -> Report:
+        from batchrl.games.sette_mezzo.evaluate import SolutionReport
+        from batchrl.games.sette_mezzo.solver import solve
+
+        return SolutionReport(solve(self.params(**options).limit))
+
+
+def _chain(first: list[Any], rest: Iterator[Any]) -> Iterator[Any]:
+    yield from first
+    yield from rest
+
+
+GAME = SetteMezzo()
