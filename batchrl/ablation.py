@@ -35,7 +35,7 @@ from numpy.typing import NDArray
 from batchrl.evaluation import mean_ci
 from batchrl.experiments import Hero, data_digest, train
 from batchrl.games.holdem.bots import BOT_NAMES, load_models
-from batchrl.policy import GreedyPolicy, QFunction
+from batchrl.policy import GreedyPolicy, LoadedModel, QFunction
 from batchrl.store import Store, StoreError, Transitions
 
 FULL = "(none)"
@@ -143,7 +143,7 @@ def _variants(config: AblationConfig, names: Sequence[str]) -> dict[str, tuple[s
 
 
 def _per_hand(model: Path, policy: GreedyPolicy, config: AblationConfig, cache: Path,
-              opponents: Mapping[str, GreedyPolicy]) -> NDArray[np.float64]:
+              opponents: Mapping[str, LoadedModel]) -> NDArray[np.float64]:
     """The hero's bb won per hand on the shared duplicate deals (cached)."""
     from batchrl.games.holdem.evaluate import play_bots
 

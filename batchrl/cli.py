@@ -425,13 +425,7 @@ def ablate(store: Path | None, opponent: str, trees: int, nmin: int, iters: int,
 @click.option("--batch-size", default=256, show_default=True)
 @click.option("--lr", "learning_rate", default=1e-3, show_default=True,
               help="Adam's learning rate.")
-@click.option("--colour-order", is_flag=True,
-              help="Train on colour-ordered states (colours sorted per state, hint moves "
-                   "renamed); the network renames its moves back when it plays.")
-@click.option("--features", "feature_set", type=click.Choice(["report", "hints"]),
-              default="report", show_default=True,
-              help="report: the report's 195 numbers; hints: those and 15 public facts about "
-                   "hints (which cards hints touched, the focus of the hint just before).")
+@game_options("imitate")
 @click.option("--keep-best/--keep-last", default=True, show_default=True,
               help="Keep the network of the epoch best on the validation games, or the last.")
 @click.option("--seed", default=0, show_default=True, help="The game split and the weights.")
@@ -442,9 +436,9 @@ def ablate(store: Path | None, opponent: str, trees: int, nmin: int, iters: int,
                    "plot of the curves (.png) and the figures (.json) go beside it.")
 def imitate(store: Path | None, epochs: int, players: tuple[str, ...], hidden: str,
             dropout: float, batchnorm: bool, batch_size: int, learning_rate: float,
-            colour_order: bool, feature_set: str, keep_best: bool, seed: int,
-            threads: int | None, out: Path | None) -> None:
-    """Train a network to predict the moves in a Hanabi store (the report's).
+            keep_best: bool, seed: int, threads: int | None, out: Path | None,
+            **kwargs: Any) -> None:
+    """Train a network to predict the moves in a store (Hanabi's: the report's network).
 
     Games are split 70/20/10 (train, validation, test) by game, never by row.
     Prints each epoch's loss and accuracy, then the test set's per-move
@@ -461,15 +455,23 @@ def imitate(store: Path | None, epochs: int, players: tuple[str, ...], hidden: s
     """
     from batchrl.imitation import (
         Epoch,
-        ImitationError,
         NetworkConfig,
         batches_per_epoch,
         train,
         write_figures,
     )
-    from batchrl.store import StoreError, default_store_path
+    from batchrl.store import Store, StoreError, default_store_path
 
     root = store if store is not None else default_store_path()
+    try:  # the store's game must have a network: one clear line if it has none
+        schema = Store.open(root).schema
+        game = game_for(schema.game, schema.game_params)
+        options = take_game_options("imitate", kwargs, game)
+        given = game.imitation(options)
+    except (StoreError, GameError) as exc:
+        raise click.ClickException(str(exc)) from None
+    colour_order = bool(given.get("colour_order", False))
+    feature_set = str(given.get("features", "report"))
     try:
         widths = tuple(int(w) for w in hidden.split(","))
     except ValueError:
@@ -495,7 +497,7 @@ def imitate(store: Path | None, epochs: int, players: tuple[str, ...], hidden: s
         total = batches_per_epoch(root, who, config) * epochs
         with progress(total, "training") as advance:
             result = train(root, out, config, who, progress=advance, on_epoch=line)
-    except (ImitationError, StoreError) as exc:
+    except (ValueError, StoreError) as exc:  # ImitationError is a ValueError
         raise click.ClickException(str(exc)) from None
     if "best_epoch" in result.extra:
         click.echo(f"kept the network of epoch {result.extra['best_epoch']} (best validation "

@@ -38,26 +38,21 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 from numpy.typing import NDArray
 
+from batchrl.games.hanabi.network import (
+    ImitationError,
+    feature_set,
+    network,
+    possible_moves,
+    prepare,
+    torch_module,
+)
 from batchrl.store import Store
 
 if TYPE_CHECKING:
-    from batchrl.games.hanabi.rules import State
+    pass
 
 SPLIT = (0.7, 0.2, 0.1)
 _NEG = -1e9  # a masked logit
-
-
-class ImitationError(ValueError):
-    """Training or loading cannot go on; the message says why."""
-
-
-def _torch() -> Any:
-    try:
-        import torch
-    except ImportError:
-        raise ImitationError("the imitation network needs torch: pip install -e "
-                             "'.[imitation]' (or pip install torch==2.13.0)") from None
-    return torch
 
 
 @dataclass(frozen=True)
@@ -149,84 +144,6 @@ def split(store: Path, t: Any, players: Sequence[str], seed: int) -> NDArray[np.
     return split_by_game(codes.astype(np.int64), seed)
 
 
-def possible_moves(x: NDArray[np.float32]) -> NDArray[np.bool_]:
-    """The moves the rules could allow in each two-player state, read off its 195 numbers:
-    a play or discard of a slot the hand holds (discards at 8 hints left to be learnt:
-    some logs allow them), a hint that touches one of the partner's cards, if a token
-    is left.
-
-    >>> from batchrl.games.hanabi.knowledge import encode
-    >>> from batchrl.games.hanabi.rules import deal, full_deck, legal_actions
-    >>> s = deal(full_deck(), 2)
-    >>> np.flatnonzero(possible_moves(encode(s, 0)[None])[0]).tolist()
-    [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 12, 13, 14, 15]
-    >>> list(legal_actions(s))
-    [0, 1, 2, 3, 4, 12, 13, 14, 15]
-    """
-    x = np.asarray(x)
-    n = len(x)
-    own = x[:, 35:100].reshape(n, 5, 13)[:, :, 3:8].sum(axis=2) > 0.5  # poss_values sum 1
-    other = x[:, 100:195].reshape(n, 5, 19)
-    held = other[:, :, 18] > 0
-    out = np.zeros((n, 20), dtype=bool)
-    out[:, :5] = own
-    out[:, 5:10] = own
-    tokens = x[:, 0] > 0
-    values = other[:, :, 18].astype(np.int64)
-    for r in range(1, 6):
-        out[:, 9 + r] = tokens & ((values == r) & held).any(axis=1)
-    out[:, 15:20] = tokens[:, None] & (other[:, :, 13:18] > 0.5).any(axis=1)
-    return out
-
-
-def network(config: NetworkConfig, inputs: int = 195, outputs: int = 20) -> Any:
-    """The untrained torch module ``config`` describes."""
-    torch = _torch()
-    nn = torch.nn
-    layers: list[Any] = []
-    width = inputs
-    for i, h in enumerate(config.hidden):
-        layers += [nn.Linear(width, h), nn.ReLU()]
-        if i < len(config.hidden) - 1 and config.dropout > 0:
-            layers.append(nn.Dropout(config.dropout))
-        width = h
-    if config.batchnorm:
-        layers.append(nn.BatchNorm1d(width))
-    layers.append(nn.Linear(width, outputs))
-    return nn.Sequential(*layers)
-
-
-def _prepare(x: NDArray[np.float32], y: NDArray[np.int64] | None,
-             colour_order: bool) -> tuple[NDArray[np.float32], NDArray[np.int64] | None,
-                                          NDArray[np.intp] | None]:
-    """Colour-ordered states (the report's 195 numbers reordered; hint facts, colour-free,
-    kept) and moves; unchanged without ``colour_order``."""
-    if not colour_order:
-        return x, y, None
-    from batchrl.games.hanabi import symmetry
-
-    perm = symmetry.colour_order(x[:, :195])
-    xs = np.array(x, dtype=np.float32)
-    xs[:, :195] = symmetry.canonical_states(x[:, :195], perm)
-    ys = symmetry.canonical_actions(y, perm) if y is not None else None
-    return xs, ys, perm
-
-
-FEATURE_SETS = ("report", "hints")
-
-
-def feature_set(name: str) -> tuple[str, ...]:
-    """The features a network reads: ``report``, the report's 195 numbers; ``hints``,
-    those and the 15 public hint facts (``knowledge.HINT_FEATURES``)."""
-    from batchrl.games.hanabi import knowledge
-
-    if name == "report":
-        return knowledge.feature_names()
-    if name == "hints":
-        return (*knowledge.feature_names(), *knowledge.HINT_FEATURES)
-    raise ImitationError(f"features {name!r}: want one of {', '.join(FEATURE_SETS)}")
-
-
 def load_rows(store: Path, players: Sequence[str] = (),
               features: str = "report") -> Any:
     """A store's states (the named feature set), moves and episodes (only ``players``'
@@ -253,13 +170,13 @@ def train(store: Path, out: Path, config: NetworkConfig = NetworkConfig(),
 
     ``progress`` is told of each batch trained; ``on_epoch`` gets each epoch's figures.
     """
-    torch = _torch()
+    torch = torch_module()
     if config.threads:
         torch.set_num_threads(config.threads)
     torch.manual_seed(config.seed)
     t = load_rows(store, players, config.features)
     part = split(store, t, players, config.seed)
-    x, y, _ = _prepare(t.state, t.action, config.colour_order)
+    x, y, _ = prepare(t.state, t.action, config.colour_order)
     assert y is not None
     allowed = possible_moves(x)  # reordered states: the hints of the reordered colours
     if config.mask and not allowed[np.arange(len(y)), y].all():
@@ -328,7 +245,7 @@ def train_epoch(model: Any, optimiser: Any, data: tuple[Any, Any, Any], batch_si
                 progress: Callable[[int], None] | None = None) -> tuple[float, int]:
     """One pass over ``data`` (states, moves, allowed-move masks) in shuffled batches:
     the summed loss and the moves predicted right."""
-    torch = _torch()
+    torch = torch_module()
     x, y, allowed = data
     model.train()
     order = torch.randperm(len(y), generator=generator)
@@ -395,7 +312,7 @@ def write_figures(result: TrainResult) -> tuple[Path, Path]:
 
 def _evaluate(model: Any, data: tuple[Any, Any, Any], mask: bool,
               batch: int = 65536) -> tuple[float, float, NDArray[np.int64]]:
-    torch = _torch()
+    torch = torch_module()
     x, y, allowed = data
     model.eval()
     loss, predicted = 0.0, []
@@ -434,7 +351,7 @@ def class_report(confusion: NDArray[np.int64], names: Sequence[str]) -> list[dic
 def _save(out: Path, model: Any, config: NetworkConfig, mean: NDArray[np.float32],
           std: NDArray[np.float32], features: Sequence[str], actions: Sequence[str],
           result: TrainResult, store: Path) -> None:
-    torch = _torch()
+    torch = torch_module()
     out.parent.mkdir(parents=True, exist_ok=True)
     meta = {
         "kind": "imitation", "game": "hanabi", "config": asdict(config),
@@ -450,59 +367,3 @@ def _save(out: Path, model: Any, config: NetworkConfig, mean: NDArray[np.float32
     tmp.replace(out)
 
 
-class NetworkBot:
-    """A trained network as a Hanabi player: the most likely legal move in each state."""
-
-    name = "network"
-
-    def __init__(self, model: Any, mean: NDArray[np.float32], std: NDArray[np.float32],
-                 meta: dict[str, Any]) -> None:
-        self.model, self.mean, self.std, self.meta = model, mean, std, meta
-        self.colour_order = bool(meta["config"]["colour_order"])
-        self.model.eval()
-
-    @classmethod
-    def load(cls, path: str | Path) -> NetworkBot:
-        torch = _torch()
-        try:
-            blob = torch.load(path, weights_only=True)
-            meta = json.loads(blob["meta"])
-        except (OSError, RuntimeError, KeyError, ValueError) as exc:
-            raise ImitationError(f"{path}: not a network from batchrl imitate ({exc})") from None
-        saved = meta["config"]
-        saved["hidden"] = tuple(saved["hidden"])
-        config = NetworkConfig(**saved)
-        model = network(config, len(meta["feature_names"]), len(meta["action_names"]))
-        model.load_state_dict(blob["state_dict"])
-        return cls(model, blob["mean"].numpy(), blob["std"].numpy(), meta)
-
-    def scores(self, x: NDArray[np.float32]) -> NDArray[np.float32]:
-        """The network's logits for states as the store holds them (before reordering)."""
-        torch = _torch()
-        xs, _, perm = _prepare(np.asarray(x, dtype=np.float32), None, self.colour_order)
-        with torch.no_grad():
-            logits = self.model(torch.from_numpy(((xs - self.mean) / self.std)
-                                                 .astype(np.float32))).numpy()
-        if perm is not None:  # back to the original colours: canonical hint j names perm[j]
-            from batchrl.games.hanabi import symmetry
-
-            out = np.empty_like(logits)
-            for a in range(20):
-                orig = symmetry.original_actions(np.full(len(x), a), perm)
-                out[np.arange(len(x)), orig] = logits[:, a]
-            logits = out
-        return np.asarray(logits, dtype=np.float32)
-
-    def act_batch(self, x: NDArray[np.float32], legal: NDArray[np.bool_]) -> NDArray[np.int64]:
-        """The best legal move of each state (``legal``: the rules' mask)."""
-        logits = np.where(legal, self.scores(x), -np.inf)
-        return np.asarray(logits.argmax(axis=1), dtype=np.int64)
-
-    def act(self, state: State) -> int:
-        from batchrl.games.hanabi.knowledge import encode, hint_features
-        from batchrl.games.hanabi.transitions import mask
-
-        x = encode(state, state.current)
-        if len(self.meta["feature_names"]) > len(x):
-            x = np.concatenate([x, hint_features(state, state.current)])
-        return int(self.act_batch(x[None], mask(state)[None])[0])

@@ -21,7 +21,8 @@ MALFORMED = "malformed line"
 class BadLine:
     """A line (or a game's file) that is no record; ``kind`` names the check for reports.
 
-    ``line`` 0 means the source as a whole (a game's file that cannot be read).
+    ``line`` 0 means the source as a whole (a game's file that cannot be read); -1 that
+    ``reason`` is the whole message, naming its file and line itself.
 
     >>> print(BadLine("a.log", 3, "not a hand", "xyz"))
     a.log, line 3: not a hand
@@ -36,7 +37,9 @@ class BadLine:
     kind: str = MALFORMED
 
     def __str__(self) -> str:
-        if self.line <= 0:
+        if self.line < 0:
+            return self.reason
+        if self.line == 0:
             return f"{self.source}: {self.reason}"
         return f"{self.source}, line {self.line}: {self.reason}"
 

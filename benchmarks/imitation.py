@@ -30,7 +30,7 @@ REPORT_STATES = 2_700_000
 
 def _states(store: Path | None, rows: int) -> tuple[np.ndarray, np.ndarray]:
     if store is not None:
-        from batchrl.imitation import feature_set
+        from batchrl.games.hanabi.network import feature_set
         from batchrl.store import Store
 
         t = Store.open(store).arrays(features=feature_set("report"))
@@ -46,7 +46,8 @@ def _states(store: Path | None, rows: int) -> tuple[np.ndarray, np.ndarray]:
 def _pass_seconds(x: np.ndarray, y: np.ndarray, batch: int, repeat: int) -> float:
     import torch
 
-    from batchrl.imitation import NetworkConfig, network, possible_moves, train_epoch
+    from batchrl.games.hanabi.network import network, possible_moves
+    from batchrl.imitation import NetworkConfig, train_epoch
 
     allowed = possible_moves(x)
     data = (torch.from_numpy(((x - x.mean(0)) / (x.std(0) + 1e-6)).astype(np.float32)),

@@ -70,7 +70,7 @@ def _ingest_child(path: str, store: str, pv: bool, queue: multiprocessing.Queue)
     from batchrl.ingest import IngestConfig, ingest
 
     started = time.perf_counter()
-    (report,) = ingest(IngestConfig(paths=(Path(path),), store=Path(store), pv=pv))
+    (report,) = ingest(IngestConfig(paths=(Path(path),), store=Path(store), options={"pv": pv}))
     seconds = time.perf_counter() - started
     peak_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     queue.put((report.hands, report.rows, seconds, peak_mb))

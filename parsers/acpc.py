@@ -5,7 +5,9 @@ that each line has the right shape, and leaves the poker (is the betting legal,
 do the payoffs add up) to ``batchrl.games.holdem``. A line that is not a hand
 comes out as a ``BadLine`` naming the file, the line and what was wrong, so the
 caller decides whether to stop or to skip it; no other exception escapes for
-bad input.
+bad input. The records (``LoggedHand``, ``Header``) are the game's
+(``batchrl.games.holdem.records``); the two formats register themselves with
+``batchrl.games`` as ``acpc`` and ``glassfrog``, both of the game ``holdem``.
 
 Dealer log (ACPC server 2.x), fields in *player* order::
 
@@ -27,59 +29,16 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Callable, Iterable, Iterator
-from dataclasses import dataclass
+from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 
+from batchrl.games import Format, Source, register_format
 from batchrl.games.holdem.cards import parse_cards
+from batchrl.games.holdem.records import Header, LoggedHand
+from batchrl.records import SNIFF_LINES, BadLine
 
-
-@dataclass(frozen=True, slots=True)
-class LoggedHand:
-    """One hand as a log line tells it (players in the log's player order)."""
-
-    source: str
-    line: int  # 1-based
-    index: int  # ordinal among the file's hands: hand numbers repeat in real logs
-    number: int  # the hand number as logged
-    betting: str  # as logged, e.g. "rc/crc/cc/rc"
-    hole: tuple[tuple[int, ...], ...]  # per player; () where the log hides them
-    board: tuple[tuple[int, ...], ...]  # board cards per '/'-group after the hole cards
-    payoffs: tuple[float, ...]
-    names: tuple[str, ...]
-    cards: str  # the cards field as logged (for audit)
-
-    @property
-    def num_players(self) -> int:
-        return len(self.hole)
-
-    @property
-    def is_nolimit(self) -> bool:
-        """Raise sizes (``r300``) and blind tokens (``b50``) carry amounts: no-limit only."""
-        return any(ch.isdigit() for ch in self.betting)
-
-
-@dataclass(frozen=True, slots=True)
-class Header:
-    """A dealer log's ``# name/game/hands/seed`` line; runs appended to a file repeat it."""
-
-    source: str
-    line: int
-    match: str
-    game_path: str
-    hands: int | None
-    seed: int | None
-
-
-@dataclass(frozen=True, slots=True)
-class BadLine:
-    source: str
-    line: int
-    reason: str
-    text: str
-
-    def __str__(self) -> str:
-        return f"{self.source}, line {self.line}: {self.reason}"
+__all__ = ["ACPC", "GLASSFROG", "BadLine", "Header", "LoggedHand", "Record", "read_acpc",
+           "read_glassfrog", "sniff_format"]
 
 
 Record = LoggedHand | Header | BadLine
@@ -88,40 +47,6 @@ _HEADER = re.compile(r"^#\s*name/game/hands/seed\s+(\S+)\s+(\S+)(?:\s+(\d+))?(?:
 _BETTING = re.compile(r"^[fcrbk/0-9FCRBK]*$")
 _SCORE_PREFIX = "SCORE:"
 _STATE_PREFIX = "STATE:"
-
-# How far into a file to look when guessing its format.
-SNIFF_LINES = 50
-
-
-class LogLines:
-    """The text lines of a log file, for one pass.
-
-    Read as bytes, so ``progress`` can be told how many have been read, and so
-    that a byte that is not UTF-8 spoils one line (which the readers report)
-    rather than the file. CRLF endings, trailing blanks and a byte-order mark
-    are dropped. After the pass, ``unterminated`` is the number of the last
-    line if the file ends in the middle of it (a log cut off while written).
-    """
-
-    def __init__(self, path: str | Path, progress: Callable[[int], None] | None = None) -> None:
-        self.path = Path(path)
-        self.progress = progress
-        self.unterminated: int | None = None
-
-    def __iter__(self) -> Iterator[str]:
-        pending = 0
-        with open(self.path, "rb") as f:
-            for lineno, raw in enumerate(f, 1):
-                pending += len(raw)
-                if self.progress is not None and pending >= 1 << 20:
-                    self.progress(pending)
-                    pending = 0
-                if not raw.endswith(b"\n"):
-                    self.unterminated = lineno
-                text = raw.decode("utf-8", "replace").rstrip("\r\n \t")
-                yield text.removeprefix("\ufeff") if lineno == 1 else text
-        if self.progress is not None and pending:
-            self.progress(pending)
 
 
 def sniff_format(lines: Iterable[str]) -> str | None:
@@ -235,3 +160,36 @@ def _hand(
         return bad(f"{len(who)} player names {names!r} for {len(hole)} players")
     return LoggedHand(source, lineno, index, int(number), betting, hole, board, payoff, who,
                       cards)
+
+
+
+def _lines(source: Source) -> Iterable[str]:
+    assert source.lines is not None, "ACPC logs are files: the ingest never reads a directory"
+    return source.lines
+
+
+def _sniff_acpc(path: Path, head: Sequence[str]) -> bool:
+    return sniff_format(head) == "acpc"
+
+
+def _sniff_glassfrog(path: Path, head: Sequence[str]) -> bool:
+    return sniff_format(head) == "glassfrog"
+
+
+def _read_acpc(source: Source) -> Iterator[Record]:
+    return read_acpc(_lines(source), str(source.path))
+
+
+def _read_glassfrog(source: Source) -> Iterator[Record]:
+    return read_glassfrog(_lines(source), str(source.path))
+
+
+# Both are looser than the JSON formats (a line of five ':'-fields with '|' in the first
+# and the last makes a summary): they are tried after every other format, as they always
+# were.
+ACPC = register_format(Format(
+    "acpc", "holdem", "an ACPC dealer log (STATE: lines)", _sniff_acpc, _read_acpc,
+    priority=-1))
+GLASSFROG = register_format(Format(
+    "glassfrog", "holdem", "a Glassfrog dealer summary (name|name:hand:betting:cards:payoffs)",
+    _sniff_glassfrog, _read_glassfrog, priority=-1))

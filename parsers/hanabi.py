@@ -36,9 +36,9 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
+from batchrl.games.hanabi.logs import ACTIONS_SUFFIX, STATES_SUFFIX
 from batchrl.games.hanabi.rules import COLOURS, MAX_HINTS, card, decode, encode_hint, legal_moves
 
-STATES_SUFFIX, ACTIONS_SUFFIX = ".states.jsonl", ".actions.jsonl"
 _HEAD = ("hints", "fuse", "deck", *COLOURS, "handentropy_current", "handentropy_other")
 _CARD = ("playability", "cardentropy", "uselessness")
 

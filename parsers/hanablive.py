@@ -20,7 +20,16 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from batchrl.games.hanabi.rules import card, encode_hint, full_deck
+from batchrl.games.hanabi.rules import (
+    IllegalMove,
+    State,
+    card,
+    deal,
+    encode_hint,
+    full_deck,
+    hand_size,
+    step,
+)
 
 # hanab.live's No Variant suits (red, yellow, green, blue, purple) -> batchrl colour index
 _SUIT = {0: 2, 1: 3, 2: 4, 3: 1, 4: 0}
@@ -99,3 +108,36 @@ def to_action(move: dict[str, int], seat: int, players: int, slots: list[int]) -
             raise HanabLiveError(f"seat {seat} clues rank {value}, not one of 1-5")
         return encode_hint("hint_rank", offset, value)
     raise HanabLiveError(f"action type {kind} is none of 0-3")
+
+
+def replay_live(game: LiveGame) -> tuple[list[State], list[int]]:
+    """The states of a hanab.live game (``LiveGame``), first to last, and
+    the moves between them (one fewer).
+
+    Raises ``HanabLiveError`` naming the action that breaks a rule.
+    """
+    players = len(game.players)
+    if not 2 <= players <= 5:
+        raise HanabLiveError(f"{game.source}: {players} players: Hanabi is for 2 to 5")
+    size = hand_size(players)
+    state = deal(game.deck, players)
+    # which deck card sits in each slot, in the rules' slot order (a draw goes last)
+    slots = [list(range(p * size, (p + 1) * size)) for p in range(players)]
+    next_card = players * size
+    states, actions = [state], []
+    for number, move in enumerate(game.actions, 1):
+        seat = state.current
+        try:
+            action = to_action(move, seat, players, slots[seat])
+            after = step(state, action)
+        except (HanabLiveError, IllegalMove) as exc:
+            raise HanabLiveError(f"{game.source}: action {number} ({move}): {exc}") from None
+        if action < 10:
+            slots[seat].pop(action % 5)
+            if len(after.hands[seat]) > len(slots[seat]):
+                slots[seat].append(next_card)
+                next_card += 1
+        state = after
+        states.append(state)
+        actions.append(action)
+    return states, actions

@@ -49,13 +49,25 @@ t.txt, line 47: play 2: seat 1 cannot play 4C: it must follow denari (holds 4D)
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
+import gc
+import itertools
 import json
+import multiprocessing
+import os
 import re
-from collections.abc import Iterable, Iterator
+import threading
+from collections import deque
+from collections.abc import Iterable, Iterator, Sequence
+from concurrent.futures import Executor, Future, ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
+from batchrl.games import Format, Source, register_format
+from batchrl.games.tressette.ingest import deal_ref, whole_deals
 from batchrl.games.tressette.logs import (
     DRAW_LINE,
     END_LINE,
@@ -65,7 +77,8 @@ from batchrl.games.tressette.logs import (
     ReplayError,
 )
 from batchrl.games.tressette.rules import CARDS, SEATS, card_name, parse_card, team_points
-from parsers.acpc import SNIFF_LINES, BadLine, LogLines
+from batchrl.games.tressette.transitions import Deals
+from batchrl.records import SNIFF_LINES, BadLine, LogLines
 
 
 @dataclass(frozen=True, slots=True)
@@ -300,8 +313,9 @@ def sniff(lines: Iterable[str]) -> str | None:
                 data = json.loads(text)
             except ValueError:
                 return None
+            # a sette e mezzo game's line has an opponent and no plays
             return "tressette" if isinstance(data, dict) and "plays" in data \
-                and "hands" in data else None
+                and "hands" in data and "opponent" not in data else None
         if text.startswith((SEED_PREFIX.strip(), "Giocatore ")):
             return "tressette-transcript"
     return None
@@ -324,3 +338,122 @@ def read_tressette_for_ingest(lines: Iterable[str], source: str,
                               start: int = 1) -> Iterator[Record]:
     """``read_tressette`` without the replay: the ingest's lockstep check does it."""
     return read_tressette(lines, source, start, replay=False)
+
+
+# ---- reading JSON lines for the ingest, in worker processes ---------------------------
+
+# JSON lines a reading process reads and checks at a time.
+READ_BLOCK_LINES = 1024
+
+
+def read_for_ingest(lines: Iterable[str], source: str, jobs: int | None = None
+                    ) -> Iterator[Any]:
+    """The records of JSON lines for the ingest: read and checked (all but the plays,
+    which the ingest's rows check in lockstep) by ``jobs`` processes a few blocks ahead
+    (None: one if this process may use two cores or more; 0: here), in line order.
+    Read beside, the games come out as ``batchrl.games.tressette.ingest.DealRef`` (their
+    deals already arrays: a few KB a block to send back); read here, as ``LoggedGame``.
+    The processes start at the first record and end when the records do, or when the
+    generator is closed."""
+    with _readers(jobs) as readers:
+        if readers is None:
+            yield from read_tressette_for_ingest(lines, source)
+        else:
+            yield from _records(lines, source, readers)
+
+
+def _read_block(texts: list[str], source: str, start: int) -> tuple[Deals, list[Any]]:
+    """A reading process's work: lines read and checked (all but the plays, which the
+    rows check in lockstep), the whole deals as arrays and each line's record
+    (``whole_deals``): a few KB to send back."""
+    return whole_deals(read_tressette_for_ingest(texts, source, start))
+
+
+def _records(lines: Iterable[str], source: str, readers: Executor) -> Iterator[Any]:
+    def blocks() -> Iterator[tuple[Deals, list[Any]]]:
+        ahead: deque[Future[tuple[Deals, list[Any]]]] = deque()
+        numbered = zip(itertools.count(1), lines)
+        while texts := list(itertools.islice(numbered, READ_BLOCK_LINES)):
+            ahead.append(readers.submit(_read_block, [t for _, t in texts], source,
+                                        texts[0][0]))
+            if len(ahead) > 4:
+                yield ahead.popleft().result()
+        while ahead:
+            yield ahead.popleft().result()
+
+    index = 0  # games so far: what read_tressette numbers them
+    for deals, entries in blocks():
+        for entry in entries:
+            if isinstance(entry, BadLine):
+                yield entry
+                continue
+            yield deal_ref(source, entry[0], index, deals, entry[1])
+            index += 1
+
+
+def default_jobs() -> int:
+    """One reading process if this process may use two cores or more, else none."""
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") \
+        else os.cpu_count() or 1
+    return 1 if cores >= 2 else 0
+
+
+@contextlib.contextmanager
+def _readers(jobs: int | None) -> Iterator[Executor | None]:
+    """Processes that read and check lines, or None: read here.
+
+    They are forked, and only while this process runs no other Python thread (the
+    ingest's own start later), so the copy holds no lock a thread held at the fork (the
+    threads of the BLAS and of Arrow's allocator are the C libraries' own, and mind
+    forks). The reading stays here where fork is missing (Windows, macOS's default),
+    where another thread runs (a notebook's kernel), or if the processes cannot start."""
+    jobs = default_jobs() if jobs is None else jobs
+    pool = None
+    if jobs > 0 and "fork" in multiprocessing.get_all_start_methods() \
+            and threading.active_count() == 1:
+        # the readers make many small objects and no cycles: the collector would only
+        # walk them
+        pool = ProcessPoolExecutor(jobs, mp_context=multiprocessing.get_context("fork"),
+                                   initializer=gc.disable)
+        try:
+            pool.submit(int).result()  # the processes start now, before any thread
+        except (OSError, BrokenProcessPool):
+            pool.shutdown(wait=True, cancel_futures=True)
+            pool = None
+    if pool is None:
+        yield None
+        return
+    try:
+        yield pool
+    finally:
+        pool.shutdown(wait=True, cancel_futures=True)
+
+
+# ---- the formats, registered for batchrl ingest ---------------------------------------
+
+def _lines(source: Source) -> Iterable[str]:
+    return source.lines if source.lines is not None else LogLines(source.path)
+
+
+def _read_json_lines(source: Source) -> Iterator[Any]:
+    return read_for_ingest(_lines(source), str(source.path), source.options.get("jobs"))
+
+
+def _read_transcript(source: Source) -> Iterator[Any]:
+    return read_transcript(_lines(source), str(source.path))
+
+
+def _sniff_json_lines(path: Path, head: Sequence[str]) -> bool:
+    return sniff(head) == "tressette"
+
+
+def _sniff_transcript(path: Path, head: Sequence[str]) -> bool:
+    return sniff(head) == "tressette-transcript"
+
+
+JSON_LINES = register_format(Format(
+    "tressette", "tressette", "a Tressette game log (JSON lines)", _sniff_json_lines,
+    _read_json_lines))
+TRANSCRIPT = register_format(Format(
+    "tressette-transcript", "tressette", "a Tressette transcript (Giocatore ... gioca ...)",
+    _sniff_transcript, _read_transcript))

@@ -6,18 +6,9 @@ from hanabi_support import midgame_states
 
 from batchrl.games.hanabi.knowledge import encode
 from batchrl.games.hanabi.logs import generate
+from batchrl.games.hanabi.network import ImitationError, NetworkBot, feature_set, possible_moves
 from batchrl.games.hanabi.rules import is_terminal, legal_actions, new_game, step
-from batchrl.imitation import (
-    ImitationError,
-    NetworkBot,
-    NetworkConfig,
-    class_report,
-    feature_set,
-    possible_moves,
-    split,
-    split_by_game,
-    train,
-)
+from batchrl.imitation import NetworkConfig, class_report, split, split_by_game, train
 from batchrl.ingest import IngestConfig, ingest
 from batchrl.store import Store
 
@@ -138,6 +129,7 @@ def test_a_store_of_another_game_is_refused(tmp_path):
     from batchrl.games.holdem.logs import generate as holdem
 
     holdem(tmp_path / "h.log", ["random", "random"], 50, 1, "acpc", None, None)
-    ingest(IngestConfig(paths=(tmp_path / "h.log",), store=tmp_path / "store", pv=False))
+    ingest(IngestConfig(paths=(tmp_path / "h.log",), store=tmp_path / "store",
+                        options={"pv": False}))
     with pytest.raises(ImitationError, match="two-player Hanabi stores"):
         train(tmp_path / "store", tmp_path / "n.pt", NetworkConfig(epochs=1))

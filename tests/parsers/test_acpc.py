@@ -118,3 +118,19 @@ def test_mutated_real_lines_never_raise(data):
     for reader in (read_acpc, read_glassfrog):
         for record in reader([mutated], "fuzz.log"):
             assert isinstance(record, LoggedHand | Header | BadLine)
+
+
+def test_the_formats_are_registered_for_holdem_and_read_what_the_readers_read(tmp_path):
+    from batchrl.games import FORMATS, Source
+    from batchrl.records import LogLines
+
+    for name, lines, reader in (("acpc", DEALER_LOG, read_acpc),
+                                ("glassfrog", THESIS_SUMMARY, read_glassfrog)):
+        fmt = FORMATS[name]
+        assert fmt.game == "holdem" and not fmt.directories
+        path = tmp_path / f"{name}.txt"
+        path.write_text("\n".join(lines) + "\n")
+        assert fmt.sniff(path, lines) and not FORMATS[
+            "glassfrog" if name == "acpc" else "acpc"].sniff(path, lines)
+        records = list(fmt.read(Source(path, LogLines(path))))
+        assert records == list(reader(lines, str(path))) and hands(records)

@@ -5,8 +5,8 @@ from collections import Counter
 import pytest
 from locations import ROOT
 
+from batchrl.games.hanabi.replay import hint_self
 from batchrl.games.hanabi.rules import deal, is_terminal, step
-from batchrl.games.hanabi.sources import hint_self
 from parsers.hanabi_eger import EgerError, _shuffle, read_eger
 
 EGER = ROOT.parent / "shared" / "data" / "hanabi" / "eger_hanabidata" / "log"

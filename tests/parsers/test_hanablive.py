@@ -5,9 +5,8 @@ import json
 import pytest
 from locations import ROOT
 
-from batchrl.games.hanabi.replay import replay_live
 from batchrl.games.hanabi.rules import card
-from parsers.hanablive import HanabLiveError, read_hanablive
+from parsers.hanablive import HanabLiveError, read_hanablive, replay_live
 
 LIVE = ROOT.parent / "shared" / "data" / "hanabi"
 NEEDS_DATA = pytest.mark.skipif(not LIVE.is_dir(), reason=f"{LIVE} is absent: the real games "
@@ -55,12 +54,13 @@ def test_bad_clues_and_decks_are_refused_not_misread(tmp_path):
 
 
 def test_an_unfinished_export_is_left_out_of_a_store_with_a_reason(tmp_path):
-    from batchrl.games.hanabi.sources import GameError, episodes
+    from batchrl.records import BadLine
+    from parsers.hanabi_sources import episodes
 
     # the small export ends by its game-over action after two moves: not a finished game
     out, = episodes([_export(tmp_path)], "hanablive")
-    assert isinstance(out, GameError) and out.kind == "unfinished game"
-    assert "g.json" in out.message
+    assert isinstance(out, BadLine) and out.kind == "unfinished game"
+    assert "g.json" in str(out)
 
 
 @NEEDS_DATA

@@ -7,7 +7,7 @@ import pytest
 
 from batchrl.games.tressette.logs import Game, play, to_json, transcript_lines, write_log
 from batchrl.games.tressette.rules import card_name, parse_card
-from parsers.acpc import BadLine
+from batchrl.records import BadLine
 from parsers.tressette import (
     LoggedGame,
     read_file,

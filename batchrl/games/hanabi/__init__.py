@@ -1,1 +1,9 @@
-"""Hanabi: rules (more to come: knowledge features, bots, logs)."""
+"""Hanabi: rules for 2-5 players, the knowledge model and the report's state, bots, the
+report's JSON logs, store rows, the colour order, and the imitation network.
+
+``GAME`` is the game as ``batchrl.games`` knows it.
+"""
+
+from batchrl.games.hanabi.game import GAME
+
+__all__ = ["GAME"]

@@ -217,7 +217,7 @@ def make_bot(spec: str, rng: np.random.Generator) -> object:
     if name == "convention":
         return ConventionBot()
     if spec.startswith("model:") or spec.endswith(".pt"):
-        from batchrl.imitation import NetworkBot
+        from batchrl.games.hanabi.network import NetworkBot
 
         return NetworkBot.load(spec.removeprefix("model:"))
     raise ValueError(f"unknown Hanabi player {spec!r}: want one of {', '.join(BOT_NAMES)} or "

@@ -91,3 +91,20 @@ def evaluate_players(specs: Sequence[str], games: int, seed: int,
             progress(1)
     return PairReport(tuple(specs), games, seed, Scores.of(played), Scores.of(research),
                       int(burnt), played)
+
+
+@dataclass(frozen=True)
+class PairsReport:
+    """Several pairs on the same deals: the report's Table 2, a row per pair."""
+
+    games: int
+    seed: int
+    pairs: list[PairReport]
+
+    def table(self) -> str:
+        return "\n".join([f"{self.games:,} games per pair, seed {self.seed} (the same deals "
+                          "for every pair)", HEADER, *(p.row() for p in self.pairs)])
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"games": self.games, "seed": self.seed,
+                "pairs": [p.as_dict() for p in self.pairs]}

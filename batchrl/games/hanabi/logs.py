@@ -61,8 +61,9 @@ from batchrl.games.hanabi.rules import (
     decode,
     rank_of,
 )
-from parsers.hanabi import ACTIONS_SUFFIX, STATES_SUFFIX
 
+# a game is two files: its states and its actions, one JSON object a line each
+STATES_SUFFIX, ACTIONS_SUFFIX = ".states.jsonl", ".actions.jsonl"
 TYPES = {"play": "play", "discard": "discard", "hint_rank": "hintvalue",
          "hint_colour": "hintcolor"}
 

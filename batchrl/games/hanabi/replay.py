@@ -1,42 +1,23 @@
-"""Replaying recorded Hanabi games through the rules: every move must be legal."""
+"""Replaying recorded Hanabi games through the rules: the moves no rule has, as the
+programs that logged them made them."""
 
 from __future__ import annotations
 
-from batchrl.games.hanabi.rules import IllegalMove, State, deal, hand_size, step
+from dataclasses import replace
+
+from batchrl.games.hanabi.rules import IllegalMove, State, decode, tell
 
 
-def replay_live(game: object) -> tuple[list[State], list[int]]:
-    """The states of a hanab.live game (``parsers.hanablive.LiveGame``), first to last, and
-    the moves between them (one fewer).
-
-    Raises ``parsers.hanablive.HanabLiveError`` naming the action that breaks a rule.
-    """
-    from parsers.hanablive import HanabLiveError, LiveGame, to_action
-
-    if not isinstance(game, LiveGame):
-        raise TypeError("replay_live takes a parsers.hanablive.LiveGame")
-    players = len(game.players)
-    if not 2 <= players <= 5:
-        raise HanabLiveError(f"{game.source}: {players} players: Hanabi is for 2 to 5")
-    size = hand_size(players)
-    state = deal(game.deck, players)
-    # which deck card sits in each slot, in the rules' slot order (a draw goes last)
-    slots = [list(range(p * size, (p + 1) * size)) for p in range(players)]
-    next_card = players * size
-    states, actions = [state], []
-    for number, move in enumerate(game.actions, 1):
-        seat = state.current
-        try:
-            action = to_action(move, seat, players, slots[seat])
-            after = step(state, action)
-        except (HanabLiveError, IllegalMove) as exc:
-            raise HanabLiveError(f"{game.source}: action {number} ({move}): {exc}") from None
-        if action < 10:
-            slots[seat].pop(action % 5)
-            if len(after.hands[seat]) > len(slots[seat]):
-                slots[seat].append(next_card)
-                next_card += 1
-        state = after
-        states.append(state)
-        actions.append(action)
-    return states, actions
+def hint_self(state: State, action: int) -> State:
+    """Eger et al.'s AI hinting ITSELF (4 logged games): a hint token spent and the
+    seat's own cards told, as their program did; the turn passes."""
+    kind, _, value = decode(action, 2)
+    me = state.current
+    if state.hints == 0:
+        raise IllegalMove(f"player {me}: no hint token left")
+    told, clued, focus = tell(state, me, kind, value)
+    return replace(state, known=(*state.known[:me], told, *state.known[me + 1:]),
+                   clued=(*state.clued[:me], clued, *state.clued[me + 1:]),
+                   hints=state.hints - 1, current=1 - me, moves=state.moves + 1,
+                   turns_left=state.turns_left - 1 if state.turns_left > 0 else
+                   state.turns_left, hint_target=me, hint_focus=focus)

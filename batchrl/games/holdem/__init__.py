@@ -1,1 +1,6 @@
-"""Texas hold'em as the ACPC plays it: game definitions, rules, features."""
+"""Texas hold'em as the ACPC plays it: game definitions, rules, features; ``GAME`` is the
+game as ``batchrl.games`` knows it (``game.Holdem``)."""
+
+from batchrl.games.holdem.game import GAME, Holdem, HoldemParams
+
+__all__ = ["GAME", "Holdem", "HoldemParams"]

@@ -13,7 +13,8 @@ the generator a bot is given.
 * ``RuleBot``: a tight-aggressive fixed-limit player after the pokerstrategy.com
   basic strategy the thesis played against (ch. 5.2), described at the class.
 * ``HeroBot``: a model from ``batchrl fqi`` acting greedily through the same
-  feature encoder the parser used to write its rows.
+  feature encoder the store's rows were written with (bound by the one model
+  loader, ``Game.load_model``).
 
 >>> import numpy as np
 >>> from batchrl.games.holdem.gamedef import HEADS_UP_LIMIT
@@ -41,7 +42,8 @@ from batchrl.games.holdem.gamedef import GameDef, GameDefError, evaluable
 from batchrl.games.holdem.rules import CALL, FOLD, RAISE, HandState, legal_mask
 
 if TYPE_CHECKING:
-    from batchrl.policy import GreedyPolicy
+    from batchrl.games.base import Game
+    from batchrl.policy import GreedyPolicy, LoadedModel
 
 
 class Bot(Protocol):
@@ -251,99 +253,109 @@ class RuleBot:
 class HeroBot:
     """A Q-function from ``batchrl fqi`` playing greedily among the legal actions.
 
-    The states are encoded by ``features.encode_many``, the function the parser
-    wrote the model's rows with, and the model's own feature selection (``--drop``
-    or ``--features``) is taken from it by name.
+    ``model`` is the file bound to hold'em's encoding by the one model loader
+    (``Game.load_model``): the states are encoded by ``features.encode_many``, the
+    function the store's rows were written with, and the model's own feature selection
+    (``--drop`` or ``--features``) is taken from them by name. A model trained without
+    pv plays without computing it.
     """
 
-    def __init__(self, policy: GreedyPolicy, game: GameDef, name: str = "hero") -> None:
-        from batchrl.games.holdem.features import feature_names
-        from batchrl.policy import ModelError
+    def __init__(self, model: LoadedModel, name: str | None = None) -> None:
+        self.model = model
+        self.name = name or model.name
+        self.pv: bool = model.params.pv
 
-        self.policy, self.game, self.name = policy, game, name
-        wanted = policy.feature_names
-        self.pv = "pv" in wanted
-        names = feature_names(game, pv=self.pv)
-        if unknown := [n for n in wanted if n not in names]:
-            raise ModelError(f"the model uses features {unknown} that {game.name} states do "
-                             f"not have ({', '.join(names)})")
-        if tuple(policy.action_names) != ("fold", "call", "raise"):
-            raise ModelError(f"the model's actions are {list(policy.action_names)}, not "
-                             "fold, call, raise: it was not trained on limit hold'em")
-        self.columns = [names.index(n) for n in wanted]
+    @property
+    def policy(self) -> GreedyPolicy:
+        return self.model.policy
+
+    @property
+    def game(self) -> GameDef:
+        game: GameDef = self.model.params.gamedef
+        return game
+
+    @property
+    def columns(self) -> list[int]:
+        """The model's features' places among the encoded ones."""
+        return [int(c) for c in self.model.columns]
 
     @classmethod
     def load(cls, path: str | Path, game: GameDef, name: str | None = None) -> HeroBot:
-        from batchrl.policy import GreedyPolicy
-
-        return cls(GreedyPolicy.load(path), game, name or Path(path).stem)
+        """The model at ``path`` playing ``game``; `GameError` if it was trained on another
+        game (other units or rules)."""
+        holdem = _holdem()
+        return cls(holdem.load_model(path, holdem.params(gamedef=game)),
+                   name or Path(path).stem)
 
     def act(self, states: Sequence[HandState], seats: Sequence[int]) -> NDArray[np.int64]:
         from batchrl.games.holdem.features import encode_many
 
-        x = encode_many(states, seats, pv=self.pv)[:, self.columns]
+        x = encode_many(states, seats, pv=self.pv)
         legal = np.array([legal_mask(s) for s in states], dtype=bool).reshape(len(states), 3)
-        return self.policy.act_batch(x, legal)
+        return self.model.act_batch(x, legal)
 
 
 BOT_NAMES = ("random", "rule")
 
 
+def _holdem() -> Game:
+    """Hold'em's `Game` (whose ``load_model`` binds model files), from the registry: this
+    module sits below the game's own, so it asks the registry rather than import it."""
+    from batchrl.games import get_game
+
+    return get_game("holdem")
+
+
 def load_models(specs: Sequence[str],
-                loaded: Mapping[str, GreedyPolicy] | None = None) -> dict[str, GreedyPolicy]:
+                loaded: Mapping[str, LoadedModel | GreedyPolicy] | None = None
+                ) -> dict[str, LoadedModel]:
     """The model players among ``specs`` (``PATH`` or ``model:PATH``), each file loaded once
-    (``loaded`` holds those already in memory), in the order given; bots by name are skipped."""
-    from batchrl.policy import GreedyPolicy, ModelError
+    and bound to the game it was trained on (``loaded`` holds models in memory already),
+    in the order given; bots by name are skipped."""
+    from batchrl.policy import LoadedModel, ModelError
 
     given = loaded or {}
-    out: dict[str, GreedyPolicy] = {}
+    out: dict[str, LoadedModel] = {}
     for spec in specs:
         if spec in BOT_NAMES or spec in out:
             continue
         path = spec.removeprefix("model:")
-        if spec not in given and not Path(path).is_file():
+        held = given.get(spec)
+        if isinstance(held, LoadedModel):
+            out[spec] = held
+            continue
+        if held is None and not Path(path).is_file():
             raise ModelError(f"{spec!r} is neither a bot ({', '.join(BOT_NAMES)}) nor a "
                              "model file")
-        out[spec] = given[spec] if spec in given else GreedyPolicy.load(path)
+        # a GreedyPolicy held already is bound again from its file: binding is the one
+        # loader's (``Game.load_model``), and it takes a path
+        out[spec] = _holdem().load_model(path)
     return out
 
 
-def model_game(policy: GreedyPolicy, source: str | Path) -> GameDef:
-    """The hold'em game a model's rows were played in (its features are in its chips)."""
-    from batchrl.games.holdem.gamedef import from_params
-    from batchrl.policy import ModelError
-
-    meta = policy.artifact.meta
-    name, params = meta.get("game", "?"), meta.get("game_params") or {}
-    if "raise_size" not in params:
-        raise ModelError(f"{source} was trained on {name}, not on a hold'em store")
-    return from_params(name, params, f"the game of {Path(source).name}")
-
-
-def players_game(models: Mapping[str, GreedyPolicy], fallback: GameDef) -> GameDef:
+def players_game(models: Mapping[str, LoadedModel], fallback: GameDef) -> GameDef:
     """The first model player's game, else ``fallback``."""
-    for spec, policy in models.items():
-        return model_game(policy, spec.removeprefix("model:"))
+    for model in models.values():
+        game: GameDef = model.params.gamedef
+        return game
     return fallback
 
 
 def make_bot(spec: str, game: GameDef, rng: np.random.Generator, keyed: bool = False,
-             models: Mapping[str, GreedyPolicy] | None = None) -> Bot:
+             models: Mapping[str, LoadedModel | GreedyPolicy] | None = None) -> Bot:
     """A bot from its name (``random``, ``rule``) or a model file (``PATH`` or ``model:PATH``,
     taken from ``models`` when loaded already); ``keyed`` makes a random bot's draws common
-    random numbers (see ``RandomBot``)."""
-    from batchrl.policy import ModelError
-
+    random numbers (see ``RandomBot``). A model must have been trained on ``game``."""
     if spec == "random":
         return RandomBot(rng, keyed=keyed)
     if spec == "rule":
         return RuleBot()
     path = spec.removeprefix("model:")
-    policy = load_models([spec], models)[spec]
-    if (trained := model_game(policy, path)) != game:
-        raise ModelError(f"{path} was trained on {trained.name}, in other units or rules than "
-                         f"{game.name}: its features would not mean what it learned")
-    return HeroBot(policy, game, Path(path).stem)
+    model = load_models([spec], models)[spec]
+    holdem = _holdem()
+    holdem.check_model_params(path, model.params, holdem.params(gamedef=game,
+                                                                pv=model.params.pv))
+    return HeroBot(model, Path(path).stem)
 
 
 def check_heads_up(game: GameDef) -> None:

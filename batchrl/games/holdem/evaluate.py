@@ -23,12 +23,12 @@ import numpy as np
 
 from batchrl.evaluation import Estimate, mean_ci
 from batchrl.games.holdem import gamedef
-from batchrl.games.holdem.bots import load_models, make_bot, model_game, players_game
+from batchrl.games.holdem.bots import load_models, make_bot, players_game
 from batchrl.games.holdem.gamedef import GameDef
 from batchrl.games.holdem.simulate import Match, play
 
 if TYPE_CHECKING:
-    from batchrl.policy import GreedyPolicy
+    from batchrl.policy import GreedyPolicy, LoadedModel
 
 
 @dataclass(frozen=True)
@@ -88,9 +88,7 @@ class HoldemReport:
 
 def game_of_model(path: str | Path) -> GameDef:
     """The hold'em game a model file's rows were played in."""
-    from batchrl.policy import GreedyPolicy
-
-    return model_game(GreedyPolicy.load(path), path)
+    return players_game(load_models([str(path)]), gamedef.HEADS_UP_LIMIT)
 
 
 def report(match: Match, seed: int, seconds: float) -> HoldemReport:
@@ -111,7 +109,8 @@ def play_bots(
     hero: str, opponent: str, hands: int = 3000, seed: int = 33, *,
     game: GameDef | None = None, duplicate: bool = False, batch: int = 4096,
     progress: Callable[[int], None] | None = None, keyed: bool = False,
-    keep_states: bool = False, models: Mapping[str, GreedyPolicy] | None = None,
+    keep_states: bool = False,
+    models: Mapping[str, LoadedModel | GreedyPolicy] | None = None,
 ) -> Match:
     """Play ``hero`` against ``opponent`` (each ``random``, ``rule`` or a model file).
 
@@ -137,7 +136,7 @@ def evaluate_bots(
     hero: str, opponent: str, hands: int = 3000, seed: int = 33, *,
     game: GameDef | None = None, duplicate: bool = False, batch: int = 4096,
     progress: Callable[[int], None] | None = None,
-    models: Mapping[str, GreedyPolicy] | None = None,
+    models: Mapping[str, LoadedModel | GreedyPolicy] | None = None,
 ) -> HoldemReport:
     """``play_bots``, summarised from the hero's side."""
     started = time.perf_counter()

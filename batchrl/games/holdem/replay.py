@@ -12,7 +12,6 @@ import functools
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from batchrl.games.errors import RejectedRecord
 from batchrl.games.holdem.gamedef import GameDef
 from batchrl.games.holdem.rules import (
     CALL,
@@ -25,6 +24,7 @@ from batchrl.games.holdem.rules import (
     showdown_seats,
     step,
 )
+from batchrl.records import RejectedRecord
 
 # ACPC letters; the server also accepts b (bet) and k (check) and capitals.
 _ACTIONS = {"f": FOLD, "c": CALL, "k": CALL, "r": RAISE, "b": RAISE}

@@ -16,13 +16,12 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Protocol
 
 import numpy as np
 from numpy.typing import NDArray
 
-from batchrl.games.errors import RejectedRecord
 from batchrl.games.holdem import features
 from batchrl.games.holdem.gamedef import GameDef
 from batchrl.games.holdem.replay import (
@@ -33,12 +32,13 @@ from batchrl.games.holdem.replay import (
     replay_betting,
 )
 from batchrl.games.holdem.rules import legal_mask
+from batchrl.store import Rows, RowsBatch
 
 AUDIT_COLUMNS = ("cards", "betting", "name")  # name: the acting player, as logged
 
 
 class LoggedHandLike(Protocol):
-    """What the rows need from a parsed hand (``parsers.acpc.LoggedHand`` has it)."""
+    """What the rows need from a parsed hand (``records.LoggedHand`` has it)."""
 
     @property
     def source(self) -> str: ...
@@ -58,16 +58,6 @@ class LoggedHandLike(Protocol):
     def board(self) -> tuple[tuple[int, ...], ...]: ...
     @property
     def payoffs(self) -> tuple[float, ...]: ...
-
-
-@dataclass
-class Chunk:
-    """The rows of a chunk of hands, and the hands refused, with why."""
-
-    columns: dict[str, Any]
-    hands: int
-    rows: int
-    rejected: Sequence[tuple[Any, RejectedRecord]] = field(default_factory=list)
 
 
 def check_hands(
@@ -265,8 +255,8 @@ def _pvs(
 
 def process_chunk(
     game: GameDef, hands: Sequence[LoggedHandLike], episode_prefix: str, pv: bool = True
-) -> Chunk:
+) -> RowsBatch:
     """Check and convert a chunk of logged hands; refused hands are returned with why."""
     accepted, rejected = check_hands(game, hands)
-    columns = build_rows(game, accepted, episode_prefix, pv)
-    return Chunk(columns, len(accepted), len(columns["step"]), rejected)
+    rows = Rows.from_columns(build_rows(game, accepted, episode_prefix, pv))
+    return RowsBatch(rows, len(accepted), rejected)

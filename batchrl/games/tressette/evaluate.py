@@ -4,7 +4,8 @@ Each deal is played twice, the teams swapping seats (so each team holds each
 hand's cards once), and the leader rotates from deal to deal: neither the
 cards nor the lead favour a team. A pair of plays of one deal counts as one
 sample for the intervals. Hands run in lockstep, so a learned player (an FQI
-model, ``model:PATH``) decides for every hand at once.
+model, ``model:PATH``, loaded by ``load_model``: ``Tressette.load_model``) decides
+for every hand at once.
 
 >>> r = evaluate_teams("rule", "random", hands=200, seed=1)
 >>> r.hands, 0.5 < r.won.mean <= 1.0, round(r.points.mean + r.their_points, 6)
@@ -15,16 +16,21 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from numpy.typing import NDArray
 
 from batchrl.evaluation import Estimate, mean_ci
 from batchrl.games.tressette.bots import make_bot
-from batchrl.games.tressette.features import Tracker, feature_names
+from batchrl.games.tressette.features import Tracker
 from batchrl.games.tressette.rules import deal, step, team_points
-from batchrl.games.tressette.symmetry import canonical, canonical_names, to_cards
+from batchrl.games.tressette.symmetry import canonical, to_cards
+
+if TYPE_CHECKING:
+    from batchrl.policy import LoadedModel
+
+ModelLoader = Callable[[str], "LoadedModel"]
 
 
 @dataclass(frozen=True)
@@ -55,58 +61,50 @@ class TeamReport:
 class _Player:
     """A seat's player: a bot acting on rules states, or a model acting on features."""
 
-    def __init__(self, spec: str, rng: np.random.Generator,
-                 models: dict[str, Any]) -> None:
+    def __init__(self, spec: str, rng: np.random.Generator, models: dict[str, Any],
+                 load_model: ModelLoader | None) -> None:
         self.spec = spec
-        self.policy: Any = None
+        self.model: LoadedModel | None = None
         self.bot: Any = None
-        self.columns: list[int] = []
         self.canonical = False  # the model names each state's suits in canonical order
         if spec.startswith("model:") or spec.endswith(".joblib"):
             path = spec.removeprefix("model:")
             if path not in models:
-                from batchrl.policy import GreedyPolicy
-
-                models[path] = GreedyPolicy.load(path)
-                game = models[path].artifact.meta.get("game")
-                if game != "tressette":
-                    raise ValueError(f"{path} was trained on {game}, not tressette")
-            self.policy = models[path]
-            params = self.policy.artifact.meta.get("game_params") or {}
-            self.canonical = params.get("suits") == "canonical"
-            names = canonical_names() if self.canonical else feature_names()
-            try:
-                self.columns = [names.index(n) for n in self.policy.feature_names]
-            except ValueError:
-                raise ValueError(f"{path}: its features are not the Tressette store's "
-                                 f"(e.g. {self.policy.feature_names[0]!r})") from None
+                if load_model is None:
+                    raise ValueError(f"{spec}: a model player needs a model loader "
+                                     f"(batchrl.games.tressette.GAME.load_model)")
+                models[path] = load_model(path)
+            self.model = models[path]
+            self.canonical = getattr(self.model.params, "suits", "dealt") == "canonical"
         else:
             self.bot = make_bot(spec, rng)
 
-
     def act(self, x: NDArray[np.float32], legal: NDArray[np.bool_]) -> NDArray[np.int64]:
-        """A model's cards for states ``x`` with ``legal`` cards."""
+        """A model's cards for states ``x`` (every feature, as dealt) with ``legal``
+        cards."""
+        assert self.model is not None
         if not self.canonical:
-            chosen: NDArray[np.int64] = self.policy.act_batch(x[:, self.columns], legal)
-            return chosen
+            return self.model.act_batch(x, legal)
         xc, lc, order = canonical(x, legal)
-        return to_cards(self.policy.act_batch(xc[:, self.columns], lc), order)
+        return to_cards(self.model.act_batch(xc, lc), order)
 
 
 def play_deals(specs: tuple[str, str, str, str], deals: int, seed: int,
                progress: Callable[[int], None] | None = None, batch: int = 2048,
-               models: dict[str, Any] | None = None) -> NDArray[np.int64]:
+               models: dict[str, Any] | None = None,
+               load_model: ModelLoader | None = None) -> NDArray[np.int64]:
     """Points (deals, 2) of ``deals`` hands with seat s played by ``specs[s]``; deal i is
-    ``rules.deal(default_rng([seed, i]), leader=i % 4)``."""
+    ``rules.deal(default_rng([seed, i]), leader=i % 4)``. ``models``: those loaded so
+    far, by path (``load_model`` loads the others)."""
     models = {} if models is None else models
     rng = np.random.default_rng([seed, 1 << 20])
-    players = [_Player(s, rng, models) for s in specs]
+    players = [_Player(s, rng, models, load_model) for s in specs]
     out = np.zeros((deals, 2), dtype=np.int64)
     for start in range(0, deals, batch):
         ids = range(start, min(start + batch, deals))
         states = [deal(np.random.default_rng([seed, i]), leader=i % 4) for i in ids]
         tracker = Tracker.deal(states)
-        learned = any(p.policy is not None for p in players)
+        learned = any(p.model is not None for p in players)
         for _ in range(40):
             cards = np.zeros(len(states), dtype=np.int64)
             seat = tracker.current
@@ -116,7 +114,7 @@ def play_deals(specs: tuple[str, str, str, str], deals: int, seed: int,
                 rows = np.flatnonzero(seat == s)
                 if not len(rows):
                     continue
-                if player.policy is not None:
+                if player.model is not None:
                     assert x is not None and legal is not None
                     cards[rows] = player.act(x[rows], legal[rows])
                 else:
@@ -131,16 +129,19 @@ def play_deals(specs: tuple[str, str, str, str], deals: int, seed: int,
 
 
 def evaluate_teams(team: str, vs: str, hands: int, seed: int,
-                   progress: Callable[[int], None] | None = None) -> TeamReport:
+                   progress: Callable[[int], None] | None = None,
+                   load_model: ModelLoader | None = None) -> TeamReport:
     """``team`` (both its seats) against ``vs``: ``hands`` hands, each deal from both
-    sides."""
+    sides. ``load_model(path)``: a model player's model (``Tressette.load_model``)."""
     if hands < 4 or hands % 2:
         raise ValueError(f"--games {hands}: want an even number, at least 4 (each deal is "
                          f"played from both sides)")
     deals = hands // 2
     models: dict[str, Any] = {}
-    first = play_deals((team, vs, team, vs), deals, seed, progress, models=models)
-    second = play_deals((vs, team, vs, team), deals, seed, progress, models=models)
+    first = play_deals((team, vs, team, vs), deals, seed, progress, models=models,
+                       load_model=load_model)
+    second = play_deals((vs, team, vs, team), deals, seed, progress, models=models,
+                        load_model=load_model)
     ours = np.stack([first[:, 0], second[:, 1]], axis=1)  # (deal, side)
     won = (ours > 11 - ours).astype(np.float64)
     # a deal's two sides are one sample (values deal-major: side 0, side 1, next deal)

@@ -160,6 +160,15 @@ class Tracker:
     def __len__(self) -> int:
         return len(self.current)
 
+    def copy(self) -> Tracker:
+        """An independent tracker of the same hands at the same point."""
+        twin = Tracker.__new__(Tracker)
+        for name, value in vars(self).items():
+            setattr(twin, name, value.copy() if isinstance(value, np.ndarray) else value)
+        twin.void = twin._shown[:, :, :4]  # views of the copy, as in __init__
+        twin.signal = twin._shown[:, :, 4:].reshape(len(twin), 4, 4, 3)
+        return twin
+
     def legal(self) -> NDArray[np.bool_]:
         """(g, 40): the cards the seat to play may play (follow the led suit if it can)."""
         mine = np.take(self.hands.reshape(-1, 40), self._rows * 4 + self.current, axis=0)
@@ -168,10 +177,12 @@ class Tracker:
         out: NDArray[np.bool_] = np.where(must[:, None], follow, mine)
         return out
 
-    def features(self, out: NDArray[Any] | None = None) -> NDArray[Any]:
-        """(g, 287): the state of the seat to play in each hand, from its view; float32,
-        or written into ``out`` (any numeric dtype: int8 holds every value)."""
-        g, me = len(self), self.current
+    def features(self, out: NDArray[Any] | None = None,
+                 seats: NDArray[np.int64] | None = None) -> NDArray[Any]:
+        """(g, 287): the state of the seat to play in each hand, from its view (``seats``:
+        from those seats' instead); float32, or written into ``out`` (any numeric dtype:
+        int8 holds every value)."""
+        g, me = len(self), self.current if seats is None else np.asarray(seats, np.int64)
         if out is None:
             out = np.zeros((g, N_FEATURES), dtype=np.float32)
         else:

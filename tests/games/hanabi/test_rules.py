@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 
 from batchrl.games.conformance import check_game
+from batchrl.games.hanabi import GAME
 from batchrl.games.hanabi.rules import (
     ALL,
     MAX_HINTS,
@@ -39,8 +40,8 @@ def test_the_deck_is_the_standard_fifty():
 
 @pytest.mark.parametrize("players", [2, 3, 4, 5])
 def test_conformance(players):
-    check_game(lambda rng: new_game(rng, players), legal_actions, step, is_terminal,
-               returns, zero_sum=False, playouts=30, seed=players)
+    check_game(GAME, GAME.params(players=players), playouts=30, seed=players,
+               encode=players == 2)
 
 
 @pytest.mark.parametrize("players", [2, 3, 5])

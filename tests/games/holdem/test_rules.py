@@ -2,7 +2,7 @@ import numpy as np
 import pytest
 
 from batchrl.games.conformance import check_game
-from batchrl.games.holdem import gamedef
+from batchrl.games.holdem import GAME, gamedef
 from batchrl.games.holdem.rules import (
     CALL,
     FOLD,
@@ -12,7 +12,6 @@ from batchrl.games.holdem.rules import (
     legal_actions,
     new_hand,
     payoffs,
-    returns,
     step,
 )
 
@@ -88,18 +87,14 @@ def test_three_player_limit_rounds_close_when_all_live_seats_match():
     assert s.spent == (5, 20, 20)
 
 
-@pytest.mark.parametrize("game", [gamedef.HEADS_UP_LIMIT, gamedef.GLASSFROG_LIMIT,
-                                  gamedef.THREE_PLAYER_LIMIT])
-def test_conformance(game):
-    check_game(
-        new_game=lambda rng: new_hand(game, rng),
-        legal_actions=legal_actions,
-        step=step,
-        is_terminal=lambda s: s.finished,
-        returns=returns,
-        zero_sum=True,
-        playouts=200,
-    )
+def test_conformance():
+    check_game(GAME)
+
+
+@pytest.mark.parametrize("game", [gamedef.GLASSFROG_LIMIT, gamedef.THREE_PLAYER_LIMIT])
+@pytest.mark.parametrize("pv", [True, False])
+def test_conformance_of_other_game_definitions(game, pv):
+    check_game(GAME, GAME.params(gamedef=game, pv=pv), playouts=50)
 
 
 def test_new_hand_is_seeded():

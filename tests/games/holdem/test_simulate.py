@@ -10,13 +10,13 @@ from click.testing import CliRunner
 
 from batchrl.cli import main
 from batchrl.evaluation import mean_ci
+from batchrl.games import GameError
 from batchrl.games.holdem import gamedef
 from batchrl.games.holdem.bots import HeroBot, RandomBot, RuleBot, preflop_group
 from batchrl.games.holdem.evaluate import evaluate_bots, game_of_model
 from batchrl.games.holdem.logs import generate
 from batchrl.games.holdem.rules import legal_actions, returns
 from batchrl.games.holdem.simulate import play
-from batchrl.policy import GreedyPolicy, ModelError
 from batchrl.store import Store, StoreError
 from batchrl.training import FQIConfig, run_fqi
 from parsers.acpc import LoggedHand, read_acpc, read_glassfrog
@@ -181,14 +181,15 @@ def test_hero_acts_legally_and_beats_random(hero):
 
 def test_hero_needs_its_own_game(hero, tmp_path):
     assert game_of_model(hero) is GAME
-    with pytest.raises(ModelError, match="features"):
-        HeroBot(GreedyPolicy.load(hero), dataclasses.replace(
-            GAME, name="two", num_rounds=2, raise_size=(10, 20), first_player=(1, 0),
-            max_raises=(3, 4), num_board_cards=(0, 5)))
+    two_rounds = dataclasses.replace(GAME, name="two", num_rounds=2, raise_size=(10, 20),
+                                     first_player=(1, 0), max_raises=(3, 4),
+                                     num_board_cards=(0, 5))
+    with pytest.raises(GameError, match="in other units or rules than two"):
+        HeroBot.load(hero, two_rounds)
 
 
 def test_a_model_plays_only_in_its_own_games_units(hero, tmp_path):
-    with pytest.raises(ModelError, match=r"trained on holdem\.limit\.2p\.reverse_blinds"):
+    with pytest.raises(GameError, match=r"trained on holdem\.limit\.2p\.reverse_blinds"):
         generate(tmp_path / "x.log", [str(hero), "random"], 10, game=gamedef.GLASSFROG_LIMIT)
     assert generate(tmp_path / "x.log", [str(hero), "random"], 10) == 10
 
@@ -201,8 +202,8 @@ def test_evaluate_command_prints_the_table_and_json(hero):
                              "--duplicate", "--json").output)
     assert data["duplicate"] and data["bb_per_hand"]["n"] == 200
     assert data["mbb_per_hand"]["mean"] == pytest.approx(1000 * data["bb_per_hand"]["mean"])
-    wrong = invoke("evaluate", "--game", "sette-mezzo", "--model", str(hero))
-    assert wrong.exit_code != 0 and "not sette-mezzo" in wrong.output
+    wrong = invoke("evaluate", "--game", "tressette", "--model", str(hero))
+    assert wrong.exit_code != 0 and "not tressette" in wrong.output
 
 
 def test_generate_refuses_unknown_players(tmp_path):

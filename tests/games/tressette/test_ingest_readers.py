@@ -9,9 +9,12 @@ import threading
 import numpy as np
 import pytest
 
-import batchrl.games.tressette.ingest as tressette_ingest
+import parsers.tressette as reader
+from batchrl.games import FORMATS, Source
+from batchrl.games.tressette.ingest import DealRef
 from batchrl.games.tressette.logs import Game, play, to_json
 from batchrl.ingest import IngestConfig, IngestError, ingest
+from batchrl.records import BadLine, LogLines
 from batchrl.store import Store
 
 SEATS = ("seed-heuristic", "random", "rule", "random")
@@ -56,7 +59,7 @@ def fork_beside_threads(monkeypatch):
 
 
 def _ingest(path, store, jobs, **kw):
-    report, = ingest(IngestConfig(paths=(path,), store=store, jobs=jobs, **kw))
+    report, = ingest(IngestConfig(paths=(path,), store=store, options={"jobs": jobs}, **kw))
     table = Store.open(store).to_pandas()
     return report, table
 
@@ -67,10 +70,10 @@ def test_reading_processes_store_and_report_what_one_process_does(tmp_path, monk
                                                                  fork_beside_threads,
                                                                  block, chunk):
     path = _log(tmp_path)
-    monkeypatch.setattr(tressette_ingest, "READ_BLOCK_LINES", block)
+    monkeypatch.setattr(reader, "READ_BLOCK_LINES", block)
     blocks = []
-    beside = tressette_ingest._records
-    monkeypatch.setattr(tressette_ingest, "_records",
+    beside = reader._records
+    monkeypatch.setattr(reader, "_records",
                         lambda *a: blocks.append(a) or beside(*a))
     results = [_ingest(path, tmp_path / f"s{jobs}", jobs, on_error="skip", chunk_size=chunk)
                for jobs in (0, 1, 2)]
@@ -100,16 +103,18 @@ def test_reading_processes_store_and_report_what_one_process_does(tmp_path, monk
 def test_fail_mode_names_the_first_bad_line_and_stores_nothing(tmp_path, monkeypatch, jobs,
                                                                fork_beside_threads):
     path = _log(tmp_path)
-    monkeypatch.setattr(tressette_ingest, "READ_BLOCK_LINES", 2)
+    monkeypatch.setattr(reader, "READ_BLOCK_LINES", 2)
     with pytest.raises(IngestError, match="line 3: not JSON") as failed:
-        ingest(IngestConfig(paths=(path,), store=tmp_path / "s", jobs=jobs, chunk_size=2))
+        ingest(IngestConfig(paths=(path,), store=tmp_path / "s", options={"jobs": jobs},
+                            chunk_size=2))
     assert "line 5" not in str(failed.value)
     assert not Store.open(tmp_path / "s").sources()
     lines = path.read_text().splitlines()
     clean = tmp_path / "later.jsonl"  # the first fault an illegal hand, in a later block
     clean.write_text("\n".join(lines[:2] + lines[5:12] + ["{bad"]) + "\n")
     with pytest.raises(IngestError, match="line 5: the rules' points differ") as failed:
-        ingest(IngestConfig(paths=(clean,), store=tmp_path / "t", jobs=jobs, chunk_size=2))
+        ingest(IngestConfig(paths=(clean,), store=tmp_path / "t", options={"jobs": jobs},
+                            chunk_size=2))
     assert "line 10" not in str(failed.value)
     assert not Store.open(tmp_path / "t").sources()
 
@@ -117,7 +122,7 @@ def test_fail_mode_names_the_first_bad_line_and_stores_nothing(tmp_path, monkeyp
 def test_without_fork_the_lines_are_read_here(tmp_path, monkeypatch):
     path = _log(tmp_path)
     monkeypatch.setattr(multiprocessing, "get_all_start_methods", lambda: ["spawn"])
-    with tressette_ingest._readers(1) as readers:
+    with reader._readers(1) as readers:
         assert readers is None
     report, table = _ingest(path, tmp_path / "s", 1, on_error="skip")
     assert report.hands == 23 and len(table) == report.rows
@@ -125,21 +130,21 @@ def test_without_fork_the_lines_are_read_here(tmp_path, monkeypatch):
 
 @needs_fork
 def test_readers_are_processes_only_when_asked(tmp_path, monkeypatch, fork_beside_threads):
-    with tressette_ingest._readers(0) as none:
+    with reader._readers(0) as none:
         assert none is None
-    with tressette_ingest._readers(2) as pool:
+    with reader._readers(2) as pool:
         assert pool is not None and pool.submit(sum, [1, 2]).result() == 3
     with pytest.raises(IngestError, match="--jobs -1: want 0"):
-        ingest(IngestConfig(paths=(), store=tmp_path / "s", jobs=-1))
-    monkeypatch.setattr(tressette_ingest.os, "sched_getaffinity", lambda pid: {0}, raising=False)
-    monkeypatch.setattr(tressette_ingest.os, "cpu_count", lambda: 1)
-    assert tressette_ingest.default_jobs() == 0
+        ingest(IngestConfig(paths=(), store=tmp_path / "s", options={"jobs": -1}))
+    monkeypatch.setattr(reader.os, "sched_getaffinity", lambda pid: {0}, raising=False)
+    monkeypatch.setattr(reader.os, "cpu_count", lambda: 1)
+    assert reader.default_jobs() == 0
 
 
 def test_a_game_read_in_a_block_is_the_game_read_whole():
     games = list(play(SEATS, 3, seed=2))
     texts = [to_json(g) for g in games]
-    deals, records = tressette_ingest._read_block(texts, "x.jsonl", 7)
+    deals, records = reader._read_block(texts, "x.jsonl", 7)
     assert records == [(7, 0), (8, 1), (9, 2)]
     assert deals.line.tolist() == [7, 8, 9]
     for i, g in enumerate(games):
@@ -176,7 +181,7 @@ def test_numbers_no_seat_or_team_can_have_are_refused_hands_not_crashes(tmp_path
     bad = tmp_path / "bad.jsonl"  # a bad line before a hand that cannot be numbered
     bad.write_text("\n".join([json.dumps(lines[0]), "{", json.dumps(lines[1])]) + "\n")
     with pytest.raises(IngestError, match="line 2: not JSON"):
-        ingest(IngestConfig(paths=(bad,), store=tmp_path / "f", jobs=jobs))
+        ingest(IngestConfig(paths=(bad,), store=tmp_path / "f", options={"jobs": jobs}))
 
 
 @needs_fork
@@ -186,19 +191,55 @@ def test_no_fork_beside_another_thread_or_when_the_processes_cannot_start(monkey
     other.start()
     try:
         assert threading.active_count() >= 2
-        with tressette_ingest._readers(1) as readers:
+        with reader._readers(1) as readers:
             assert readers is None  # a notebook's kernel, say: read here
     finally:
         stop.set()
         other.join()
 
-    class Unstartable(tressette_ingest.ProcessPoolExecutor):
+    class Unstartable(reader.ProcessPoolExecutor):
         def submit(self, *args, **kwargs):
             raise OSError("cannot fork: out of memory")
 
     monkeypatch.setattr(threading, "active_count", lambda: 1)  # no thread in the way
-    with tressette_ingest._readers(1) as readers:
+    with reader._readers(1) as readers:
         assert readers is not None
-    monkeypatch.setattr(tressette_ingest, "ProcessPoolExecutor", Unstartable)
-    with tressette_ingest._readers(1) as readers:
+    monkeypatch.setattr(reader, "ProcessPoolExecutor", Unstartable)
+    with reader._readers(1) as readers:
         assert readers is None
+
+
+@needs_fork
+def test_the_formats_reader_stops_its_processes_when_closed_or_done(tmp_path, monkeypatch,
+                                                                    fork_beside_threads):
+    """The "tressette" format reads beside with the ingest's jobs: games as DealRef, in
+    line order, and its processes end when the records do or when they are closed."""
+    path = _log(tmp_path)
+    monkeypatch.setattr(reader, "READ_BLOCK_LINES", 4)
+    pools = []
+
+    class Counted(reader.ProcessPoolExecutor):
+        def __init__(self, *args, **kwargs):
+            super().__init__(*args, **kwargs)
+            self.closed = False
+            pools.append(self)
+
+        def shutdown(self, *args, **kwargs):
+            self.closed = True
+            super().shutdown(*args, **kwargs)
+
+    monkeypatch.setattr(reader, "ProcessPoolExecutor", Counted)
+    fmt = FORMATS["tressette"]
+    every = list(fmt.read(Source(path, LogLines(path), {"jobs": 1})))
+    assert len(pools) == 1 and pools[0].closed
+    lines = [r.line for r in every]
+    assert lines == sorted(lines) and lines[0] == 1
+    assert {type(r) for r in every} == {DealRef, BadLine}
+    assert [r.index for r in every if isinstance(r, DealRef)] == list(range(27))
+    records = fmt.read(Source(path, LogLines(path), {"jobs": 1}))
+    assert isinstance(next(records), DealRef)
+    assert len(pools) == 2 and not pools[1].closed
+    records.close()
+    assert pools[1].closed
+    here = list(fmt.read(Source(path, LogLines(path), {"jobs": 0})))  # no process
+    assert len(pools) == 2 and [r.line for r in here] == lines

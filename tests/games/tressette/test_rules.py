@@ -4,6 +4,7 @@ import numpy as np
 import pytest
 
 from batchrl.games.conformance import check_game
+from batchrl.games.tressette import GAME
 from batchrl.games.tressette.bots import RandomBot
 from batchrl.games.tressette.rules import (
     BUSSO,
@@ -74,9 +75,9 @@ def test_every_hand_totals_eleven():
     assert team_points(s) == (11, 0) and hand_winner(s) == 0 and returns(s) == (11, -11, 11, -11)
 
 
-def test_the_game_api_conformance():
-    check_game(lambda rng: deal(rng, 0), legal_cards, step, is_terminal, returns,
-               zero_sum=True, playouts=20)
+@pytest.mark.parametrize(("suits", "reward"), [("dealt", "points"), ("canonical", "shaped")])
+def test_the_game_api_conformance(suits, reward):
+    check_game(GAME, GAME.params(suits=suits, reward=reward))
 
 
 def test_deals():

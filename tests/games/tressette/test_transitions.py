@@ -221,10 +221,10 @@ def test_a_chunk_whose_hands_are_all_refused_is_reported_not_crashed_on(tmp_path
     path = tmp_path / "bad.jsonl"
     path.write_text("\n".join(lines) + "\n")
     report, = ingest(IngestConfig(paths=(path,), store=tmp_path / "s", on_error="skip",
-                                  suits=suits))
+                                  options={"suits": suits}))
     assert report.hands == 0 and report.skipped["illegal hand"] == 3
     with pytest.raises(IngestError, match="line 1: the rules' points differ"):
-        ingest(IngestConfig(paths=(path,), store=tmp_path / "f", suits=suits))
+        ingest(IngestConfig(paths=(path,), store=tmp_path / "f", options={"suits": suits}))
 
 
 def test_dictionary_columns_hold_the_per_row_strings_and_store_the_same_part(tmp_path):

@@ -1,4 +1,5 @@
-"""Where Hanabi games come from: a source (a file, or a directory of games) -> episodes.
+"""Where Hanabi games come from: a source (a file, or a directory of games) -> episodes,
+as the three Hanabi formats this module registers.
 
 Three formats, told apart by ``sniff``:
 
@@ -13,44 +14,35 @@ Three formats, told apart by ``sniff``:
 
 A directory is one source: its games land in the store together, and the
 source's digest covers every game file in it. A game that cannot be read or
-replayed comes out as a ``GameError`` naming the file and line; the others are
-unaffected.
+replayed comes out as a ``batchrl.records.BadLine`` naming the file and line; the
+others are unaffected.
 """
 
 from __future__ import annotations
 
 import hashlib
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass, replace
 from pathlib import Path
 
 import numpy as np
 
-from batchrl.games.hanabi.rules import (
-    IllegalMove,
-    State,
-    deal,
-    decode,
-    is_terminal,
-    step,
-    tell,
-)
+from batchrl.games import Format, Source, register_format
+from batchrl.games.hanabi.replay import hint_self
+from batchrl.games.hanabi.rules import IllegalMove, deal, is_terminal, step
 from batchrl.games.hanabi.transitions import Episode, replayed
+from batchrl.records import BadLine
 from batchrl.store import file_digest
+from parsers.hanabi import HanabiLogError, actions_path, read_game
+from parsers.hanabi_eger import EgerError, read_eger
+from parsers.hanablive import HanabLiveError, read_hanablive, replay_live
 
 _PATTERNS = {"hanabi-json": "*.states.jsonl", "hanabi-eger": "game*.log",
              "hanablive": "*.json"}
 
 
-@dataclass(frozen=True)
-class GameError:
-    """A game left out, and why (``message`` names the file and the line)."""
-
-    kind: str
-    message: str
-
-    def __str__(self) -> str:
-        return self.message
+def GameError(kind: str, message: str) -> BadLine:
+    """A game left out, and why: ``message`` names the file and the line itself."""
+    return BadLine(message.split(":", 1)[0].split(", line ")[0], -1, message, "", kind)
 
 
 def _sniff_file(path: Path) -> str | None:
@@ -93,8 +85,6 @@ def digest(files: Sequence[Path]) -> str:
     for f in files:
         pair = [f]
         if f.name.endswith(".states.jsonl"):
-            from parsers.hanabi import actions_path
-
             pair.append(actions_path(f))
         for p in pair:
             h.update(p.name.encode() + b"\0")
@@ -103,7 +93,7 @@ def digest(files: Sequence[Path]) -> str:
     return h.hexdigest()
 
 
-def episodes(files: Sequence[Path], fmt: str) -> Iterator[Episode | GameError]:
+def episodes(files: Sequence[Path], fmt: str) -> Iterator[Episode | BadLine]:
     """Each game of ``files`` as an episode, or the reason it is left out (never an
     exception: one bad file never stops the others)."""
     read = {"hanabi-json": _report, "hanabi-eger": _eger, "hanablive": _live}[fmt]
@@ -116,9 +106,7 @@ def episodes(files: Sequence[Path], fmt: str) -> Iterator[Episode | GameError]:
             yield GameError("unreadable file", f"{f}: {exc.strerror}")
 
 
-def _report(path: Path) -> Episode | GameError:
-    from parsers.hanabi import HanabiLogError, read_game
-
+def _report(path: Path) -> Episode | BadLine:
     try:
         g = read_game(path)
     except HanabiLogError as exc:
@@ -133,9 +121,7 @@ def _report(path: Path) -> Episode | GameError:
                    lines=tuple(range(1, n + 1)))
 
 
-def _eger(path: Path) -> Episode | GameError:
-    from parsers.hanabi_eger import EgerError, read_eger
-
+def _eger(path: Path) -> Episode | BadLine:
     try:
         game = read_eger(path)
     except EgerError as exc:
@@ -167,25 +153,7 @@ def _eger(path: Path) -> Episode | GameError:
                     deal=f"eger-seed-{game.seed}")
 
 
-def hint_self(state: State, action: int) -> State:
-    """Eger et al.'s AI hinting ITSELF (4 logged games): a hint token spent and the
-    seat's own cards told, as their program did; the turn passes."""
-    kind, _, value = decode(action, 2)
-    me = state.current
-    if state.hints == 0:
-        raise IllegalMove(f"player {me}: no hint token left")
-    told, clued, focus = tell(state, me, kind, value)
-    return replace(state, known=(*state.known[:me], told, *state.known[me + 1:]),
-                   clued=(*state.clued[:me], clued, *state.clued[me + 1:]),
-                   hints=state.hints - 1, current=1 - me, moves=state.moves + 1,
-                   turns_left=state.turns_left - 1 if state.turns_left > 0 else
-                   state.turns_left, hint_target=me, hint_focus=focus)
-
-
-def _live(path: Path) -> Episode | GameError:
-    from batchrl.games.hanabi.replay import replay_live
-    from parsers.hanablive import HanabLiveError, read_hanablive
-
+def _live(path: Path) -> Episode | BadLine:
     try:
         game = read_hanablive(path)
         if len(game.players) != 2:
@@ -200,3 +168,25 @@ def _live(path: Path) -> Episode | GameError:
                          f"moves, before the rules end the game (ended early on the site?): a "
                          f"store keeps finished games only")
     return replayed(states, actions, tuple(game.players), key=path.stem)
+
+
+def _format(name: str, description: str) -> Format:
+    def sniffs(path: Path, head: Sequence[str]) -> bool:
+        return sniff(path) == name
+
+    def read(source: Source) -> Iterator[Episode | BadLine]:
+        files = game_files(source.path, name)
+        for f, item in zip(files, episodes(files, name), strict=True):
+            if source.progress is not None:
+                source.progress(f.stat().st_size)
+            yield item
+
+    return Format(name, "hanabi", description, sniffs, read, directories=True,
+                  digest=lambda path: digest(game_files(path, name)), priority=10)
+
+
+for _name, _description in (
+        ("hanabi-json", "the report's Hanabi JSON state/action pairs (*.states.jsonl)"),
+        ("hanabi-eger", "Eger et al.'s Hanabi game logs (game*.log)"),
+        ("hanablive", "hanab.live JSON exports")):
+    register_format(_format(_name, _description))

@@ -1,0 +1,183 @@
+"""Hanabi as ``batchrl.games`` knows it: cooperative, 2 to 5 players, the report's state.
+
+Every seat shares the score, so ``returns`` gives the cards played to all, and each
+move's reward is the score it adds. The store's state is the report's 195 numbers and
+15 public hint facts, defined for two players (the report's game); with more players
+the rules and the bots play, but ``encode`` refuses.
+
+>>> params = GAME.params()
+>>> s = GAME.new_game(np.random.default_rng(0), params)
+>>> GAME.current_player(s), len(GAME.encode(s, 0, params)), GAME.action_names(params)[10]
+(0, 210, 'hint_value_1')
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from numpy.typing import NDArray
+
+from batchrl.games.base import (
+    FQISettings,
+    Game,
+    GameError,
+    Option,
+    SourceContext,
+    SourceError,
+    SourcePlan,
+)
+from batchrl.games.hanabi import knowledge, rules, transitions
+from batchrl.records import BadLine
+from batchrl.store import Rows, RowsBatch, StoreSchema
+
+
+@dataclass(frozen=True)
+class HanabiParams:
+    players: int = 2
+
+    def __post_init__(self) -> None:
+        rules.hand_size(self.players)  # a ValueError names the range
+
+
+class Hanabi(Game):
+    name = "hanabi"
+    title = "Hanabi"
+    player_counts = (2, 3, 4, 5)
+    zero_sum = False
+    unit = "games"
+    Params = HanabiParams
+    # fast mode, one forest per move class, few trees: the 2,036 Eger games (102,901 rows,
+    # 210 features) take minutes, where the thesis's full refits ran past 11 minutes
+    fqi = FQISettings(trees=30, nmin=50, k=30, iters=10, per_action=True, fast=True)
+    options = (
+        Option("jobs", {"generate": "--jobs"}, type=int, short="-j",
+               help="processes playing games (-1: one per core); the games do not depend "
+                    "on it."),
+        Option("colour_order", {"imitate": "--colour-order"}, type=bool,
+               help="train on colour-ordered states (colours sorted per state, hint moves "
+                    "renamed); the network renames its moves back when it plays."),
+        Option("features", {"imitate": "--features"}, choices=("report", "hints"),
+               help="report: the report's 195 numbers; hints: those and 15 public facts "
+                    "about hints (which cards hints touched, the focus of the hint just "
+                    "before) [default: report]."),
+    )
+    bots = ("random", "simple", "convention", "bot1", "bot2")
+    default_players = ("bot2", "bot2")
+    default_count = 1000
+    log_formats = ("hanabi-json",)
+
+    def num_players(self, params: HanabiParams) -> int:
+        return params.players
+
+    def action_names(self, params: HanabiParams) -> tuple[str, ...]:
+        if params.players == 2:
+            return transitions.ACTION_NAMES
+        kinds = ([f"play_{i}" for i in range(5)] + [f"discard_{i}" for i in range(5)])
+        for offset in range(1, params.players):
+            kinds += [f"+{offset}_hint_value_{r}" for r in range(1, 6)]
+            kinds += [f"+{offset}_hint_{c}" for c in rules.COLOURS]
+        return tuple(kinds)
+
+    def feature_names(self, params: HanabiParams) -> tuple[str, ...]:
+        self._two(params)
+        return transitions.FEATURE_NAMES
+
+    def _two(self, params: HanabiParams) -> None:
+        if params.players != 2:
+            raise GameError(f"the Hanabi state (the report's 195 numbers) is of two-player "
+                            f"games, not {params.players}")
+
+    def new_game(self, rng: np.random.Generator, params: HanabiParams) -> rules.State:
+        return rules.new_game(rng, params.players)
+
+    def current_player(self, state: rules.State) -> int:
+        return -1 if rules.is_terminal(state) else state.current
+
+    def legal_actions(self, state: rules.State) -> tuple[int, ...]:
+        return rules.legal_actions(state)
+
+    def step(self, state: rules.State, action: int) -> rules.State:
+        return rules.step(state, action)
+
+    def is_terminal(self, state: rules.State) -> bool:
+        return rules.is_terminal(state)
+
+    def returns(self, state: rules.State) -> tuple[float, ...]:
+        return rules.returns(state)
+
+    def rewards(self, before: rules.State, after: rules.State) -> tuple[float, ...]:
+        """The cards a move plays, for every seat (the store's reward)."""
+        return (float(after.score_played - before.score_played),) * after.players
+
+    def encode(self, state: rules.State, player: int, params: HanabiParams
+               ) -> NDArray[np.float32]:
+        self._two(params)
+        return np.concatenate([knowledge.encode(state, player),
+                               knowledge.hint_features(state, player)]).astype(np.float32)
+
+    # ---- store side ----------------------------------------------------------------
+
+    def schema(self, params: HanabiParams) -> StoreSchema:
+        return transitions.schema(params.players)
+
+    def open_source(self, records: Iterator[Any], context: SourceContext) -> SourcePlan:
+        if context.format.name == "hanabi-eger":
+            context.notes.append("Eger et al.'s house rule: a discard with all 8 hints left "
+                                 "is legal (the legal masks follow it)")
+        games: list[int] = [0]
+        example: list[str] = []
+
+        def counted() -> Iterator[Any]:
+            for record in records:
+                games[0] += 1
+                if isinstance(record, BadLine) and not example:
+                    example.append(str(record))
+                yield record
+
+        def rows(chunk: list[Any]) -> RowsBatch:
+            made = transitions.rows(chunk, context.prefix)
+            return RowsBatch(Rows.from_columns(made), len(chunk))
+
+        def finish(stored: int) -> None:
+            if stored:
+                return
+            if not games[0]:
+                raise SourceError(f"{context.path}: no {context.format.name} game in this "
+                                  "directory")
+            raise SourceError(f"{context.path}: none of its {games[0]:,} games could be "
+                              f"read (e.g. {example[0] if example else '?'})")
+
+        return SourcePlan(self.schema(self.params()), counted(), rows, unit=self.unit,
+                          finish=finish)
+
+    # ---- play side -----------------------------------------------------------------
+
+    def generate(self, out: Path, players: Sequence[str], count: int, seed: int,
+                 options: Mapping[str, Any],
+                 progress: Callable[[int], None] | None = None) -> str:
+        from batchrl.games.hanabi.logs import generate
+
+        scores = generate(out, list(players), count, seed, progress, options.get("jobs", 1))
+        return (f"{count:,} games written to {out}/ (mean score {np.mean(scores):.2f} cards "
+                "played)")
+
+    def evaluate(self, groups: Sequence[Sequence[str]], count: int | None, seed: int,
+                 options: Mapping[str, Any],
+                 progress: Callable[[int], None] | None = None) -> Any:
+        from batchrl.games.hanabi.evaluate import PairsReport, evaluate_players
+
+        games = count or self.default_count
+        return PairsReport(games, seed, [evaluate_players(tuple(g), games, seed, progress)
+                                         for g in groups])
+
+    def imitation(self, options: Mapping[str, Any]) -> Any:
+        """The options of ``batchrl imitate`` for a Hanabi store (the network is
+        ``batchrl.games.hanabi.network``'s)."""
+        return dict(options)
+
+
+GAME = Hanabi()

@@ -1,0 +1,269 @@
+"""Hold'em as ``batchrl.games`` knows it: the `Game` the commands, the ingest, the model
+loader and the environments use.
+
+The params are the ACPC game definition (``gamedef``: blinds, bet sizes, rounds; the
+ACPC heads-up limit game by default) and ``pv``, whether the states hold the probability
+of victory (the one costly feature). Stores and models name the game definition (e.g.
+``holdem.limit.2p.reverse_blinds``, ``glassfrog.limit.2p`` or a custom file's name) and
+record its params, so hold'em owns any store whose params are a game definition's.
+
+>>> from batchrl.games.holdem.rules import RAISE
+>>> params = GAME.params()
+>>> s = GAME.new_game(np.random.default_rng(0), params)
+>>> GAME.current_player(s), GAME.legal_actions(s)       # the small blind opens
+(1, (0, 1, 2))
+>>> after = GAME.step(s, RAISE)
+>>> GAME.rewards(s, after)                              # its blind and its raise
+(0.0, -20.0)
+>>> dict(zip(GAME.feature_names(params), GAME.encode(after, 0, params).tolist()))["pot"]
+30.0
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+from numpy.typing import NDArray
+
+from batchrl.games.base import (
+    FQISettings,
+    Game,
+    GameError,
+    Option,
+    SourceContext,
+    SourcePlan,
+    single_group,
+)
+from batchrl.games.holdem import features, gamedef, rules
+from batchrl.games.holdem import ingest as store_side
+from batchrl.games.holdem.gamedef import HEADS_UP_LIMIT, GameDef, GameDefError
+from batchrl.games.holdem.rules import HandState
+from batchrl.store import StoreSchema
+
+if TYPE_CHECKING:
+    from batchrl.games.holdem.evaluate import HoldemReport
+    from batchrl.policy import GreedyPolicy, LoadedModel
+
+
+@dataclass(frozen=True)
+class HoldemParams:
+    """A hold'em game: its ACPC definition (a `GameDef`, or a built-in's name or a
+    ``.game`` file's path), and whether the states hold pv."""
+
+    gamedef: GameDef = HEADS_UP_LIMIT
+    pv: bool = True
+
+    def __post_init__(self) -> None:
+        given: object = self.gamedef
+        if isinstance(given, str | Path):
+            object.__setattr__(self, "gamedef", gamedef.resolve(str(given)))
+        elif not isinstance(given, GameDef):
+            raise TypeError(f"gamedef is a GameDef, a built-in's name or a .game file, not "
+                            f"{given!r}")
+
+
+class Holdem(Game):
+    """Texas hold'em as the ACPC dealer plays it (heads-up limit so far)."""
+
+    name = "holdem"
+    title = "Texas hold'em (ACPC limit poker)"
+    player_counts = (2,)
+    zero_sum = True
+    unit = "hands"
+    Params = HoldemParams
+    fqi = FQISettings()  # the thesis's: M=100, n_min=20, N=11, one joint model, full refits
+    options = (
+        Option("gamedef", {"ingest": "--game", "generate": "--gamedef"},
+               help="the game: an ACPC .game file, or a built-in game: "
+                    f"{', '.join(gamedef.BUILTINS)}. Default: for ingest, the game the log's "
+                    "header names, else the built-in whose rules give the logged payoffs "
+                    "(this picks a Glassfrog summary's units); for generate, a model "
+                    "player's game, else the format's usual units.",
+               metavar="FILE|NAME"),
+        Option("pv", {"ingest": "--pv/--no-pv"}, type=bool,
+               help="compute pv, the exact probability of victory, for every decision. "
+                    "--no-pv leaves the feature out: ingest runs several times faster "
+                    "[default: --pv]."),
+        Option("duplicate", {"evaluate": "--duplicate"}, type=bool,
+               help="play every deal twice with the seats swapped, cutting the variance "
+                    "the cards add."),
+    )
+    bots = ("random", "rule")
+    default_players = ("random", "random")
+    default_count = 3000  # the thesis played 3,000 hands
+    log_formats = ("acpc", "glassfrog")
+
+    # ---- facts and params ----------------------------------------------------------
+
+    def owns(self, stored_game: str, game_params: Mapping[str, Any]) -> bool:
+        """Hold'em stores name their game definition and record its params."""
+        return stored_game == self.name or {"betting", "raise_size"} <= set(game_params)
+
+    def params_from_store(self, stored_game: str, game_params: Mapping[str, Any]
+                          ) -> HoldemParams:
+        if stored_game == self.name and not game_params:
+            return HoldemParams()
+        try:
+            return HoldemParams(gamedef.from_params(stored_game, game_params,
+                                                    f"the game of a {stored_game} store"))
+        except (GameDefError, TypeError) as exc:
+            raise GameError(f"{stored_game}: not a hold'em game definition ({exc})") from None
+
+    def num_players(self, params: HoldemParams) -> int:
+        return params.gamedef.num_players
+
+    def action_names(self, params: HoldemParams) -> tuple[str, ...]:
+        return rules.ACTION_NAMES
+
+    def feature_names(self, params: HoldemParams) -> tuple[str, ...]:
+        return features.feature_names(params.gamedef, params.pv)
+
+    # ---- rules ---------------------------------------------------------------------
+
+    def new_game(self, rng: np.random.Generator, params: HoldemParams) -> HandState:
+        return rules.new_hand(params.gamedef, rng)
+
+    def current_player(self, state: HandState) -> int:
+        return state.current
+
+    def legal_actions(self, state: HandState) -> tuple[int, ...]:
+        return rules.legal_actions(state)
+
+    def step(self, state: HandState, action: int) -> HandState:
+        return rules.step(state, action)
+
+    def is_terminal(self, state: HandState) -> bool:
+        return state.finished
+
+    def returns(self, state: HandState) -> tuple[float, ...]:
+        return rules.returns(state)
+
+    def encode(self, state: HandState, player: int, params: HoldemParams
+               ) -> NDArray[np.float32]:
+        return features.encode(state, player, params.pv)
+
+    def rewards(self, before: HandState, after: HandState) -> tuple[float, ...]:
+        """The store's rewards: minus the chips the seat to act puts in (its blind counted
+        on its first decision), and at the end each seat's share of the pot (a seat that
+        never acted gets its payoff). A seat's rewards over a hand add up to its payoff."""
+        seat = before.current
+        acted = _seats_acted(before)
+        out = [0.0] * len(after.spent)
+        out[seat] -= after.spent[seat] - (before.spent[seat] if seat in acted else 0)
+        if after.finished:
+            acted.add(seat)
+            for p, payoff in enumerate(rules.returns(after)):
+                out[p] += payoff + (after.spent[p] if p in acted else 0)
+        return tuple(out)
+
+    # ---- store side ----------------------------------------------------------------
+
+    def schema(self, params: HoldemParams) -> StoreSchema:
+        return store_side.schema_for(params.gamedef, params.pv)
+
+    def prepare(self, command: str, options: Mapping[str, Any]) -> Mapping[str, Any]:
+        """``gamedef`` (``--game``, ``--gamedef``) resolved to a game definition; for
+        ingest, a game batchrl cannot turn into transitions yet is refused by name."""
+        spec = options.get("gamedef")
+        if spec is None or command not in ("ingest", "generate"):
+            return options
+        game = _resolve(spec)
+        if command == "ingest":
+            where = f"--game {spec if isinstance(spec, str) else game.name}"
+            if why := store_side.unsupported(where, game, bool(options.get("pv", True))):
+                raise GameError(why)
+        return {**options, "gamedef": game}
+
+    def open_source(self, records: Iterator[Any], context: SourceContext) -> SourcePlan:
+        """A dealer log or summary: its game read off its header or its first hands (or
+        ``--game``), its hands replayed and checked, one row per decision."""
+        forced = self.prepare("ingest", context.options).get("gamedef")
+        return store_side.open_source(records, context, forced,
+                                      bool(context.options.get("pv", True)))
+
+    # ---- play side -----------------------------------------------------------------
+
+    def check_model_params(self, path: str | Path, trained: HoldemParams,
+                           playing: HoldemParams) -> None:
+        """A model plays the game definition it was trained on (its chips are in the
+        features); with or without pv, it plays on the features it has."""
+        if trained.gamedef != playing.gamedef:
+            raise GameError(f"{path} was trained on {trained.gamedef.name}, in other units or "
+                            f"rules than {playing.gamedef.name}: its features would not mean "
+                            f"what it learned")
+
+    def load_model(self, path: str | Path, params: Any = None,
+                   policy: GreedyPolicy | None = None) -> LoadedModel:
+        """The one loader (``Game.load_model``), then bound to the states the model knows:
+        a model trained without pv plays without computing it."""
+        given = None if params is None else dataclasses.replace(params, pv=True)
+        model = super().load_model(path, given, policy)
+        pv = "pv" in model.policy.feature_names
+        if model.params.pv != pv:
+            model = super().load_model(path, dataclasses.replace(model.params, pv=pv),
+                                       model.policy)
+        return model
+
+    def generate(self, out: Path, players: Sequence[str], count: int, seed: int,
+                 options: Mapping[str, Any],
+                 progress: Callable[[int], None] | None = None) -> str:
+        """Two players' hands as an ACPC dealer log (or a Glassfrog summary: ``format``,
+        else told by the file name); the game is ``gamedef``, else a model player's, else
+        the format's usual units."""
+        from batchrl.games.holdem.logs import generate
+        from batchrl.policy import ModelError
+
+        game = self.prepare("generate", options).get("gamedef")
+        fmt = options.get("format")
+        try:
+            written = generate(out, list(players), count, seed, fmt, game, progress)
+        except ModelError as exc:
+            raise GameError(str(exc)) from None
+        return f"{written:,} games written to {out}"
+
+    def evaluate(self, groups: Sequence[Sequence[str]], count: int | None, seed: int,
+                 options: Mapping[str, Any],
+                 progress: Callable[[int], None] | None = None) -> HoldemReport:
+        """The first player against the second, in the game of the model among them:
+        chips won, bb and mbb per hand with a 95% interval, by position (``duplicate``:
+        each deal played twice, the seats swapped)."""
+        from batchrl.games.holdem.evaluate import evaluate_bots
+        from batchrl.policy import ModelError
+
+        group = single_group(self, groups)
+        if len(group) != 2:
+            raise GameError(f"heads-up hold'em needs two players, not {len(group)} "
+                            f"({','.join(group)})")
+        try:
+            return evaluate_bots(group[0], group[1], count or self.default_count, seed,
+                                 duplicate=bool(options.get("duplicate", False)),
+                                 progress=progress)
+        except ModelError as exc:
+            raise GameError(str(exc)) from None
+
+
+def _resolve(spec: str | GameDef) -> GameDef:
+    if isinstance(spec, GameDef):
+        return spec
+    try:
+        return gamedef.resolve(spec)
+    except GameDefError as exc:
+        raise GameError(str(exc)) from None
+
+
+def _seats_acted(state: HandState) -> set[int]:
+    """The seats that have acted so far in ``state``'s hand (its betting replayed)."""
+    replay = rules.deal(state.game, state.hole, state.board)
+    seats = set()
+    for letter in "".join(state.history):
+        seats.add(replay.current)
+        replay = rules.step(replay, rules.ACTION_CHARS.index(letter))
+    return seats
+
+
+GAME = Holdem()
