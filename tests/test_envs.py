@@ -36,6 +36,24 @@ def test_every_game_passes_gymnasium_check_env(name):
     check_env(batchrl.env(name, opponents=["random"] * (n - 1)), skip_render_check=True)
 
 
+@pytest.mark.parametrize("name", [n for n in GAMES if len(GAMES[n].bots) > 1])
+def test_the_other_seats_may_be_the_games_own_bots(name):
+    game = GAMES[name]
+    bot = next(b for b in game.bots if b != "random")
+    n = game.num_players(game.params())
+    env = batchrl.env(name, opponents=[bot] * (n - 1), seat=n - 1)
+    check_env(env, skip_render_check=True)
+    observation, _ = env.reset(seed=3)
+    rng, done, steps = np.random.default_rng(3), False, 0
+    while not done:  # the seat's turns come back until the bots end the game
+        assert observation["action_mask"].any()
+        action = int(rng.choice(np.flatnonzero(observation["action_mask"])))
+        observation, _, done, _, info = env.step(action)
+        assert "illegal_action" not in info
+        steps += 1
+    assert steps >= 1
+
+
 def test_the_toy_game_too(kuhn):
     api_test(batchrl.env("kuhn"), num_cycles=40)
     check_env(batchrl.env("kuhn", opponents=["random"]), skip_render_check=True)

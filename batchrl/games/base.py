@@ -311,6 +311,12 @@ class Game:
         """Play each group of players (the first is the one measured) and report it."""
         raise GameError(f"{self.name} has no evaluation yet")
 
+    def bot(self, name: str, params: Any, rng: np.random.Generator) -> Any:
+        """The game's bot called ``name`` (one of ``bots``) as a player of the protocol's
+        states: ``act(states, seats)`` gives one action per state, ``name`` names it
+        (``batchrl.games.play.make_player`` and the environments use it)."""
+        raise GameError(f"{self.name} has no bot {name!r}")
+
     def solve(self, options: Mapping[str, Any]) -> Report:
         """The game solved exactly (``batchrl solve``), where a game can be."""
         raise GameError(f"{self.name} has no exact solver")
@@ -321,7 +327,7 @@ class Game:
         raise GameError(f"{self.name} has no imitation network")
 
     def can(self, capability: str) -> bool:
-        """Whether this game overrides ``capability`` (``"solve"``, ``"imitation"``,
+        """Whether this game overrides ``capability`` (``"solve"``, ``"imitation"``, ``"bot"``,
         ``"generate"``, ``"evaluate"``, ``"open_source"``)."""
         return getattr(type(self), capability) is not getattr(Game, capability)
 

@@ -64,6 +64,16 @@ class ModelPlayer:
         return self.model.act_batch(x, legal)
 
 
+class OneAtATime:
+    """A bot that decides one state at a time (``act(state) -> action``) as a `Player`."""
+
+    def __init__(self, name: str, act: Callable[[Any], int]) -> None:
+        self.name, self._act = name, act
+
+    def act(self, states: Sequence[Any], seats: Sequence[int]) -> NDArray[np.int64]:
+        return np.fromiter((self._act(s) for s in states), np.int64, count=len(states))
+
+
 def is_model(spec: str) -> bool:
     return spec.startswith("model:") or spec.endswith(".joblib")
 
@@ -71,13 +81,16 @@ def is_model(spec: str) -> bool:
 def make_player(game: Game, spec: str, params: Any, rng: np.random.Generator,
                 bots: Callable[[str, np.random.Generator], Player] | None = None) -> Player:
     """A player by name: ``random``, ``model:PATH`` (or a ``.joblib`` path), or one of the
-    game's own bots (``bots(name, rng)``)."""
+    game's own bots (``bots(name, rng)``, else ``game.bot``)."""
     if is_model(spec):
         return ModelPlayer(game, spec.removeprefix("model:"), params)
-    if spec == "random":
-        return RandomPlayer(game, rng)
     if bots is not None and spec in game.bots:
         return bots(spec, rng)
+    if spec in game.bots and game.can("bot"):
+        made: Player = game.bot(spec, params, rng)
+        return made
+    if spec == "random":
+        return RandomPlayer(game, rng)
     raise GameError(f"unknown {game.name} player {spec!r}: want one of "
                     f"{', '.join(game.bots)} or model:PATH (a model from batchrl fqi)")
 

@@ -157,6 +157,13 @@ class Hanabi(Game):
 
     # ---- play side -----------------------------------------------------------------
 
+    def bot(self, name: str, params: HanabiParams, rng: np.random.Generator) -> Any:
+        from batchrl.games.hanabi.bots import make_bot
+        from batchrl.games.play import OneAtATime
+
+        bot: Any = make_bot(name, rng)
+        return OneAtATime(name, lambda state: int(bot.act(state)))
+
     def generate(self, out: Path, players: Sequence[str], count: int, seed: int,
                  options: Mapping[str, Any],
                  progress: Callable[[int], None] | None = None) -> str:

@@ -209,6 +209,12 @@ class Holdem(Game):
                                        model.policy)
         return model
 
+    def bot(self, name: str, params: HoldemParams, rng: np.random.Generator) -> Any:
+        """``random`` (the thesis's) or ``rule``: they act on batches of states already."""
+        from batchrl.games.holdem.bots import make_bot
+
+        return make_bot(name, params.gamedef, rng)
+
     def generate(self, out: Path, players: Sequence[str], count: int, seed: int,
                  options: Mapping[str, Any],
                  progress: Callable[[int], None] | None = None) -> str:

@@ -127,6 +127,15 @@ class SetteMezzo(Game):
 
     # ---- play side -----------------------------------------------------------------
 
+    def bot(self, name: str, params: SetteMezzoParams, rng: np.random.Generator) -> Any:
+        """``random`` (hit or stick, 50/50) or ``optimal`` (the exact solution)."""
+        from batchrl.games.play import OneAtATime
+        from batchrl.games.sette_mezzo.solver import solve
+
+        if name == "optimal":
+            return OneAtATime(name, solve(params.limit).act)
+        return OneAtATime(name, lambda state: int(rng.integers(2)))
+
     def generate(self, out: Path, players: Sequence[str], count: int, seed: int,
                  options: Mapping[str, Any],
                  progress: Callable[[int], None] | None = None) -> str:

@@ -219,6 +219,13 @@ class Tressette(Game):
             raise GameError(f"{path} names the suits {trained.suits}, not {playing.suits}: "
                             f"its features would not mean what it learned")
 
+    def bot(self, name: str, params: Any, rng: np.random.Generator) -> Any:
+        from batchrl.games.play import OneAtATime
+        from batchrl.games.tressette.bots import make_bot
+
+        bot = make_bot(name, rng)
+        return OneAtATime(name, lambda hand: int(bot.act(hand.state)))
+
     def generate(self, out: Path, players: Sequence[str], count: int, seed: int,
                  options: Mapping[str, Any],
                  progress: Callable[[int], None] | None = None) -> str:
