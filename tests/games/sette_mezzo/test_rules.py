@@ -29,7 +29,7 @@ def test_conformance_at_other_limits(limit):
 
 
 def test_a_limit_the_game_cannot_use_is_refused_by_name():
-    with pytest.raises(ValueError, match="multiple of 0.5 from 0.5 to 7.5"):
+    with pytest.raises(ValueError, match=r"multiple of 0\.5 from 0\.5 to 7\.5"):
         GAME.params(limit=8)
 
 
