@@ -151,7 +151,7 @@ def load_rows(store: Path, players: Sequence[str] = (),
     opened = Store.open(store)
     wanted = feature_set(features)
     have = opened.schema.feature_names
-    if opened.schema.game != "hanabi" or not set(wanted) <= set(have):
+    if not set(wanted) <= set(have):
         raise ImitationError(f"{store}: the network reads two-player Hanabi stores (the "
                              f"report's 195 numbers and 20 moves), not a {opened.schema.game} "
                              f"store of {len(have)} features")
@@ -354,7 +354,7 @@ def _save(out: Path, model: Any, config: NetworkConfig, mean: NDArray[np.float32
     torch = torch_module()
     out.parent.mkdir(parents=True, exist_ok=True)
     meta = {
-        "kind": "imitation", "game": "hanabi", "config": asdict(config),
+        "kind": "imitation", "game": Store.open(store).schema.game, "config": asdict(config),
         "feature_names": list(features), "action_names": list(actions),
         "store": str(store), "players": list(result.players),
         "test_accuracy": result.test_accuracy, "test_loss": result.test_loss,
