@@ -416,8 +416,9 @@ def ablate(store: Path | None, opponent: str, trees: int, nmin: int, iters: int,
 @click.option("--player", "players", multiple=True, metavar="NAME[,NAME...]",
               help="Learn only these players' moves (see the names in batchrl info), e.g. "
                    "human in Eger et al.'s games [default: every move].")
-@click.option("--hidden", default="195,128,64,32", show_default=True, metavar="N,N,...",
-              help="Hidden layer widths (the report's).")
+@click.option("--hidden", default=None, metavar="N,N,...",
+              help="Hidden layer widths [default: the game's; Hanabi's: the report's "
+                   "195,128,64,32].")
 @click.option("--dropout", default=0.1, show_default=True, help="Dropout after each hidden "
                                                                   "layer but the last.")
 @click.option("--batchnorm/--no-batchnorm", default=True, show_default=True,
@@ -434,7 +435,7 @@ def ablate(store: Path | None, opponent: str, trees: int, nmin: int, iters: int,
 @click.option("--out", type=click.Path(dir_okay=False, path_type=Path), default=None,
               help="Network file [default: STORE/models/imitation[-PLAYER][-colour].pt]; a "
                    "plot of the curves (.png) and the figures (.json) go beside it.")
-def imitate(store: Path | None, epochs: int, players: tuple[str, ...], hidden: str,
+def imitate(store: Path | None, epochs: int, players: tuple[str, ...], hidden: str | None,
             dropout: float, batchnorm: bool, batch_size: int, learning_rate: float,
             keep_best: bool, seed: int, threads: int | None, out: Path | None,
             **kwargs: Any) -> None:
@@ -457,6 +458,7 @@ def imitate(store: Path | None, epochs: int, players: tuple[str, ...], hidden: s
         Epoch,
         NetworkConfig,
         batches_per_epoch,
+        default_out,
         train,
         write_figures,
     )
@@ -467,25 +469,20 @@ def imitate(store: Path | None, epochs: int, players: tuple[str, ...], hidden: s
         schema = Store.open(root).schema
         game = game_for(schema.game, schema.game_params)
         options = take_game_options("imitate", kwargs, game)
-        given = game.imitation(options)
+        spec = game.imitation(options)  # what the network reads and masks: the game's
     except (StoreError, GameError) as exc:
         raise click.ClickException(str(exc)) from None
-    colour_order = bool(given.get("colour_order", False))
-    feature_set = str(given.get("features", "report"))
     try:
-        widths = tuple(int(w) for w in hidden.split(","))
+        widths = tuple(int(w) for w in hidden.split(",")) if hidden is not None else None
     except ValueError:
         raise click.BadParameter(f"{hidden!r}: want widths like 195,128,64,32",
                                  param_hint="--hidden") from None
     config = NetworkConfig(hidden=widths, dropout=dropout, batchnorm=batchnorm, epochs=epochs,
                            batch_size=batch_size, learning_rate=learning_rate, seed=seed,
-                           colour_order=colour_order, threads=threads, keep_best=keep_best,
-                           features=feature_set)
+                           threads=threads, keep_best=keep_best)
     who = split_names(players)
     if out is None:
-        tag = "".join(f"-{p}" for p in who) + ("-colour" if colour_order else "") + \
-            ("-hints" if feature_set == "hints" else "")
-        out = root / "models" / f"imitation{tag}.pt"
+        out = default_out(root, spec, who)
     click.echo(f"{'epoch':>5} {'train loss':>10} {'train acc':>9} {'val loss':>9} "
                f"{'val acc':>8} {'seconds':>8}")
 
@@ -496,7 +493,7 @@ def imitate(store: Path | None, epochs: int, players: tuple[str, ...], hidden: s
     try:
         total = batches_per_epoch(root, who, config) * epochs
         with progress(total, "training") as advance:
-            result = train(root, out, config, who, progress=advance, on_epoch=line)
+            result = train(root, out, config, spec, who, progress=advance, on_epoch=line)
     except (ValueError, StoreError) as exc:  # ImitationError is a ValueError
         raise click.ClickException(str(exc)) from None
     if "best_epoch" in result.extra:

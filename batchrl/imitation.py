@@ -1,29 +1,26 @@
 """Imitation: a network that learns which move a player makes in a state, from a store.
 
-The report's network by default (its Figure 3): Dense 195 -> 195 -> 128 -> 64 -> 32
-(ReLU, dropout 0.1 after the first three), batch normalisation, Dense -> 20 with
-a softmax, trained with cross-entropy and Adam. Games are split 70/20/10 into
-training, validation and test sets by episode, never by row: two moves of one
-game are never on both sides, nor two games dealt the same cards (Eger et al.'s
-seeds repeat). Inputs are standardised with the training set's
-mean and deviation (kept in the artifact). The network kept is the one of the
-epoch with the best validation accuracy (``keep_best``); the test games are
-scored once, at the end.
+The loop is any game's; what is a game's comes from the object its
+``Game.imitation(options)`` gives (an ``ImitationSpec``): the feature columns the
+network reads, the moves a state can allow, a transform of states and moves (and
+its inverse for the moves), the default hidden widths and the network itself.
+Hanabi's is ``batchrl.games.hanabi.network`` (the report's network, its Figure 3).
 
-Moves a state cannot allow (a slot the hand no longer has, a hint that touches
-no card, a hint with no token left) are masked out of the softmax, in training
-as in play, as the rules give them from the 195 numbers; at play time
-``NetworkBot`` masks with the rules' exact legal moves, so it never plays an
-illegal one. ``colour_order`` trains on the colour-ordered states (see
-``batchrl.games.hanabi.symmetry``): each state's colours sorted, hint-colour
-moves renamed, and renamed back at play time. ``features="hints"`` adds the 15
-public hint facts the store keeps after the report's 195 numbers (which cards
-hints touched; the focus of the partner's hint just before), which the
-conventions of the bots that make the data read and the report's state lacks.
+Games are split 70/20/10 into training, validation and test sets by episode,
+never by row: two moves of one game are never on both sides, nor two games dealt
+the same cards (a store's ``deal`` column; Eger et al.'s seeds repeat). Inputs
+are standardised with the training set's mean and deviation (kept in the saved
+file). Training is cross-entropy with Adam, the moves a state cannot allow masked
+out of the softmax (``mask``). The network kept is the one of the epoch with the
+best validation accuracy (``keep_best``); the test games are scored once, at the
+end, on the moves as played (the spec's inverse transform).
+
+The saved file is torch's weights, the standardisation and a JSON string (the
+settings, the game's settings from ``spec.record()``, the names, the figures):
+``torch.load(weights_only=True)`` reads it and runs no code.
 
 torch is an optional extra (``pip install -e '.[imitation]'``, or
-``pip install torch==2.13.0``); this module imports it only when it trains or
-plays.
+``pip install torch==2.13.0``); this module imports it only when it trains.
 """
 
 from __future__ import annotations
@@ -31,44 +28,72 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 import numpy as np
 from numpy.typing import NDArray
 
-from batchrl.games.hanabi.network import (
-    ImitationError,
-    feature_set,
-    network,
-    possible_moves,
-    prepare,
-    torch_module,
-)
 from batchrl.store import Store
-
-if TYPE_CHECKING:
-    pass
 
 SPLIT = (0.7, 0.2, 0.1)
 _NEG = -1e9  # a masked logit
 
 
+class ImitationError(ValueError):
+    """Training cannot go on; the message says why."""
+
+
+class ImitationSpec(Protocol):
+    """What a game's ``Game.imitation(options)`` gives the loop (duck-typed).
+
+    ``encode`` maps a store's states (``columns``, in that order) and moves to the
+    network's inputs and targets; ``possible`` gives the moves each encoded state
+    can allow (or None: every move); ``played`` maps the network's moves back to the
+    store's, given the store's states (the identity where ``encode`` renames none).
+    ``network(config, inputs, outputs)`` is the untrained torch module from
+    ``config``'s ``hidden``, ``dropout`` and ``batchnorm``; the game's player builds it
+    again from the saved file. ``record()`` is written into the saved file's
+    ``config`` (what the game's player needs to play it, e.g. a transform's switch).
+    """
+
+    @property
+    def columns(self) -> tuple[str, ...]: ...
+    @property
+    def hidden(self) -> tuple[int, ...]: ...  # the default hidden widths
+    @property
+    def tag(self) -> str: ...  # the default file name's suffix, e.g. "-colour"
+    @property
+    def store_kind(self) -> str: ...  # "two-player Hanabi store", for messages
+    @property
+    def inputs(self) -> str: ...  # what the network reads, for a refusal
+
+    def record(self) -> dict[str, Any]: ...
+
+    def encode(self, states: NDArray[np.float32], moves: NDArray[np.int64]
+               ) -> tuple[NDArray[np.float32], NDArray[np.int64]]: ...
+
+    def possible(self, x: NDArray[np.float32]) -> NDArray[np.bool_] | None: ...
+
+    def played(self, states: NDArray[np.float32], moves: NDArray[np.int64]
+               ) -> NDArray[np.int64]: ...
+
+    def network(self, config: Any, inputs: int, outputs: int) -> Any: ...
+
+
 @dataclass(frozen=True)
 class NetworkConfig:
-    hidden: tuple[int, ...] = (195, 128, 64, 32)
+    hidden: tuple[int, ...] | None = None  # None: the game's (``spec.hidden``)
     dropout: float = 0.1
     batchnorm: bool = True  # before the output layer
     epochs: int = 100
     batch_size: int = 256
     learning_rate: float = 1e-3
     seed: int = 0
-    colour_order: bool = False
     mask: bool = True  # mask impossible moves out of the softmax
     threads: int | None = None  # torch threads (None: torch's default, one per core)
     keep_best: bool = True  # end with the weights of the epoch best on the validation games
-    features: str = "report"  # or "hints": the report's 195 and the public hint facts
 
 
 @dataclass
@@ -94,6 +119,11 @@ class TrainResult:
     split_rows: tuple[int, int, int]
     players: tuple[str, ...] = ()
     extra: dict[str, Any] = field(default_factory=dict)
+    recorded: dict[str, Any] = field(default_factory=dict)  # the game's ``spec.record()``
+
+    def settings(self) -> dict[str, Any]:
+        """The config as saved: the loop's settings and the game's."""
+        return asdict(self.config) | self.recorded
 
     def table(self) -> str:
         """The per-class report, as the report's Figure 5."""
@@ -144,51 +174,62 @@ def split(store: Path, t: Any, players: Sequence[str], seed: int) -> NDArray[np.
     return split_by_game(codes.astype(np.int64), seed)
 
 
-def load_rows(store: Path, players: Sequence[str] = (),
-              features: str = "report") -> Any:
-    """A store's states (the named feature set), moves and episodes (only ``players``'
-    moves if given)."""
+def load_rows(store: Path, spec: ImitationSpec, players: Sequence[str] = ()) -> Any:
+    """A store's states (the spec's columns), moves and episodes (only ``players``' moves
+    if given)."""
     opened = Store.open(store)
-    wanted = feature_set(features)
     have = opened.schema.feature_names
-    if not set(wanted) <= set(have):
-        raise ImitationError(f"{store}: the network reads two-player Hanabi stores (the "
-                             f"report's 195 numbers and 20 moves), not a {opened.schema.game} "
-                             f"store of {len(have)} features")
-    t = opened.arrays(features=wanted, players=players)
+    if not set(spec.columns) <= set(have):
+        raise ImitationError(f"{store}: the network reads {spec.store_kind}s ({spec.inputs}), "
+                             f"not a {opened.schema.game} store of {len(have)} features")
+    t = opened.arrays(features=spec.columns, players=players)
     if len(t) == 0:
         raise ImitationError(f"{store}: no rows" + (f" of {', '.join(players)}" if players
                                                      else ""))
     return t
 
 
-def train(store: Path, out: Path, config: NetworkConfig = NetworkConfig(),
+def default_out(store: Path, spec: ImitationSpec, players: Sequence[str] = ()) -> Path:
+    """Where ``batchrl imitate`` saves by default: STORE/models/imitation[-PLAYER...][tag].pt.
+
+    >>> from types import SimpleNamespace
+    >>> default_out(Path("s"), SimpleNamespace(tag="-colour"), ["human"]).as_posix()
+    's/models/imitation-human-colour.pt'
+    """
+    return store / "models" / f"imitation{''.join(f'-{p}' for p in players)}{spec.tag}.pt"
+
+
+def train(store: Path, out: Path, config: NetworkConfig, spec: ImitationSpec,
           players: Sequence[str] = (),
           progress: Callable[[int], None] | None = None,
           on_epoch: Callable[[Epoch], None] | None = None) -> TrainResult:
-    """Train on ``store``'s states and moves; save the artifact at ``out``.
+    """Train on ``store``'s states and moves as ``spec`` (the store's game's
+    ``Game.imitation(options)``) reads them; save the network at ``out``.
 
     ``progress`` is told of each batch trained; ``on_epoch`` gets each epoch's figures.
     """
     torch = torch_module()
+    if config.hidden is None:
+        config = replace(config, hidden=tuple(spec.hidden))
     if config.threads:
         torch.set_num_threads(config.threads)
     torch.manual_seed(config.seed)
-    t = load_rows(store, players, config.features)
+    t = load_rows(store, spec, players)
     part = split(store, t, players, config.seed)
-    x, y, _ = prepare(t.state, t.action, config.colour_order)
-    assert y is not None
-    allowed = possible_moves(x)  # reordered states: the hints of the reordered colours
+    x, y = spec.encode(t.state, t.action)
+    n_moves = len(t.action_names)
+    possible = spec.possible(x)
+    allowed = np.ones((len(y), n_moves), dtype=bool) if possible is None else possible
     if config.mask and not allowed[np.arange(len(y)), y].all():
         bad = int((~allowed[np.arange(len(y)), y]).sum())
         raise ImitationError(f"{store}: {bad} moves are impossible in their own states: "
-                             "is this a two-player Hanabi store?")
+                             f"is this a {spec.store_kind}?")
     train_rows = part == 0
     mean = x[train_rows].mean(axis=0)
     std = x[train_rows].std(axis=0)
     std[std < 1e-6] = 1.0
     xn = ((x - mean) / std).astype(np.float32)
-    model = network(config, x.shape[1], 20)
+    model = spec.network(config, x.shape[1], n_moves)
     optimiser = torch.optim.Adam(model.parameters(), lr=config.learning_rate)
     tensors = {k: (torch.from_numpy(xn[part == k]), torch.from_numpy(y[part == k]),
                    torch.from_numpy(allowed[part == k])) for k in range(3)}
@@ -214,14 +255,10 @@ def train(store: Path, out: Path, config: NetworkConfig = NetworkConfig(),
     if config.keep_best:  # the weights of the best validation epoch, never the test set's
         model.load_state_dict(best[2])
     test_loss, test_acc, predicted = _evaluate(model, tensors[2], config.mask)
-    truth = tensors[2][1].numpy()
-    if config.colour_order:  # score the moves as played: rename hint colours back
-        from batchrl.games.hanabi import symmetry
-
-        perm = symmetry.colour_order(t.state[part == 2][:, :195])
-        predicted = symmetry.original_actions(predicted, perm)
-        truth = t.action[part == 2]
-    confusion = np.zeros((20, 20), dtype=np.int64)
+    # score the moves as played (a transform's renamed moves renamed back)
+    predicted = np.asarray(spec.played(t.state[part == 2], predicted), dtype=np.int64)
+    truth = t.action[part == 2]
+    confusion = np.zeros((n_moves, n_moves), dtype=np.int64)
     np.add.at(confusion, (truth, predicted), 1)
     extra: dict[str, Any] = {}
     opened = Store.open(store)
@@ -235,8 +272,9 @@ def train(store: Path, out: Path, config: NetworkConfig = NetworkConfig(),
         report=class_report(confusion, t.action_names), confusion=confusion,
         split_games=tuple(len(np.unique(t.episode[part == k])) for k in range(3)),  # type: ignore[arg-type]
         split_rows=tuple(int((part == k).sum()) for k in range(3)),  # type: ignore[arg-type]
-        players=tuple(players), extra=extra | {"best_epoch": best[1] or config.epochs})
-    _save(out, model, config, mean, std, t.feature_names, t.action_names, result, store)
+        players=tuple(players), extra=extra | {"best_epoch": best[1] or config.epochs},
+        recorded=dict(spec.record()))
+    _save(out, model, mean, std, t.feature_names, t.action_names, result, store, opened)
     return result
 
 
@@ -301,7 +339,7 @@ def write_figures(result: TrainResult) -> tuple[Path, Path]:
     plt.close(fig)
     figures = result.path.with_suffix(".json")
     figures.write_text(json.dumps({
-        "network": str(result.path), "config": asdict(result.config),
+        "network": str(result.path), "config": result.settings(),
         "players": list(result.players), "test_accuracy": result.test_accuracy,
         "test_loss": result.test_loss, "split_games": list(result.split_games),
         "split_rows": list(result.split_rows), "history": [asdict(e) for e in result.history],
@@ -348,13 +386,25 @@ def class_report(confusion: NDArray[np.int64], names: Sequence[str]) -> list[dic
                                                          strict=True)]
 
 
-def _save(out: Path, model: Any, config: NetworkConfig, mean: NDArray[np.float32],
-          std: NDArray[np.float32], features: Sequence[str], actions: Sequence[str],
-          result: TrainResult, store: Path) -> None:
+def torch_module() -> Any:
+    try:
+        import torch
+    except ImportError:
+        raise ImitationError("the imitation network needs torch: pip install -e "
+                             "'.[imitation]' (or pip install torch==2.13.0)") from None
+    return torch
+
+
+def _save(out: Path, model: Any, mean: NDArray[np.float32], std: NDArray[np.float32],
+          features: Sequence[str], actions: Sequence[str], result: TrainResult,
+          store: Path, opened: Store) -> None:
+    """The weights, the standardisation and the JSON the game's player reads back
+    (``torch.load(weights_only=True)``: tensors and a string, no code)."""
     torch = torch_module()
     out.parent.mkdir(parents=True, exist_ok=True)
     meta = {
-        "kind": "imitation", "game": Store.open(store).schema.game, "config": asdict(config),
+        "kind": "imitation", "game": opened.schema.game,
+        "game_params": dict(opened.schema.game_params), "config": result.settings(),
         "feature_names": list(features), "action_names": list(actions),
         "store": str(store), "players": list(result.players),
         "test_accuracy": result.test_accuracy, "test_loss": result.test_loss,
@@ -365,5 +415,3 @@ def _save(out: Path, model: Any, config: NetworkConfig, mean: NDArray[np.float32
     torch.save({"state_dict": model.state_dict(), "mean": torch.from_numpy(mean),
                 "std": torch.from_numpy(std), "meta": json.dumps(meta)}, tmp)
     tmp.replace(out)
-
-

@@ -30,10 +30,10 @@ REPORT_STATES = 2_700_000
 
 def _states(store: Path | None, rows: int) -> tuple[np.ndarray, np.ndarray]:
     if store is not None:
-        from batchrl.games.hanabi.network import feature_set
+        from batchrl.games.hanabi.network import imitation_spec
         from batchrl.store import Store
 
-        t = Store.open(store).arrays(features=feature_set("report"))
+        t = Store.open(store).arrays(features=imitation_spec({}).columns)
         return t.state[:rows], t.action[:rows]
     from batchrl.games.hanabi.bots import ConventionBot
     from batchrl.games.hanabi.simulate import play
@@ -46,16 +46,17 @@ def _states(store: Path | None, rows: int) -> tuple[np.ndarray, np.ndarray]:
 def _pass_seconds(x: np.ndarray, y: np.ndarray, batch: int, repeat: int) -> float:
     import torch
 
-    from batchrl.games.hanabi.network import network, possible_moves
+    from batchrl.games.hanabi.network import imitation_spec
     from batchrl.imitation import NetworkConfig, train_epoch
 
-    allowed = possible_moves(x)
+    spec = imitation_spec({})  # the report's network and move mask
+    allowed = spec.possible(x)
     data = (torch.from_numpy(((x - x.mean(0)) / (x.std(0) + 1e-6)).astype(np.float32)),
             torch.from_numpy(y.astype(np.int64)), torch.from_numpy(allowed))
     times = []
     for r in range(repeat):
         torch.manual_seed(r)
-        model = network(NetworkConfig(), x.shape[1])
+        model = spec.network(NetworkConfig(), x.shape[1], 20)
         optimiser = torch.optim.Adam(model.parameters(), lr=1e-3)
         started = time.perf_counter()
         train_epoch(model, optimiser, data, batch, True, torch.Generator().manual_seed(r))

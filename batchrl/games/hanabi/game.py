@@ -183,9 +183,11 @@ class Hanabi(Game):
                                          for g in groups])
 
     def imitation(self, options: Mapping[str, Any]) -> Any:
-        """The options of ``batchrl imitate`` for a Hanabi store (the network is
-        ``batchrl.games.hanabi.network``'s)."""
-        return dict(options)
+        """The report's network for ``batchrl imitate`` (``batchrl.imitation.train``), as
+        ``options`` (``colour_order``, ``features``) ask: ``network.HanabiImitation``."""
+        from batchrl.games.hanabi.network import imitation_spec
+
+        return imitation_spec(options)
 
 
 GAME = Hanabi()

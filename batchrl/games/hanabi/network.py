@@ -1,34 +1,55 @@
 """Hanabi's imitation network: the report's network, the moves a state can allow, the
 colour order, and ``NetworkBot``, which plays a trained network through the rules.
 
-``batchrl imitate`` (``batchrl.imitation``, the training loop) trains it; a saved
-network is weights and JSON, loaded with ``torch.load(weights_only=True)``: no code runs.
-torch is an optional extra, imported only when a network is built or played.
+The report's network (its Figure 3): Dense 195 -> 195 -> 128 -> 64 -> 32 (ReLU,
+dropout 0.1 after the first three), batch normalisation, Dense -> 20 with a
+softmax. ``imitation_spec(options)`` (``Hanabi.imitation``) gives ``batchrl
+imitate``'s loop (``batchrl.imitation``) what is Hanabi's:
+
+- the features (``features``): ``report``, the report's 195 numbers; ``hints``,
+  those and the 15 public hint facts the store keeps after them (which cards hints
+  touched; the focus of the partner's hint just before), which the conventions of
+  the bots that make the data read and the report's state lacks;
+- the moves a state can allow (a slot the hand no longer has, a hint that touches
+  no card, a hint with no token left are masked out of the softmax), as the rules
+  give them from the 195 numbers; at play time ``NetworkBot`` masks with the rules'
+  exact legal moves, so it never plays an illegal one;
+- ``colour_order``: train on the colour-ordered states (see
+  ``batchrl.games.hanabi.symmetry``): each state's colours sorted, hint-colour moves
+  renamed, and renamed back at play time.
+
+A saved network is weights and JSON, loaded with ``torch.load(weights_only=True)``:
+no code runs. torch is an optional extra, imported only when a network is built or
+played.
 """
 
 from __future__ import annotations
 
 import json
+import pickle
+from collections.abc import Mapping
+from dataclasses import dataclass
 from pathlib import Path
 from types import SimpleNamespace
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 from numpy.typing import NDArray
 
+from batchrl.games.base import GameError
 from batchrl.games.hanabi.rules import State
+from batchrl.games.hanabi.transitions import ACTION_NAMES
+from batchrl.policy import ModelError
 
-
-class ImitationError(ValueError):
-    """Training or loading cannot go on; the message says why."""
+REPORT_HIDDEN = (195, 128, 64, 32)  # the report's hidden widths
 
 
 def torch_module() -> Any:
     try:
         import torch
     except ImportError:
-        raise ImitationError("the imitation network needs torch: pip install -e "
-                             "'.[imitation]' (or pip install torch==2.13.0)") from None
+        raise ModelError("the imitation network needs torch: pip install -e "
+                         "'.[imitation]' (or pip install torch==2.13.0)") from None
     return torch
 
 
@@ -63,14 +84,16 @@ def possible_moves(x: NDArray[np.float32]) -> NDArray[np.bool_]:
 
 
 def network(config: Any, inputs: int = 195, outputs: int = 20) -> Any:
-    """The untrained torch module ``config`` (hidden widths, dropout, batchnorm) describes."""
+    """The untrained torch module ``config`` (hidden widths, dropout, batchnorm) describes
+    (``hidden`` None: the report's)."""
     torch = torch_module()
     nn = torch.nn
     layers: list[Any] = []
     width = inputs
-    for i, h in enumerate(config.hidden):
+    hidden = REPORT_HIDDEN if config.hidden is None else tuple(config.hidden)
+    for i, h in enumerate(hidden):
         layers += [nn.Linear(width, h), nn.ReLU()]
-        if i < len(config.hidden) - 1 and config.dropout > 0:
+        if i < len(hidden) - 1 and config.dropout > 0:
             layers.append(nn.Dropout(config.dropout))
         width = h
     if config.batchnorm:
@@ -107,7 +130,67 @@ def feature_set(name: str) -> tuple[str, ...]:
         return knowledge.feature_names()
     if name == "hints":
         return (*knowledge.feature_names(), *knowledge.HINT_FEATURES)
-    raise ImitationError(f"features {name!r}: want one of {', '.join(FEATURE_SETS)}")
+    raise GameError(f"features {name!r}: want one of {', '.join(FEATURE_SETS)}")
+
+
+@dataclass(frozen=True)
+class HanabiImitation:
+    """What ``batchrl imitate``'s loop needs of Hanabi (``batchrl.imitation.ImitationSpec``).
+
+    >>> spec = imitation_spec({"colour_order": True, "features": "hints"})
+    >>> len(spec.columns), spec.tag, spec.record()
+    (210, '-colour-hints', {'colour_order': True, 'features': 'hints'})
+    """
+
+    colour_order: bool = False
+    features: str = "report"
+
+    hidden: ClassVar[tuple[int, ...]] = REPORT_HIDDEN
+    store_kind: ClassVar[str] = "two-player Hanabi store"
+    inputs: ClassVar[str] = "the report's 195 numbers and 20 moves"
+
+    @property
+    def columns(self) -> tuple[str, ...]:
+        return feature_set(self.features)
+
+    @property
+    def tag(self) -> str:
+        return ("-colour" if self.colour_order else "") + \
+            ("-hints" if self.features == "hints" else "")
+
+    def record(self) -> dict[str, Any]:
+        """What ``NetworkBot`` reads back from the saved file's config."""
+        return {"colour_order": self.colour_order, "features": self.features}
+
+    def encode(self, states: NDArray[np.float32], moves: NDArray[np.int64]
+               ) -> tuple[NDArray[np.float32], NDArray[np.int64]]:
+        x, y, _ = prepare(states, moves, self.colour_order)
+        assert y is not None
+        return x, y
+
+    def possible(self, x: NDArray[np.float32]) -> NDArray[np.bool_]:
+        return possible_moves(x)
+
+    def played(self, states: NDArray[np.float32], moves: NDArray[np.int64]
+               ) -> NDArray[np.int64]:
+        """The network's moves renamed back to the colours of ``states`` (as stored)."""
+        if not self.colour_order:
+            return moves
+        from batchrl.games.hanabi import symmetry
+
+        perm = symmetry.colour_order(np.asarray(states)[:, :195])
+        return np.asarray(symmetry.original_actions(moves, perm), dtype=np.int64)
+
+    def network(self, config: Any, inputs: int, outputs: int) -> Any:
+        return network(config, inputs, outputs)
+
+
+def imitation_spec(options: Mapping[str, Any]) -> HanabiImitation:
+    """Hanabi's network as ``batchrl imitate``'s options ask (``colour_order``, a bool;
+    ``features``, ``report`` or ``hints``), for ``batchrl.imitation.train``."""
+    features = str(options.get("features") or "report")
+    feature_set(features)  # a GameError names the sets
+    return HanabiImitation(bool(options.get("colour_order", False)), features)
 
 
 class NetworkBot:
@@ -118,7 +201,7 @@ class NetworkBot:
     def __init__(self, model: Any, mean: NDArray[np.float32], std: NDArray[np.float32],
                  meta: dict[str, Any]) -> None:
         self.model, self.mean, self.std, self.meta = model, mean, std, meta
-        self.colour_order = bool(meta["config"]["colour_order"])
+        self.colour_order = bool(meta["config"].get("colour_order", False))
         self.model.eval()
 
     @classmethod
@@ -127,13 +210,25 @@ class NetworkBot:
         try:
             blob = torch.load(path, weights_only=True)
             meta = json.loads(blob["meta"])
-        except (OSError, RuntimeError, KeyError, ValueError) as exc:
-            raise ImitationError(f"{path}: not a network from batchrl imitate ({exc})") from None
-        saved = meta["config"]
-        config = SimpleNamespace(hidden=tuple(saved["hidden"]), dropout=saved["dropout"],
-                                 batchnorm=saved["batchnorm"])
-        model = network(config, len(meta["feature_names"]), len(meta["action_names"]))
-        model.load_state_dict(blob["state_dict"])
+            saved = meta["config"]
+            config = SimpleNamespace(hidden=tuple(saved["hidden"]), dropout=saved["dropout"],
+                                     batchnorm=saved["batchnorm"])
+            names = meta["feature_names"], meta["action_names"]
+        except pickle.UnpicklingError:  # torch's message suggests weights_only=False: never
+            raise ModelError(f"{path}: not a network from batchrl imitate (not weights and "
+                             "JSON alone)") from None
+        except (OSError, RuntimeError, KeyError, TypeError, ValueError) as exc:
+            raise ModelError(f"{path}: not a network from batchrl imitate ({exc})") from None
+        if meta.get("game", "hanabi") != "hanabi" or tuple(names[1]) != ACTION_NAMES or \
+                tuple(names[0]) not in (feature_set("report"), feature_set("hints")):
+            raise ModelError(f"{path}: a network of {meta.get('game')!r} stores "
+                             f"({len(names[0])} features, {len(names[1])} moves), not of "
+                             "two-player Hanabi's")
+        model = network(config, len(names[0]), len(names[1]))
+        try:
+            model.load_state_dict(blob["state_dict"])
+        except (RuntimeError, KeyError) as exc:
+            raise ModelError(f"{path}: its weights do not fit its network ({exc})") from None
         return cls(model, blob["mean"].numpy(), blob["std"].numpy(), meta)
 
     def scores(self, x: NDArray[np.float32]) -> NDArray[np.float32]:
