@@ -30,12 +30,15 @@ sys.path.insert(0, str(ROOT))
 import _args  # noqa: E402  (benchmarks/, the script's own folder)
 import numpy as np  # noqa: E402
 
-from batchrl.games.tressette.ingest import default_jobs  # noqa: E402
 from batchrl.games.tressette.logs import play, write_log  # noqa: E402
 from batchrl.games.tressette.transitions import Deals, deal_rows, schema  # noqa: E402
 from batchrl.ingest import IngestConfig, ingest  # noqa: E402
 from batchrl.store import Store  # noqa: E402
-from parsers.tressette import LoggedGame, read_tressette  # noqa: E402
+from parsers.tressette import (  # noqa: E402
+    LoggedGame,
+    default_jobs,
+    read_tressette,
+)
 
 DEFAULTS = {"hands": 20_000, "repeat": 3}
 QUICK = {"hands": 2_000, "repeat": 1}
@@ -90,7 +93,7 @@ def main() -> None:
 
     def whole(jobs: int | None = None) -> None:
         ingest(IngestConfig(paths=(log,), store=work / f"s{time.perf_counter_ns()}",
-                            jobs=jobs))
+                            options={"jobs": jobs} if jobs is not None else {}))
 
     results = [("parse + replay with rules.step (baseline)", timed(baseline)),
                ("batchrl ingest, end to end", timed(whole)),

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import itertools
 import json
 import os
 import signal
@@ -23,7 +24,6 @@ from batchrl.store import (
     Store,
     StoreError,
     StoreSchema,
-    decode_rows,
     default_store_path,
     episode_id,
     file_digest,
@@ -152,9 +152,12 @@ def test_each_state_dtype_round_trips_exactly(tmp_path: Path, state_dtype: str) 
     path, digest = source(tmp_path, "a.log")
     batch = _with_states(make_batch(digest, range(6)), state_dtype)
     ingest(store, path, digest, batch)
-    row_bytes = {"float32": 4, "int8": 1, "uint8": 1}[state_dtype] * len(FEATURES)
     [part] = store.parts_dir.glob("*.parquet")
-    assert pq.read_schema(part).field("state").type == pa.binary(row_bytes)
+    for feature in FEATURES:  # each feature a column of the state's dtype, and its next_
+        for column in (feature, f"next_{feature}"):
+            assert pq.read_schema(part).field(column).type == pa.from_numpy_dtype(
+                np.dtype(state_dtype))
+    assert pq.read_schema(part).field("next_legal_raise").type == pa.bool_()
     assert Store.open(store.root).schema == schema  # state_dtype read back from store.json
 
     t = store.arrays()
@@ -168,10 +171,8 @@ def test_each_state_dtype_round_trips_exactly(tmp_path: Path, state_dtype: str) 
         assert all(isinstance(v, np.ndarray) and v.ndim == 1 for v in frame[name])
         assert frame[name].iloc[0].dtype == getattr(t, name).dtype
         np.testing.assert_array_equal(np.stack(frame[name].to_numpy()), batch[name])
-    [record] = store.iter_batches(["next_state"])
-    width, dtype = schema.vectors()["next_state"]
-    np.testing.assert_array_equal(decode_rows(record.column(0), dtype, width),
-                                  batch["next_state"])
+    [record] = store.iter_batches([f"next_{f}" for f in FEATURES])
+    np.testing.assert_array_equal(np.column_stack(record.columns), batch["next_state"])
 
 
 @pytest.mark.parametrize(
@@ -210,7 +211,7 @@ def test_unknown_state_dtype_is_refused_naming_the_allowed() -> None:
 def test_selected_features_from_many_parts_and_row_groups(tmp_path: Path,
                                                           monkeypatch: pytest.MonkeyPatch) -> None:
     # several parts of several row groups each, and a player filter: the columns arrive in
-    # many chunks, which decode_rows must read each at its own place
+    # many chunks, which the reader must put each at its own place
     monkeypatch.setattr(store_writer, "ROW_GROUP_ROWS", 40)
     schema = StoreSchema(SCHEMA.game, FEATURES, ACTIONS, ("cards", "name"), state_dtype="int8")
     store = Store.create(tmp_path / "store", schema)
@@ -234,18 +235,6 @@ def test_selected_features_from_many_parts_and_row_groups(tmp_path: Path,
     t = store.arrays(drop=["hand_strength"], players=["bob"])
     np.testing.assert_array_equal(t.state, whole["state"][bob][:, 1:])
     np.testing.assert_array_equal(t.next_legal, whole["next_legal"][bob])
-
-
-def test_decode_rows_reads_sliced_chunks_at_their_offset() -> None:
-    m = np.arange(60, dtype=np.int8).reshape(12, 5)
-    encoded = store_schema.encode_rows(m)
-    column = pa.chunked_array([encoded.slice(3, 4), encoded.slice(0, 0), encoded.slice(9)])
-    np.testing.assert_array_equal(decode_rows(column, np.int8, 5), m[[3, 4, 5, 6, 9, 10, 11]])
-    picked = decode_rows(column, np.int8, 5, keep=[4, 0], out=np.float32)
-    assert picked.dtype == np.float32
-    np.testing.assert_array_equal(picked, m[[3, 4, 5, 6, 9, 10, 11]][:, [4, 0]])
-    with pytest.raises(StoreError, match="not 5 values of float32"):
-        decode_rows(column, np.float32, 5)
 
 
 def test_feature_patterns_pick_and_drop_by_name(store: Store, tmp_path: Path) -> None:
@@ -339,8 +328,8 @@ def test_other_schema_version_is_refused_with_what_to_do(store: Store) -> None:
     manifest = json.loads((store.root / "store.json").read_text())
     manifest["schema_version"] = SCHEMA_VERSION + 1
     (store.root / "store.json").write_text(json.dumps(manifest))
-    with pytest.raises(StoreError, match=f"schema version {SCHEMA_VERSION + 1}.*re-ingest.*"
-                                         "--store NEW_DIR"):
+    with pytest.raises(StoreError, match=f"schema version {SCHEMA_VERSION + 1}.*upgrade "
+                                         "batchrl, or re-ingest.*--store"):
         Store.open(store.root)
 
 
@@ -348,9 +337,38 @@ def test_version_1_store_is_refused_with_the_reingest_hint(store: Store) -> None
     manifest = json.loads((store.root / "store.json").read_text())
     del manifest["state_dtype"]  # as version 1 wrote it
     (store.root / "store.json").write_text(json.dumps(manifest | {"schema_version": 1}))
-    with pytest.raises(StoreError, match=r"written by schema version 1; this batchrl reads "
-                                         r"version 2: re-ingest the logs into a new store"):
+    with pytest.raises(StoreError, match=rf"written by schema version 1; this batchrl reads "
+                                         rf"version {SCHEMA_VERSION}: re-ingest the logs into "
+                                         "a new store"):
         Store.open(store.root)
+
+
+def test_an_older_store_is_refused_with_the_command_that_rebuilds_it(store: Store,
+                                                                     tmp_path: Path) -> None:
+    for name in ("a.log", "b c.log"):
+        path, digest = source(tmp_path, name)
+        ingest(store, path, digest, make_batch(digest, range(2)))
+    manifest = json.loads((store.root / "store.json").read_text())
+    (store.root / "store.json").write_text(json.dumps(manifest | {"schema_version": 2}))
+    with pytest.raises(StoreError) as caught:
+        Store.open(store.root)
+    message = str(caught.value)
+    assert "schema version 2" in message and "\n" not in message
+    logs = sorted(s.path for s in _sources_of(store))
+    assert message.endswith(f" --store {store.root}-v3")
+    command = message[message.index("batchrl ingest "):]
+    assert f" {logs[0]} " in command and f" '{logs[1]}' " in command
+    assert "game params" in message  # the test schema has game params to ingest with
+
+
+def _sources_of(store: Store) -> list[Any]:
+    manifest = json.loads((store.root / "store.json").read_text())
+    (store.root / "store.json").write_text(json.dumps(manifest | {
+        "schema_version": SCHEMA_VERSION}))
+    try:
+        return store.sources()
+    finally:
+        (store.root / "store.json").write_text(json.dumps(manifest))
 
 
 def test_other_game_is_refused_naming_both(store: Store, tmp_path: Path) -> None:
@@ -577,4 +595,65 @@ def test_malformed_dictionary_columns_are_rejected(store: Store, tmp_path: Path,
     batch = make_batch(digest, range(2))
     with pytest.raises(StoreError, match=message), store.writer(path, digest) as w:
         w.write(_broken(batch, column, change(batch)))
+    assert store.sources() == [] and hidden_files(store) == []
+
+
+FOLLOWING = StoreSchema(SCHEMA.game, FEATURES, ACTIONS, ("cards",), SCHEMA.game_params,
+                        next_state="following")
+
+
+def following_batch(digest: str, episodes: range, seed: int = 0) -> dict[str, Any]:
+    """`make_batch` with each row's next state its player's next row's state (zeros for
+    each player's last row): what a "following" store derives."""
+    batch = make_batch(digest, episodes, seed=seed, rows=6)
+    codes = np.unique(batch["episode"], return_inverse=True)[1]
+    after = store_module.following_rows(codes, batch["player"])
+    batch["next_state"] = np.where(after[:, None] >= 0, batch["state"][after], 0
+                                   ).astype(np.float32)
+    return batch
+
+
+def test_a_following_store_derives_next_state_across_batches(tmp_path: Path) -> None:
+    store = Store.create(tmp_path / "store", FOLLOWING)
+    path, digest = source(tmp_path, "a.log")
+    batch = following_batch(digest, range(5))
+    # cut inside episode 2, and again between its two players' last rows
+    cuts = [0, 15, 16, 22, 30]
+    ingest(store, path, digest, *({k: v[a:b] for k, v in batch.items()}
+                                  for a, b in itertools.pairwise(cuts)))
+    [part] = store.parts_dir.glob("*.parquet")
+    assert not [c for c in pq.read_schema(part).names if c.startswith("next_")
+                and not c.startswith("next_legal_")]  # the next state is not written twice
+    t = store.arrays()
+    assert isinstance(t.next_state, store_module.FollowingStates)
+    np.testing.assert_array_equal(np.asarray(t.next_state), batch["next_state"])
+    rows = np.flatnonzero(batch["terminal"])[:3]
+    np.testing.assert_array_equal(t.next_state[rows], batch["next_state"][rows])
+    frame = store.to_pandas(["next_state", "player"])
+    np.testing.assert_array_equal(np.stack(frame["next_state"].to_numpy()), batch["next_state"])
+    # a player's rows, or whole episodes, keep the next states gathered on demand
+    mine = t.rows(t.player == 1)
+    assert isinstance(mine.next_state, store_module.FollowingStates)
+    np.testing.assert_array_equal(np.asarray(mine.next_state),
+                                  batch["next_state"][batch["player"] == 1])
+    # a cut through a player's rows gathers them there and then
+    odd = t.rows(np.arange(len(t)) % 4 == 0)
+    np.testing.assert_array_equal(odd.next_state, batch["next_state"][::4])
+    narrow = store.arrays(features=["pot"])
+    np.testing.assert_array_equal(np.asarray(narrow.next_state), batch["next_state"][:, [1]])
+
+
+@pytest.mark.parametrize(("row", "what"), [(2, "other than the state of its player's next "
+                                               "row"),
+                                           (4, "its player's last in the episode but has a "
+                                               "next_state other than zeros")])
+def test_a_following_store_refuses_rows_that_break_it(tmp_path: Path, row: int,
+                                                      what: str) -> None:
+    store = Store.create(tmp_path / "store", FOLLOWING)
+    path, digest = source(tmp_path, "a.log")
+    batch = following_batch(digest, range(3))
+    batch["next_state"][row, 0] += 1  # row 2 has a next row; row 4 is player 0's last
+    with pytest.raises(StoreError, match=f"line {batch['line'][row]} .*{what}.*"
+                                         "next_state='stored'"):
+        ingest(store, path, digest, batch)
     assert store.sources() == [] and hidden_files(store) == []

@@ -6,6 +6,12 @@ Layout::
                                  state dtype
     ROOT/parts/<key>.parquet     one part per source; <key> = sha256(resolved source path)[:16]
 
+A part's columns are plain Parquet columns, each feature and each legal action a column
+of its own, that DuckDB, Polars or pandas read by name without batchrl (the layout is
+`batchrl.store.schema`'s docstring)::
+
+    SELECT avg(pv) FROM 'ROOT/parts/*.parquet' WHERE action = 2
+
 Each part's footer holds, as JSON under key ``b"batchrl"``, the store identity plus the
 source's path, digest, counts and ingest stats; `Store.sources` reads footers only, so no
 separate manifest can disagree with the parts.
@@ -25,18 +31,23 @@ and what it reads back). Import from here.
 
 from __future__ import annotations
 
-from batchrl.store.rows import Rows, RowsBatch
+from batchrl.store.rows import Rows, RowsBatch, following_rows
 from batchrl.store.schema import (
     SCHEMA_VERSION,
     StoreError,
     StoreSchema,
-    decode_rows,
     default_store_path,
     episode_id,
     file_digest,
     source_key,
 )
-from batchrl.store.store import SourceInfo, Store, StoreInfo, Transitions
+from batchrl.store.store import (
+    FollowingStates,
+    SourceInfo,
+    Store,
+    StoreInfo,
+    Transitions,
+)
 from batchrl.store.writer import (
     COMPRESSION,
     COMPRESSION_LEVEL,
@@ -49,6 +60,7 @@ __all__ = [
     "COMPRESSION_LEVEL",
     "ROW_GROUP_ROWS",
     "SCHEMA_VERSION",
+    "FollowingStates",
     "Rows",
     "RowsBatch",
     "SourceInfo",
@@ -58,10 +70,10 @@ __all__ = [
     "StoreInfo",
     "StoreSchema",
     "Transitions",
-    "decode_rows",
     "default_store_path",
     "episode_id",
     "file_digest",
+    "following_rows",
     "source_key",
 ]
 

@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
+from numpy.typing import NDArray
 
 from batchrl.records import RejectedRecord
 from batchrl.store.schema import CORE_COLUMNS, StoreError
@@ -88,3 +89,22 @@ class RowsBatch:
     rows: Rows
     records: int
     rejected: Sequence[tuple[Any, RejectedRecord]] = ()
+
+
+def following_rows(episode: NDArray[np.integer[Any]], player: NDArray[np.integer[Any]]
+                   ) -> NDArray[np.int64]:
+    """For each row, the next row of the same episode and player, or -1 where none
+    follows. A store's episodes are contiguous runs of rows (the writer sees to it), so
+    a player's next row of the same episode is its next row, if it is of that episode.
+
+    >>> following_rows(np.array([0, 0, 0, 0, 1]), np.array([0, 1, 0, 1, 0])).tolist()
+    [2, 3, -1, -1, -1]
+    """
+    follower = np.full(len(player), -1, dtype=np.int64)
+    if not len(player):
+        return follower
+    for p in np.flatnonzero(np.bincount(np.asarray(player, dtype=np.int64))):
+        rows = np.flatnonzero(player == p)
+        same = episode[rows[1:]] == episode[rows[:-1]]
+        follower[rows[:-1][same]] = rows[1:][same]
+    return follower

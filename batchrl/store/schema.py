@@ -4,10 +4,21 @@
 states are kept in; every part's footer and ``store.json`` carry its
 `~StoreSchema.identity`, and a store accepts only rows of an equal schema.
 
-A vector column (``state``, ``next_state``, ``next_legal``) holds one fixed-size binary
-value per row: the row's numbers in the schema's dtype, back to back (`encode_rows`,
-`decode_rows`). Parquet writes a list column value by value, with a repetition level for
-each; as one value a row is several times faster to write and to read.
+A part's columns are plain Parquet columns that any reader takes by name (DuckDB,
+Polars, pandas; `StoreSchema.arrow_schema` lists them):
+
+- ``episode``, ``step``, ``player``, ``action``, ``reward``, ``terminal``,
+  ``truncated``, ``source``, ``line``: one value per row (one decision);
+- one column per feature, named as the feature: the row's ``state``;
+- ``next_legal_<action>``, one boolean per action: which actions are legal in the
+  row's next state;
+- the next state: in a store whose `~StoreSchema.next_state` is ``"following"`` it is
+  the state of the following row of the same episode and player (zeros where none
+  follows), so it is not written twice; otherwise (``"stored"``) one column per
+  feature, named ``next_<feature>``;
+- the audit columns (strings).
+
+``SELECT avg(pv) FROM 'STORE/parts/*.parquet' WHERE action = 2`` runs as it reads.
 """
 
 from __future__ import annotations
@@ -15,7 +26,8 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-from collections.abc import Mapping
+import shlex
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import MappingProxyType
@@ -23,23 +35,30 @@ from typing import Any
 
 import numpy as np
 import pyarrow as pa
-from numpy.typing import DTypeLike, NDArray
 
-# 2: vector columns as fixed-size binary rows in the schema's state_dtype (1: lists of float32)
-SCHEMA_VERSION: int = 2
+# 3: a column per feature and per legal action, next_state derived where it follows
+# (2: vector columns as fixed-size binary rows, which only pyarrow read; 1: lists of float32)
+SCHEMA_VERSION: int = 3
 # the dtypes a store may keep its states in; integer ones hold whole numbers in their range
 STATE_DTYPES = ("float32", "int8", "uint8")
+# how a store keeps next_state: the following row's state, or columns of its own
+NEXT_STATE_MODES = ("following", "stored")
+# the prefixes of the per-feature next-state and per-action legal-mask columns
+NEXT_PREFIX, LEGAL_PREFIX = "next_", "next_legal_"
 
 META_KEY = b"batchrl"
 STRING_DICT = pa.dictionary(pa.int32(), pa.string())
-# numeric core columns and their dtypes as written and read back (vector columns are
-# stored as `StoreSchema.vectors` says); episode and source are dictionary strings
+# numeric core columns and their dtypes as written and read back (``state``,
+# ``next_state`` and ``next_legal`` as matrices, kept as `StoreSchema.columns` says);
+# episode and source are dictionary strings
 NUMERIC: dict[str, type[np.generic]] = {
     "step": np.int32, "player": np.int8, "state": np.float32, "action": np.int8,
     "reward": np.float64, "next_state": np.float32, "next_legal": np.bool_,
     "terminal": np.bool_, "truncated": np.bool_, "line": np.int64}
 CORE_COLUMNS = ("episode", "step", "player", "state", "action", "reward", "next_state",
                  "next_legal", "terminal", "truncated", "source", "line")
+# the core columns that are matrices: a row of several values, kept as several columns
+MATRICES = ("state", "next_state", "next_legal")
 
 
 class StoreError(Exception):
@@ -83,15 +102,28 @@ class StoreSchema:
     game_params: Mapping[str, Any] = field(default_factory=dict, hash=False)
     # how ``state`` and ``next_state`` are kept on disk; they are read back as float32
     state_dtype: str = "float32"
+    # "following": each row's next_state is the state of the next row of its episode and
+    # player, zeros where none follows (the writer checks it); "stored": columns of its own
+    next_state: str = "stored"
 
     def __post_init__(self) -> None:
         for name in ("feature_names", "action_names", "audit_columns"):
             object.__setattr__(self, name, tuple(getattr(self, name)))
         names = (*CORE_COLUMNS, *self.audit_columns)
         if (len(set(self.feature_names)) < len(self.feature_names) or not self.feature_names
-                or len(set(names)) < len(names) or not 0 < len(self.action_names) < 128):
-            raise StoreError(f"{self.game}: feature names must be distinct, audit columns "
-                             "must not repeat core columns, and there must be 1..127 actions")
+                or len(set(names)) < len(names) or not 0 < len(self.action_names) < 128
+                or len(set(self.action_names)) < len(self.action_names)):
+            raise StoreError(f"{self.game}: feature and action names must be distinct, audit "
+                             "columns must not repeat core columns, and there must be 1..127 "
+                             "actions")
+        if self.next_state not in NEXT_STATE_MODES:
+            raise StoreError(f"{self.game}: next_state {self.next_state!r} is not one of "
+                             f"{', '.join(NEXT_STATE_MODES)}")
+        columns = [*names, *(c for cs in self.columns().values() for c in cs)]
+        if clash := sorted({c for c in columns if columns.count(c) > 1}):
+            raise StoreError(f"{self.game}: the columns {clash} would appear twice in a part "
+                             "(a feature named like a core or audit column, or like another "
+                             "feature's next_ column): rename the feature")
         try:  # the JSON round trip makes a schema read back from disk compare equal
             params = json.loads(json.dumps(dict(self.game_params), sort_keys=True))
         except (TypeError, ValueError) as e:
@@ -106,58 +138,55 @@ class StoreSchema:
         return {"schema_version": SCHEMA_VERSION, "game": self.game,
                 "game_params": dict(self.game_params), "feature_names": list(self.feature_names),
                 "action_names": list(self.action_names), "audit_columns": list(self.audit_columns),
-                "state_dtype": self.state_dtype}
+                "state_dtype": self.state_dtype, "next_state": self.next_state,
+                "columns": {k: list(v) if v else self.next_state_text()
+                            for k, v in self.columns().items()}}
 
     @classmethod
     def from_identity(cls, meta: Mapping[str, Any]) -> StoreSchema:
         return cls(meta["game"], tuple(meta["feature_names"]), tuple(meta["action_names"]),
-                   tuple(meta["audit_columns"]), meta["game_params"], meta["state_dtype"])
+                   tuple(meta["audit_columns"]), meta["game_params"], meta["state_dtype"],
+                   meta["next_state"])
 
-    def vectors(self) -> dict[str, tuple[int, np.dtype[Any]]]:
-        """Each vector column's row length and stored dtype (``next_legal``: a 0/1 byte per
-        action)."""
-        f, state = len(self.feature_names), np.dtype(self.state_dtype)
-        return {"state": (f, state), "next_state": (f, state),
-                "next_legal": (len(self.action_names), np.dtype(np.bool_))}
+    def columns(self) -> dict[str, tuple[str, ...]]:
+        """The part's columns that hold each matrix, in order: ``state`` (the features'
+        names), ``next_state`` (``next_<feature>``, or none when it is the following
+        row's state) and ``next_legal`` (``next_legal_<action>``).
+
+        >>> schema = StoreSchema("g", ("pv", "pot"), ("fold", "call"), next_state="following")
+        >>> for matrix, columns in schema.columns().items():
+        ...     print(matrix, columns)
+        state ('pv', 'pot')
+        next_state ()
+        next_legal ('next_legal_fold', 'next_legal_call')
+        """
+        stored = self.next_state == "stored"
+        return {"state": self.feature_names,
+                "next_state": tuple(NEXT_PREFIX + f for f in self.feature_names) if stored
+                else (),
+                "next_legal": tuple(LEGAL_PREFIX + a for a in self.action_names)}
+
+    def next_state_text(self) -> str:
+        """Where a row's next state is, in words (the footer says it to other readers)."""
+        return ("the state of the following row of the same episode and player; zeros "
+                "where none follows" if self.next_state == "following" else
+                "the next_<feature> columns")
+
+    def matrix_dtype(self, matrix: str) -> np.dtype[Any]:
+        """How a matrix's columns are kept: the state's dtype, booleans for next_legal."""
+        return np.dtype(np.bool_ if matrix == "next_legal" else self.state_dtype)
 
     def arrow_schema(self) -> pa.Schema:
-        """A part's columns, with `identity` under ``b"batchrl"`` in the metadata."""
-        def arrow_type(name: str) -> pa.DataType:
-            if name in (vectors := self.vectors()):
-                width, dtype = vectors[name]
-                return pa.binary(width * dtype.itemsize)
-            return pa.from_numpy_dtype(NUMERIC[name]) if name in NUMERIC else STRING_DICT
-
-        fields = [pa.field(n, arrow_type(n), nullable=False) for n in CORE_COLUMNS]
+        """A part's columns, with `identity` under ``b"batchrl"`` in the metadata: the
+        scalar core columns, the matrices' columns (`columns`), the audit columns."""
+        fields = [pa.field(n, pa.from_numpy_dtype(NUMERIC[n]) if n in NUMERIC else STRING_DICT,
+                           nullable=False)
+                  for n in CORE_COLUMNS if n not in MATRICES]
+        for matrix, names in self.columns().items():
+            kind = pa.from_numpy_dtype(self.matrix_dtype(matrix))
+            fields += [pa.field(n, kind, nullable=False) for n in names]
         fields += [pa.field(n, pa.string(), nullable=False) for n in self.audit_columns]
         return pa.schema(fields, metadata={META_KEY: json.dumps(self.identity())})
-
-
-def encode_rows(matrix: NDArray[Any]) -> pa.FixedSizeBinaryArray:
-    """A 2-D array as a vector column: each row's bytes one value (no copy)."""
-    matrix = np.ascontiguousarray(matrix)
-    return pa.FixedSizeBinaryArray.from_buffers(
-        pa.binary(matrix.shape[1] * matrix.itemsize), len(matrix), [None, pa.py_buffer(matrix)])
-
-
-def decode_rows(column: pa.ChunkedArray | pa.Array, dtype: DTypeLike, width: int,
-                keep: list[int] | None = None, out: DTypeLike | None = None) -> NDArray[Any]:
-    """A vector column as a fresh (rows, width) array: read as ``dtype`` chunk by chunk,
-    only the ``keep`` columns if given, cast to ``out`` (default ``dtype``)."""
-    if column.type.byte_width != width * np.dtype(dtype).itemsize:
-        raise StoreError(f"a row of {column.type} is not {width} values of {np.dtype(dtype)}: "
-                         "decode a vector column with its StoreSchema.vectors() entry")
-    rows = np.empty((len(column), width if keep is None else len(keep)),
-                    dtype if out is None else out)
-    at = 0
-    for chunk in column.chunks if isinstance(column, pa.ChunkedArray) else [column]:
-        if n := len(chunk):  # a chunk may be a slice: its rows start chunk.offset rows in
-            block = np.frombuffer(chunk.buffers()[1], dtype, n * width,
-                                  chunk.offset * chunk.type.byte_width).reshape(n, width)
-            # np.take: several times faster than block[:, keep]
-            rows[at:at + n] = block if keep is None else np.take(block, keep, axis=1)
-            at += n
-    return rows
 
 
 def describe_difference(held: StoreSchema, new: StoreSchema) -> str:
@@ -177,15 +206,26 @@ def describe_difference(held: StoreSchema, new: StoreSchema) -> str:
             parts.append("the same features in another order")
     old, now = held.identity(), new.identity()
     parts += [f"{k} {old[k]} (not {now[k]})" for k in old
-              if old[k] != now[k] and k not in ("game", "feature_names")]
+              if old[k] != now[k] and k not in ("game", "feature_names", "columns")]
     return f"game {held.game} with " + "; ".join(parts)
 
 
-def schema_of(meta: Mapping[str, Any], what: str) -> StoreSchema:
+def schema_of(meta: Mapping[str, Any], what: str, sources: Sequence[str] = (),
+              root: Path | None = None) -> StoreSchema:
+    """The schema in ``meta`` (store.json's or a part's footer), refused, saying what to
+    do, when it is another version's or no batchrl store's. ``sources``, the logs the
+    store was built from, make the refusal the command that rebuilds it."""
     if (version := meta.get("schema_version")) != SCHEMA_VERSION:
+        new = f"{root}-v{SCHEMA_VERSION}" if root is not None else "NEW_DIR"
+        logs = " ".join(shlex.quote(s) for s in sources) if sources else "..."
+        params = meta.get("game_params")
+        options = (f", with the options that gave its game params {json.dumps(params)}"
+                   if params else "")
+        newer = ("upgrade batchrl, or " if isinstance(version, int) and version > SCHEMA_VERSION
+                 else "")
         raise StoreError(f"{what} was written by schema version {version}; this batchrl reads "
-                         f"version {SCHEMA_VERSION}: re-ingest the logs into a new store "
-                         "(batchrl ingest ... --store NEW_DIR)")
+                         f"version {SCHEMA_VERSION}: {newer}re-ingest the logs into a new store"
+                         f"{options}: batchrl ingest {logs} --store {shlex.quote(new)}")
     try:
         return StoreSchema.from_identity(meta)
     except (KeyError, TypeError) as e:

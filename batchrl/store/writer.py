@@ -11,6 +11,7 @@ import json
 import os
 import re
 from collections.abc import Mapping
+from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 from types import TracebackType
 from typing import Any
@@ -22,28 +23,27 @@ import pyarrow.parquet as pq
 from numpy.typing import NDArray
 
 from batchrl.store.files import fsync, now
-from batchrl.store.rows import Rows
+from batchrl.store.rows import Rows, following_rows
 from batchrl.store.schema import (
     CORE_COLUMNS,
+    MATRICES,
     META_KEY,
     NUMERIC,
     STRING_DICT,
     StoreError,
     StoreSchema,
-    encode_rows,
     episode_id,
     source_key,
 )
 
-# On 800,000 Tressette rows (state and next_state of 198 int8 features, next_legal of
-# 40 bytes as binary rows) zstd-3 wrote 38 MB against snappy's 81 MB and lz4's 95 MB, in
-# 0.8 s against 0.6 s, reading back in 0.4 s, no slower than either; zstd-1 was no
-# faster. Packing next_legal into bits would save 0.9 of those 38 MB: not worth a step.
+# Each feature and each legal action is a column of its own (schema version 3), so any
+# Parquet reader takes it by name; the scalar columns are zstd level 3, dictionary encoded.
+# The matrices' columns are plain and zstd level 1: on 800,000 Tressette rows (287 int8
+# features, 40 actions) that wrote in 1.34 s, 26.7 MB, where delta-packed integers and
+# level 3 took 1.97 s for 20.7 MB and lz4 0.97 s for 66 MB (reading back: 0.47, 0.43, 0.20 s).
+# benchmarks/store_layout.py times the whole against schema version 2's binary rows.
 COMPRESSION, COMPRESSION_LEVEL = "zstd", 3
-# The vector columns are written byte stream split: byte k of every row together, so
-# each feature's values are one run for zstd. On 800,000 rows of 287 int8 features it
-# wrote 34 MB in 1.0 s where plain rows took 55 MB in 1.2 s (read back: 0.38 s, 0.33 s).
-VECTOR_ENCODING = "BYTE_STREAM_SPLIT"
+MATRIX_COMPRESSION_LEVEL = 1
 # Small writes are buffered into row groups of this size: compression needs big groups,
 # and this bound is all the memory a writer holds.
 ROW_GROUP_ROWS = 128 * 1024
@@ -70,24 +70,32 @@ class SourceWriter:
         self._tmp = parts_dir / f".{key}.tmp-{os.getpid()}"
         self._writer: Any = None
         self._pending: list[pa.RecordBatch] = []
+        # row groups are encoded and compressed on a thread of their own (pyarrow lets go of
+        # the GIL), beside the caller making the next rows; one group at a time in flight
+        self._pool: ThreadPoolExecutor | None = None
+        self._in_flight: Future[None] | None = None
         self._rows = self._episodes = 0
         self._last_episode: str | None = None
         self._players: set[int] = set()
         self._extra: dict[str, Any] = {}
+        # "following" stores: the rows of the last episode written whose next row of the
+        # same player has not come yet (player -> (line, the next_state they gave))
+        self._open: dict[int, tuple[int, NDArray[Any]]] = {}
+        self._last_open_episode: str | None = None
 
     def __enter__(self) -> SourceWriter:
         _remove_stale_temps(self._tmp.parent)
-        # Dictionary encoding for all but the vector columns: their rows are nearly all
-        # distinct, so Parquet would hash every row only to fall back to plain (Tressette:
-        # the same 36 MB, 10% slower); on the scalar columns it saves 1-2% of a part.
-        vectors = self._schema.vectors()
-        dictionary = [n for n in self._arrow.names if n not in vectors]
-        # no min/max statistics for the vectors: the bytes of a state row have no useful
-        # order, and comparing every row cost 5% of the writing
+        # The matrices' columns: no dictionary (a feature's values are few, but hashing
+        # every value cost more than it saved) and no min/max statistics (5% of the writing,
+        # and a reader filters on the scalar columns); the rest dictionary encoded.
+        matrix = {c for cs in self._schema.columns().values() for c in cs}
+        scalar = [n for n in self._arrow.names if n not in matrix]
+        level = {n: MATRIX_COMPRESSION_LEVEL if n in matrix else COMPRESSION_LEVEL
+                 for n in self._arrow.names}
         self._writer = pq.ParquetWriter(self._tmp, self._arrow, compression=COMPRESSION,
-                                        compression_level=COMPRESSION_LEVEL,
-                                        use_dictionary=dictionary, write_statistics=dictionary,
-                                        column_encoding=dict.fromkeys(vectors, VECTOR_ENCODING))
+                                        compression_level=level, use_dictionary=scalar,
+                                        write_statistics=scalar,
+                                        column_encoding=dict.fromkeys(matrix, "PLAIN"))
         return self
 
     def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
@@ -97,6 +105,10 @@ class SourceWriter:
                 self._commit()
         finally:
             # a failing close must not hide the exception that brought us here
+            with contextlib.suppress(Exception):
+                self._wait()
+            if self._pool is not None:
+                self._pool.shutdown()
             with contextlib.suppress(Exception):
                 self._writer.close()
             self._tmp.unlink(missing_ok=True)
@@ -123,12 +135,24 @@ class SourceWriter:
         # whole row groups go out; the remainder waits for more rows unless this is the end
         table = pa.Table.from_batches(self._pending, schema=self._arrow)
         cut = table.num_rows if final else table.num_rows - table.num_rows % ROW_GROUP_ROWS
+        self._wait()
         if cut:
-            self._writer.write_table(table.slice(0, cut), row_group_size=ROW_GROUP_ROWS)
+            if self._pool is None:
+                self._pool = ThreadPoolExecutor(1, thread_name_prefix="batchrl-writer")
+            self._in_flight = self._pool.submit(self._writer.write_table, table.slice(0, cut),
+                                                row_group_size=ROW_GROUP_ROWS)
         self._pending = table.slice(cut).to_batches()
 
+    def _wait(self) -> None:
+        """Until the row groups in flight are written (raising what writing them raised)."""
+        if self._in_flight is not None:
+            done, self._in_flight = self._in_flight, None
+            done.result()
+
     def _commit(self) -> None:
+        self._close_open()
         self._flush(final=True)
+        self._wait()
         source = {"path": self._source, "resolved_path": self._resolved, "digest": self._digest,
                   "rows": self._rows, "episodes": self._episodes,
                   "players": sorted(self._players), "extra": self._extra,
@@ -153,10 +177,13 @@ class SourceWriter:
         if missing or unknown:
             raise StoreError(f"{what}: missing columns {missing}, unknown columns {unknown}; "
                              f"a row has exactly {list(expected)}")
-        vectors, top = self._schema.vectors(), {"action": len(self._schema.action_names) - 1}
-        arr = {name: _array(cols, name, (n, vectors[name][0]), vectors[name][1],
+        widths = {"state": len(self._schema.feature_names),
+                  "next_state": len(self._schema.feature_names),
+                  "next_legal": len(self._schema.action_names)}
+        top = {"action": len(self._schema.action_names) - 1}
+        arr = {name: _array(cols, name, (n, widths[name]), self._schema.matrix_dtype(name),
                             labels=self._schema.feature_names)
-               if name in vectors else
+               if name in MATRICES else
                _array(cols, name, (n,), np.dtype(dtype), _LOWEST.get(name), top.get(name))
                for name, dtype in NUMERIC.items()}
         source = _encoded(_strings(cols, "source", n))
@@ -164,11 +191,77 @@ class SourceWriter:
             raise StoreError(f"{what} has rows of another source; leave the 'source' column "
                              "out and the writer fills it")
         self._players.update(np.unique(arr["player"]).tolist())
-        columns = {name: encode_rows(a) if a.ndim == 2 else a for name, a in arr.items()}
-        columns |= {"episode": self._episodes_of(_encoded(_strings(cols, "episode", n))),
-                    "source": source}
+        episodes = self._episodes_of(_encoded(_strings(cols, "episode", n)))
+        if self._schema.next_state == "following":
+            self._check_following(episodes, arr)
+        columns: dict[str, Any] = {name: a for name, a in arr.items() if name not in MATRICES}
+        for matrix, names in self._schema.columns().items():
+            if names:  # each feature's values contiguous, a column at a time
+                columns |= dict(zip(names, _transposed(arr[matrix]), strict=True))
+        columns |= {"episode": episodes, "source": source}
         columns |= {c: _decoded(_strings(cols, c, n)) for c in self._schema.audit_columns}
         return pa.RecordBatch.from_pydict(columns, schema=self._arrow)
+
+    def _check_following(self, episodes: pa.DictionaryArray, arr: Mapping[str, Any]) -> None:
+        """In a "following" store, check that each row's next_state is the state of the next
+        row of its episode and player, and zeros where none follows: the reader derives it
+        so, and a row that breaks it would be read back wrong."""
+        state, nxt, line = arr["state"], arr["next_state"], arr["line"]
+        player = arr["player"].astype(np.int64)
+        if not len(player):
+            return
+        codes = episodes.indices.to_numpy().astype(np.int64)
+        first, last = episodes.dictionary[int(codes[0])].as_py(), int(codes[-1])
+        # the open rows of the episode the last batch ended in
+        if self._open:
+            going_on = first == self._last_open_episode
+            for p, (at, expected) in list(self._open.items()):
+                mine = (np.flatnonzero((player == p) & (codes == codes[0])) if going_on
+                        else np.empty(0, np.int64))
+                if len(mine):
+                    self._same_state(expected, state[mine[0]], at, int(line[mine[0]]))
+                elif going_on and int(codes[0]) == last:
+                    continue  # the episode goes on past this batch too
+                else:
+                    self._nothing_follows(expected, at)
+                del self._open[p]
+        follower = following_rows(codes, player)
+        has = follower >= 0
+        if not np.array_equal(nxt[has], state[follower[has]]):
+            bad = np.flatnonzero(has)[np.flatnonzero(
+                (nxt[has] != state[follower[has]]).any(axis=1))[0]]
+            self._same_state(nxt[bad], state[follower[bad]], int(line[bad]),
+                             int(line[follower[bad]]))
+        # rows nothing follows in this batch: the last episode's may go on in the next one
+        ended = ~has & (codes != last)
+        if (wrong := ended & nxt.any(axis=1)).any():
+            first_wrong = int(np.flatnonzero(wrong)[0])
+            self._nothing_follows(nxt[first_wrong], int(line[first_wrong]))
+        for row in np.flatnonzero(~has & (codes == last)).tolist():
+            self._open[int(player[row])] = (int(line[row]), nxt[row].copy())
+        self._last_open_episode = episodes.dictionary[last].as_py()
+
+    def _close_open(self) -> None:
+        for at, expected in self._open.values():
+            self._nothing_follows(expected, at)
+        self._open.clear()
+
+    def _same_state(self, expected: NDArray[Any], found: NDArray[Any], at: int,
+                    then: int) -> None:
+        if not np.array_equal(expected, found):
+            raise StoreError(
+                f"{self._source}: the row of line {at} has a next_state other than the state "
+                f"of its player's next row (line {then}), which a store with next_state "
+                "'following' derives it from: the game's rows break its schema (declare "
+                "next_state='stored')")
+
+    def _nothing_follows(self, expected: NDArray[Any], at: int) -> None:
+        if np.any(expected):
+            raise StoreError(
+                f"{self._source}: the row of line {at} is its player's last in the episode but "
+                "has a next_state other than zeros, which a store with next_state 'following' "
+                "reads back as zeros: the game's rows break its schema (declare "
+                "next_state='stored')")
 
     def _episodes_of(self, encoded: pa.DictionaryArray) -> pa.DictionaryArray:
         if len(encoded) == 0:
@@ -219,6 +312,16 @@ def _array(cols: Mapping[str, Any], name: str, shape: tuple[int, ...],
         raise StoreError(f"column {name!r} has {a[at]} at {where}: this store keeps it as "
                          f"{dtype}, whole numbers from {info.min} to {info.max} (a schema with "
                          "state_dtype 'float32' keeps any number)")
+    return out
+
+
+def _transposed(matrix: NDArray[Any], block: int = 64) -> NDArray[Any]:
+    """``matrix.T`` laid out row by row, so each of its columns is one contiguous run;
+    copied a few rows at a time, which keeps both sides in cache (twice as fast as
+    ``np.asfortranarray`` on 287 int8 columns)."""
+    out = np.empty((matrix.shape[1], len(matrix)), matrix.dtype)
+    for start in range(0, len(matrix), block):
+        out[:, start:start + block] = matrix[start:start + block].T
     return out
 
 

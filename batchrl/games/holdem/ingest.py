@@ -37,6 +37,8 @@ def schema_for(game: GameDef, pv: bool = True) -> StoreSchema:
         action_names=features.action_names(),
         audit_columns=AUDIT_COLUMNS,
         game_params=game.params(),
+        # a row's next state is its player's next decision: the store derives it
+        next_state="following",
     )
 
 

@@ -55,7 +55,8 @@ class Logged:
 def schema(limit: float) -> StoreSchema:
     """The store schema of games against an opponent that stops at ``limit``."""
     return StoreSchema(game=GAME_NAME, feature_names=FEATURE_NAMES, action_names=ACTION_NAMES,
-                       audit_columns=AUDIT_COLUMNS, game_params={"limit": float(limit)})
+                       audit_columns=AUDIT_COLUMNS, game_params={"limit": float(limit)},
+                       next_state="following")
 
 
 def rows(games: Sequence[LoggedGameLike], episode_prefix: str) -> dict[str, Any]:
