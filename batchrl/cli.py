@@ -6,8 +6,10 @@ imitate); the playing commands (generate, solve, evaluate) are in ``cli_play``.
 
 from __future__ import annotations
 
+import json
 import sys
 import time
+from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
@@ -15,6 +17,7 @@ import click
 
 from batchrl import __version__
 from batchrl.cli_common import (
+    JOBS,
     STORE_HELP,
     FormatName,
     game_options,
@@ -65,6 +68,10 @@ def main() -> None:
 
 
 def _print_report(report: SourceReport) -> None:
+    if report.error:
+        why = report.error.removeprefix(f"{report.path}: ").removeprefix(f"{report.path}, ")
+        click.echo(f"{report.path}: not ingested: {why}")
+        return
     click.echo(f"{report.path}: {report.fmt}, {report.game}: {report.hands:,} {report.unit}, "
                f"{report.rows:,} decisions in {report.seconds:.2f} s "
                f"({report.hands_per_second:,.0f} {report.unit}/s)")
@@ -90,8 +97,9 @@ def _formats_help() -> str:
               help="Log format, told from the content unless given: " + _formats_help() + ".")
 @click.option("--on-error", type=click.Choice(["fail", "skip"]), default="fail",
               show_default=True,
-              help="On a bad line or an illegal hand: stop (nothing of that file is stored; "
-                   "files before it are), or skip it, count it and keep the good hands.")
+              help="On a bad line, an illegal hand or a file it cannot ingest: stop (nothing "
+                   "of that file is stored; files before it are), or skip it, say so and keep "
+                   "the good hands and files.")
 @game_options("ingest")
 def ingest(paths: tuple[Path, ...], store: Path | None, fmt: str, on_error: str,
            **kwargs: Any) -> None:
@@ -142,12 +150,19 @@ def ingest(paths: tuple[Path, ...], store: Path | None, fmt: str, on_error: str,
         raise click.ClickException(str(exc)) from None
     except OSError as exc:
         raise click.ClickException(f"{exc.filename or root}: {exc.strerror}") from None
+    stored = [r for r in reports if not r.error]
+    if not stored:
+        raise click.ClickException(f"no source was ingested ({len(reports)} not, each said "
+                                   "above): nothing stored")
     if len(reports) > 1:
-        hands = sum(r.hands for r in reports)
-        seconds = sum(r.seconds for r in reports)
+        hands = sum(r.hands for r in stored)
+        seconds = sum(r.seconds for r in stored)
         rate = hands / seconds if seconds else 0.0
-        click.echo(f"total: {hands:,} hands, {sum(r.rows for r in reports):,} decisions in "
-                   f"{seconds:.2f} s ({rate:,.0f} hands/s)")
+        passed = f"; {len(reports) - len(stored)} not ingested" if len(stored) < len(reports) \
+            else ""
+        click.echo(f"total: {len(stored)} sources, {hands:,} hands, "
+                   f"{sum(r.rows for r in stored):,} decisions in {seconds:.2f} s "
+                   f"({rate:,.0f} hands/s){passed}")
     click.echo(f"store: {root}")
 
 
@@ -161,10 +176,18 @@ def _listing(names: tuple[str, ...] | list[str], whole: bool, head: int = 24) ->
 @main.command()
 @click.argument("store", required=False, type=click.Path(file_okay=False, path_type=Path))
 @click.option("--all", "whole", is_flag=True, help="List every feature, however many.")
-def info(store: Path | None, whole: bool) -> None:
+@click.option("--json", "as_json", is_flag=True,
+              help="Print it all as one JSON object (every feature, every source), for "
+                   "scripts.")
+def info(store: Path | None, whole: bool, as_json: bool) -> None:
     """What a store holds: rows, episodes, players, features, actions, sources.
 
     STORE defaults to datasets/store (or $BATCHRL_STORE).
+
+    \b
+    Examples:
+      batchrl info datasets/store --all
+      batchrl info datasets/store --json | jq .rows
     """
     from batchrl.store import Store, StoreError, default_store_path
 
@@ -174,6 +197,20 @@ def info(store: Path | None, whole: bool) -> None:
         summary = opened.info()
     except StoreError as exc:
         raise click.ClickException(str(exc)) from None
+    if as_json:
+        try:
+            fqi_settings = asdict(game_for(summary.game, opened.schema.game_params).fqi)
+        except GameError:
+            fqi_settings = None
+        click.echo(json.dumps({
+            "store": str(root), "game": summary.game, "schema_version": summary.schema_version,
+            "rows": summary.rows, "episodes": summary.episodes, "players": summary.players,
+            "names": opened.names(), "features": summary.features, "actions": summary.actions,
+            "game_params": dict(opened.schema.game_params),
+            "state_dtype": opened.schema.state_dtype, "next_state": opened.schema.next_state,
+            "fqi": fqi_settings, "bytes_on_disk": summary.bytes_on_disk,
+            "sources": [asdict(s) for s in summary.sources]}, indent=1))
+        return
     click.echo(f"store     {root}")
     click.echo(f"game      {summary.game} (schema version {summary.schema_version})")
     click.echo(f"rows      {summary.rows:,}")
@@ -214,7 +251,8 @@ def info(store: Path | None, whole: bool) -> None:
 @click.option("--iters", "-N", type=click.IntRange(min=1), default=None,
               help="N: iterations; Q then looks N decisions ahead [default: the game's; 11 "
                    "covers a limit hold'em hand].")
-@click.option("--gamma", default=1.0, show_default=True, help="Discount per decision.")
+@click.option("--gamma", type=click.FloatRange(0, 1, min_open=True), default=1.0,
+              show_default=True, help="Discount per decision.")
 @click.option("--features", multiple=True, metavar="NAME[,NAME...]",
               help="Use only these features (see batchrl info); a name may be a shell "
                    "pattern such as 'hand_*' [default: the game's].")
@@ -232,7 +270,7 @@ def info(store: Path | None, whole: bool) -> None:
                    "each iteration is a fraction of a refit [default: the game's].")
 @click.option("--freeze-after", type=click.IntRange(min=0), default=None, metavar="K",
               help="Fast mode after K full refits (0 is --fast).")
-@click.option("--jobs", "-j", default=-1, show_default=True,
+@click.option("--jobs", "-j", type=JOBS, default=-1, show_default=True,
               help="Worker threads for the trees (-1: every core). Results do not depend on it.")
 @click.option("--seed", default=0, show_default=True, help="Makes a run repeatable.")
 @click.option("--out", type=click.Path(dir_okay=False, path_type=Path), default=None,
@@ -320,7 +358,9 @@ def policy() -> None:
 
 @policy.command("show")
 @click.argument("model", type=click.Path(exists=True, dir_okay=False, path_type=Path))
-def policy_show(model: Path) -> None:
+@click.option("--json", "as_json", is_flag=True,
+              help="Print the model's metadata as one JSON object, for scripts.")
+def policy_show(model: Path, as_json: bool) -> None:
     """Print a model's game, features, actions, data, parameters and diagnostics."""
     from batchrl.policy import ModelArtifact, ModelError
 
@@ -328,6 +368,9 @@ def policy_show(model: Path) -> None:
         meta = ModelArtifact.load(model).meta
     except ModelError as exc:
         raise click.ClickException(str(exc)) from None
+    if as_json:
+        click.echo(json.dumps({"model": str(model), **meta}, indent=1, default=str))
+        return
     click.echo(f"model     {model}")
     click.echo(f"game      {meta['game']}")
     click.echo(f"features  {', '.join(meta['feature_names'])}")
@@ -345,17 +388,18 @@ def policy_show(model: Path) -> None:
                    f"{'frozen' if h['frozen'] else 'refit'}")
 
 
-
-
 @main.command()
 @click.option("--store", "store", type=click.Path(file_okay=False, path_type=Path),
               default=None, help=STORE_HELP)
 @click.option("--opponent", default="rule", show_default=True, metavar="random|rule|MODEL",
               help="Who every hero plays.")
-@click.option("--trees", "-M", default=50, show_default=True, help="M: trees per forest.")
-@click.option("--nmin", default=20, show_default=True, help="n_min: rows to split a node.")
-@click.option("--iters", "-N", default=11, show_default=True, help="N: FQI iterations.")
-@click.option("--hands", default=20000, show_default=True,
+@click.option("--trees", "-M", type=click.IntRange(min=1), default=50, show_default=True,
+              help="M: trees per forest.")
+@click.option("--nmin", type=click.IntRange(min=2), default=20, show_default=True,
+              help="n_min: rows to split a node.")
+@click.option("--iters", "-N", type=click.IntRange(min=1), default=11, show_default=True,
+              help="N: FQI iterations.")
+@click.option("--hands", type=click.IntRange(min=2), default=20000, show_default=True,
               help="Duplicate hands per hero (hands / 2 deals, each played twice).")
 @click.option("--seed", default=33, show_default=True,
               help="Evaluation seed, shared by every hero: the same deals for all.")
@@ -369,7 +413,8 @@ def policy_show(model: Path) -> None:
 @click.option("--fast/--no-fast", default=True, show_default=True,
               help="FQI fast mode (trees grown once) for every hero.")
 @click.option("--per-action", is_flag=True, help="One regressor per action.")
-@click.option("--jobs", "-j", default=-1, show_default=True, help="Threads for the trees.")
+@click.option("--jobs", "-j", type=JOBS, default=-1, show_default=True,
+              help="Threads for the trees (-1: every core).")
 @click.option("--out", type=click.Path(file_okay=False, path_type=Path), default=None,
               help="Heroes, per-hand results and the table [default: STORE/ablation].")
 def ablate(store: Path | None, opponent: str, trees: int, nmin: int, iters: int, hands: int,
@@ -412,25 +457,28 @@ def ablate(store: Path | None, opponent: str, trees: int, nmin: int, iters: int,
 @main.command()
 @click.option("--store", "store", type=click.Path(file_okay=False, path_type=Path),
               default=None, help=STORE_HELP)
-@click.option("--epochs", default=100, show_default=True, help="Passes over the training games.")
+@click.option("--epochs", type=click.IntRange(min=1), default=100, show_default=True,
+              help="Passes over the training games.")
 @click.option("--player", "players", multiple=True, metavar="NAME[,NAME...]",
               help="Learn only these players' moves (see the names in batchrl info), e.g. "
                    "human in Eger et al.'s games [default: every move].")
 @click.option("--hidden", default=None, metavar="N,N,...",
               help="Hidden layer widths [default: the game's; Hanabi's: the report's "
                    "195,128,64,32].")
-@click.option("--dropout", default=0.1, show_default=True, help="Dropout after each hidden "
-                                                                  "layer but the last.")
+@click.option("--dropout", type=click.FloatRange(0, 1, max_open=True), default=0.1,
+              show_default=True, help="Dropout after each hidden layer but the last.")
 @click.option("--batchnorm/--no-batchnorm", default=True, show_default=True,
               help="Batch normalisation before the output layer.")
-@click.option("--batch-size", default=256, show_default=True)
-@click.option("--lr", "learning_rate", default=1e-3, show_default=True,
+@click.option("--batch-size", type=click.IntRange(min=1), default=256, show_default=True,
+              help="Moves per gradient step.")
+@click.option("--lr", "learning_rate", type=click.FloatRange(0, min_open=True), default=1e-3,
+              show_default=True,
               help="Adam's learning rate.")
 @game_options("imitate")
 @click.option("--keep-best/--keep-last", default=True, show_default=True,
               help="Keep the network of the epoch best on the validation games, or the last.")
 @click.option("--seed", default=0, show_default=True, help="The game split and the weights.")
-@click.option("--threads", type=int, default=None,
+@click.option("--threads", type=click.IntRange(min=1), default=None,
               help="CPU threads for torch [default: one per core].")
 @click.option("--out", type=click.Path(dir_okay=False, path_type=Path), default=None,
               help="Network file [default: STORE/models/imitation[-PLAYER][-colour].pt]; a "
@@ -458,6 +506,7 @@ def imitate(store: Path | None, epochs: int, players: tuple[str, ...], hidden: s
         Epoch,
         NetworkConfig,
         batches_per_epoch,
+        can_plot,
         default_out,
         train,
         write_figures,
@@ -483,10 +532,15 @@ def imitate(store: Path | None, epochs: int, players: tuple[str, ...], hidden: s
     who = split_names(players)
     if out is None:
         out = default_out(root, spec, who)
-    click.echo(f"{'epoch':>5} {'train loss':>10} {'train acc':>9} {'val loss':>9} "
-               f"{'val acc':>8} {'seconds':>8}")
+    if not can_plot():
+        click.echo("matplotlib is not installed: the network and its figures are saved, the "
+                   "curves not drawn (pip install -e '.[imitation]' draws them)", err=True)
+    header = [f"{'epoch':>5} {'train loss':>10} {'train acc':>9} {'val loss':>9} "
+              f"{'val acc':>8} {'seconds':>8}"]
 
     def line(e: Epoch) -> None:
+        while header:  # the header with the first epoch: an error comes before it
+            click.echo(header.pop())
         click.echo(f"{e.epoch:>5} {e.train_loss:>10.4f} {e.train_accuracy:>9.2%} "
                    f"{e.val_loss:>9.4f} {e.val_accuracy:>8.2%} {e.seconds:>8.1f}")
 
@@ -509,7 +563,8 @@ def imitate(store: Path | None, epochs: int, players: tuple[str, ...], hidden: s
             click.echo(f"  {name:<24} {figures_of['accuracy']:>7.2%}  "
                        f"({figures_of['moves']:,} moves)")
     plot, figures = write_figures(result)
-    click.echo(f"network: {out}\ncurves:  {plot}\nfigures: {figures}")
+    click.echo(f"network: {out}\ncurves:  {plot or 'not drawn (no matplotlib)'}\n"
+               f"figures: {figures}")
 
 
 # the playing commands live in their own module

@@ -44,6 +44,26 @@ def progress(total: int, label: str) -> Iterator[Callable[[int], None]]:
         yield bar.update
 
 
+class Jobs(click.ParamType[int]):
+    """A worker count: a positive number, or -1 for every core."""
+
+    name = "integer"
+
+    def convert(self, value: Any, param: click.Parameter | None,
+                ctx: click.Context | None) -> int:
+        try:
+            jobs = int(value)
+        except (TypeError, ValueError):
+            self.fail(f"{value!r} is not a whole number", param, ctx)
+        if jobs == 0 or jobs < -1:
+            self.fail(f"{jobs}: give a number of workers (1 or more), or -1 for every core",
+                      param, ctx)
+        return jobs
+
+
+JOBS = Jobs()
+
+
 class GameName(click.ParamType[Game]):
     """A registered game's name, checked when the command runs (a game registered after
     the command line was built counts too)."""

@@ -313,8 +313,26 @@ def batches_per_epoch(store: Path, players: Sequence[str], config: NetworkConfig
     return max(1, int(np.ceil(rows * SPLIT[0] / config.batch_size)))
 
 
-def write_figures(result: TrainResult) -> tuple[Path, Path]:
-    """The loss and accuracy curves (PNG) and every figure (JSON) beside the network."""
+def can_plot() -> bool:
+    """Whether matplotlib is there to draw the curves (the imitation extra brings it)."""
+    import importlib.util
+
+    return importlib.util.find_spec("matplotlib") is not None
+
+
+def write_figures(result: TrainResult) -> tuple[Path | None, Path]:
+    """Every figure (JSON) and the loss and accuracy curves (PNG; None where matplotlib
+    is missing: `can_plot`) beside the network."""
+    figures = result.path.with_suffix(".json")
+    figures.write_text(json.dumps({
+        "network": str(result.path), "config": result.settings(),
+        "players": list(result.players), "test_accuracy": result.test_accuracy,
+        "test_loss": result.test_loss, "split_games": list(result.split_games),
+        "split_rows": list(result.split_rows), "history": [asdict(e) for e in result.history],
+        "report": result.report, "confusion": result.confusion.tolist(), **result.extra,
+    }, indent=1))
+    if not can_plot():
+        return None, figures
     import matplotlib
 
     matplotlib.use("Agg")
@@ -337,14 +355,6 @@ def write_figures(result: TrainResult) -> tuple[Path, Path]:
     plot = result.path.with_suffix(".png")
     fig.savefig(plot, dpi=110)
     plt.close(fig)
-    figures = result.path.with_suffix(".json")
-    figures.write_text(json.dumps({
-        "network": str(result.path), "config": result.settings(),
-        "players": list(result.players), "test_accuracy": result.test_accuracy,
-        "test_loss": result.test_loss, "split_games": list(result.split_games),
-        "split_rows": list(result.split_rows), "history": [asdict(e) for e in result.history],
-        "report": result.report, "confusion": result.confusion.tolist(), **result.extra,
-    }, indent=1))
     return plot, figures
 
 

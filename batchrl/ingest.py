@@ -37,7 +37,7 @@ from batchrl.games import (
     sniff_format,
 )
 from batchrl.records import SNIFF_LINES, BadLine, LogLines, Skipped
-from batchrl.store import RowsBatch, Store, file_digest
+from batchrl.store import RowsBatch, Store, StoreError, file_digest
 
 # Examples of each kind of skipped line kept for the report.
 EXAMPLES_PER_KIND = 3
@@ -73,6 +73,8 @@ class SourceReport:
     seconds: float = 0.0
     skipped: Counter[str] = field(default_factory=Counter)
     examples: dict[str, list[str]] = field(default_factory=dict)
+    # why nothing of the source was stored (with on_error="skip": the other sources go on)
+    error: str = ""
 
     @property
     def hands_per_second(self) -> float:
@@ -122,12 +124,61 @@ def ingest(
     if config.on_error not in ("fail", "skip"):
         raise IngestError(f"--on-error is fail or skip, not {config.on_error!r}")
     options = _prepare(config.options)
+    new_store = not (config.store / "store.json").exists()
     reports = []
-    for path in config.paths:
-        reports.append(ingest_file(path, config, options, progress))
-        if on_report is not None:
-            on_report(reports[-1])
+    try:
+        for path, unknown in _sources(config):
+            if unknown:  # a file of a directory that no format reads: passed over, said
+                report = SourceReport(path=path, error=unknown)
+            else:
+                try:
+                    report = ingest_file(path, config, options, progress)
+                except (IngestError, StoreError) as exc:
+                    if config.on_error == "fail":
+                        hint = "" if "--on-error skip" in str(exc) else (
+                            "\n(use --on-error skip to ingest the other sources and report "
+                            "this one)")
+                        raise type(exc)(f"{exc}{hint}") from None
+                    report = SourceReport(path=path, error=str(exc))
+            reports.append(report)
+            if on_report is not None:
+                on_report(report)
+    finally:
+        if new_store:  # a store this ingest made, and nothing landed in it: not left behind
+            _remove_if_empty(config.store)
     return reports
+
+
+def _sources(config: IngestConfig) -> Iterator[tuple[Path, str]]:
+    """The sources of ``config.paths``, each with why no format reads it ("" if one
+    does): a directory that is no format's source of games (ACPC logs, say) gives the
+    files in it, in name order; those no format reads are passed over, saying so."""
+    for path in config.paths:
+        expand = path.is_dir() and (
+            (config.fmt == "auto" and sniff_format(path) is None)
+            or (config.fmt != "auto" and not FORMATS[config.fmt].directories))
+        if not expand:
+            yield path, ""
+            continue
+        files = sorted(f for f in path.iterdir() if f.is_file() and not f.name.startswith("."))
+        known = [f for f in files if config.fmt != "auto" or sniff_format(f) is not None]
+        if not known:
+            _format_of(path, config)  # raises, naming the formats
+        for f in files:
+            yield f, "" if f in known else "no format batchrl reads: passed over"
+
+
+def _remove_if_empty(root: Path) -> None:
+    """Remove the store at ``root`` if it holds no part (and the directory if empty)."""
+    parts = root / "parts"
+    if parts.is_dir() and not any(parts.glob("*.parquet")):
+        for leftover in parts.iterdir():  # temp parts of this failed run are gone already
+            if leftover.name.startswith("."):
+                leftover.unlink(missing_ok=True)
+        with contextlib.suppress(OSError):
+            parts.rmdir()
+            (root / "store.json").unlink(missing_ok=True)
+            root.rmdir()
 
 
 def _prepare(given: Mapping[str, Any]) -> dict[str, Mapping[str, Any]]:

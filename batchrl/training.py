@@ -50,7 +50,8 @@ def default_out(config: FQIConfig) -> Path:
     fast = "" if config.freeze_after is None else f"-fast{config.freeze_after}"
     per = "-peraction" if config.per_action else ""
     who = "".join(f"-player-{p}" for p in config.players)
-    name = f"fqi-M{config.trees}-nmin{config.nmin}-N{config.iters}{fast}{per}{who}.joblib"
+    k = "" if config.k is None else f"-K{config.k}"  # None: every input
+    name = f"fqi-M{config.trees}-nmin{config.nmin}{k}-N{config.iters}{fast}{per}{who}.joblib"
     return config.store / "models" / name
 
 
@@ -81,6 +82,13 @@ def recommended(store: Path, given: Mapping[str, Any], **rest: Any) -> tuple[FQI
     config = FQIConfig(store=store, trees=pick("trees"), nmin=pick("nmin"), k=pick("k"),
                        iters=pick("iters"), per_action=pick("per_action"),
                        freeze_after=freeze_after, features=features, drop=drop, **rest)
+    if config.k is not None:  # K beyond the inputs would silently mean all of them
+        features = len(Store.open(store).select_features(config.features, config.drop))
+        inputs = features + (0 if config.per_action else 1)
+        if config.k > inputs:
+            seen = f"{features} features" + ("" if config.per_action else " and the action")
+            raise ValueError(f"--k {config.k}: the trees see {inputs} inputs here ({seen}), "
+                             f"so K is at most {inputs}")
     shown = FQISettings(config.trees, config.nmin, config.k, config.iters, config.per_action,
                         config.freeze_after is not None, config.features, config.drop)
     asked = [k for k in ("trees", "nmin", "k", "iters", "per_action", "fast", "freeze_after",
@@ -106,6 +114,9 @@ def run_fqi(
         raise ValueError(f"store {config.store} has no rows: ingest logs first")
     out = config.out or default_out(config)
     checkpoints = out.with_name(out.name + ".ckpt")
+    if config.resume and not checkpoints.exists() and out.exists():
+        raise ValueError(f"--resume: the run is finished, its model is {out}; run without "
+                         "--resume to train it again")
     if not config.resume and checkpoints.exists():
         shutil.rmtree(checkpoints)
     fqi = FQI(

@@ -285,7 +285,10 @@ def test_headerless_nolimit_is_told_by_payoffs_even_before_an_amount(tmp_path):
         "STATE:3:r20000f:Jd2c|2d2h:-100|100:DeepStack|qin # 1478520319.01331",
     ])
     with pytest.raises(IngestError, match=r"no-limit game \(holdem\.nolimit\.2p"):
-        run([path], tmp_path / "s", on_error="skip")
+        run([path], tmp_path / "s")
+    # with skip: reported, and the other sources (none here) go on
+    (report,) = run([path], tmp_path / "s", on_error="skip")
+    assert "no-limit game (holdem.nolimit.2p" in report.error and not report.rows
 
 
 def test_games_the_evaluator_cannot_score_are_refused_cleanly(tmp_path):

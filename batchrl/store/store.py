@@ -275,17 +275,7 @@ class Store:
         whose game logs names, such as hold'em, have a ``name`` column).
         """
         names = self.schema.feature_names
-        picked = {p: [n for n in names if fnmatch.fnmatchcase(n, p)]
-                  if any(c in p for c in "*?[") else [p] if p in names else []
-                  for p in (*(features or ()), *drop)}
-        if unknown := [p for p, hits in picked.items() if not hits]:
-            raise StoreError(f"unknown features {unknown}; the store's features are "
-                             f"{list(names)}")
-        wanted = set(names if features is None else
-                     [n for p in features for n in picked[p]]) - {
-                         n for p in drop for n in picked[p]}
-        if not (keep := [i for i, n in enumerate(names) if n in wanted]):
-            raise StoreError(f"no feature left after selecting {features} and dropping {drop}")
+        keep = self.select_features(features, drop)
         scalars = ["episode", *(n for n in NUMERIC if n not in MATRICES and n != "line")]
         stored = self.schema.columns()
         matrix_columns = [*(names[i] for i in keep), *(stored["next_state"][i] for i in keep
@@ -311,6 +301,25 @@ class Store:
         return Transitions(**out, episode_ids=np.array(ids, dtype=object),
                            feature_names=tuple(names[i] for i in keep),
                            action_names=self.schema.action_names)
+
+    def select_features(self, features: Sequence[str] | None = None,
+                        drop: Sequence[str] = ()) -> list[int]:
+        """The indices of the features `arrays` keeps for ``features`` and ``drop`` (names
+        or shell patterns), in store order; refused, naming them, when a name matches
+        nothing or nothing is left."""
+        names = self.schema.feature_names
+        picked = {p: [n for n in names if fnmatch.fnmatchcase(n, p)]
+                  if any(c in p for c in "*?[") else [p] if p in names else []
+                  for p in (*(features or ()), *drop)}
+        if unknown := [p for p, hits in picked.items() if not hits]:
+            raise StoreError(f"unknown features {unknown}; the store's features are "
+                             f"{list(names)}")
+        wanted = set(names if features is None else
+                     [n for p in features for n in picked[p]]) - {
+                         n for p in drop for n in picked[p]}
+        if not (keep := [i for i, n in enumerate(names) if n in wanted]):
+            raise StoreError(f"no feature left after selecting {features} and dropping {drop}")
+        return keep
 
     def audit(self, column: str, players: Sequence[str] = ()) -> NDArray[np.object_]:
         """An audit column's values, row for row as ``arrays(players=players)`` gives them."""

@@ -64,7 +64,7 @@ def test_bad_line_fails_the_file_or_is_skipped(tmp_path):
     store_dir = tmp_path / "store"
     with pytest.raises(IngestError, match=f"{log}, line 6: missing fields"):
         ingest_file(log, store_dir)
-    assert Store.open(store_dir).sources() == []  # nothing half-written
+    assert not store_dir.exists()  # nothing half-written, and no empty store left
     assert ingest_file(log, store_dir, on_error="skip") == (5, sum(len(g.actions) for g in good))
     assert Store.open(store_dir).sources()[0].extra["skipped"] == {"malformed line": 1}
 
