@@ -25,6 +25,7 @@ from batchrl.cli_common import (
     split_names,
     take_game_options,
 )
+from batchrl.cli_export import export
 from batchrl.cli_play import evaluate, generate, solve
 from batchrl.games import FORMATS, GameError, game_for
 from batchrl.ingest import IngestConfig, IngestError, SourceReport
@@ -571,6 +572,7 @@ def imitate(store: Path | None, epochs: int, players: tuple[str, ...], hidden: s
 main.add_command(generate)
 main.add_command(solve)
 main.add_command(evaluate)
+main.add_command(export)
 
 if __name__ == "__main__":
     main()

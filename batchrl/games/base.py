@@ -221,6 +221,11 @@ class Game:
     def feature_names(self, params: Any) -> tuple[str, ...]:
         raise NotImplementedError
 
+    def reward_unit(self, params: Any) -> str:
+        """What the rewards of this game's store rows count, in words (exports write it
+        beside the data)."""
+        return "the game's own score: a seat's rewards add up to its returns in the game"
+
     # ---- rules ---------------------------------------------------------------------
 
     def new_game(self, rng: np.random.Generator, params: Any) -> Any:

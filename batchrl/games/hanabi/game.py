@@ -83,6 +83,11 @@ class Hanabi(Game):
             kinds += [f"+{offset}_hint_{c}" for c in rules.COLOURS]
         return tuple(kinds)
 
+    def reward_unit(self, params: HanabiParams) -> str:
+        return ("cards played: 1 for a move that adds a card to the fireworks, else 0; a "
+                "game's rewards add up to its score in cards played (the research "
+                "convention's 0 after the third fuse is not applied)")
+
     def feature_names(self, params: HanabiParams) -> tuple[str, ...]:
         self._two(params)
         return transitions.FEATURE_NAMES

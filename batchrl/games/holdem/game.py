@@ -120,6 +120,13 @@ class Holdem(Game):
     def action_names(self, params: HoldemParams) -> tuple[str, ...]:
         return rules.ACTION_NAMES
 
+    def reward_unit(self, params: HoldemParams) -> str:
+        game = params.gamedef
+        return (f"chips of {game.name} (blinds {'/'.join(map(str, sorted(game.blind)))}, "
+                f"bets {'/'.join(map(str, game.raise_size))}): minus the chips put in with "
+                "each action (the blind on the first), plus the pot taken on the last; a "
+                "seat's rewards add up to its payoff in the hand")
+
     def feature_names(self, params: HoldemParams) -> tuple[str, ...]:
         return features.feature_names(params.gamedef, params.pv)
 

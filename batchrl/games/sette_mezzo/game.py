@@ -66,6 +66,10 @@ class SetteMezzo(Game):
     def action_names(self, params: Any) -> tuple[str, ...]:
         return rules.ACTION_NAMES
 
+    def reward_unit(self, params: Any) -> str:
+        return ("stakes: a stick earns the game's result (+1 won, 0 tied, -1 lost), a hit "
+                "that busts -1, any other hit 0; a game's rewards add up to its result")
+
     def feature_names(self, params: Any) -> tuple[str, ...]:
         return rules.FEATURE_NAMES
 

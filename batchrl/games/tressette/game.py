@@ -124,6 +124,15 @@ class Tressette(Game):
     def action_names(self, params: Any) -> tuple[str, ...]:
         return tt.names(params.suits)[1]
 
+    def reward_unit(self, params: Any) -> str:
+        points = ("the team's points at the end of the hand (0-11, both teams' adding up to "
+                  "11), on each seat's last card")
+        if params.reward == "shaped":
+            return ("the seed's shaped per-card reward (an ace -0.2, a 2 or 3 -0.1, another "
+                    "card +0.05; +0.5 or -0.5 on the card that closes a trick, +0.3 per 2, 3 "
+                    f"or ace the team takes) plus {points}")
+        return points
+
     def feature_names(self, params: Any) -> tuple[str, ...]:
         return tt.names(params.suits)[0]
 

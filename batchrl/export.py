@@ -1,0 +1,672 @@
+"""A store as the field's offline-RL libraries read it: Minari, d3rlpy and RLlib.
+
+``export(store, to, out)`` (and ``batchrl export STORE --to minari|d3rlpy|rllib -o OUT``)
+turns a store's rows into episodes and writes them in the library's own format. It reads
+the store through its public API only (``Store.open(path).arrays()`` and ``.schema``),
+never the Parquet parts, whose layout is the store's business.
+
+Episodes
+--------
+A store row is one decision of one player. An exported episode is the decisions of one
+seat in one store episode (``by="seat"``), in the order of their ``step``; or, where a
+store's next state is the next *mover's* state (Hanabi's team episodes), all the decisions
+of one store episode in the order the store keeps them (``by="episode"``). ``by="auto"``
+(the default) takes the seat's episodes when every row's next state is the same seat's
+next decision, the store's episodes when every row's next state is the next row's state,
+and the seat's otherwise (the metadata then counts the steps whose next observation is
+not their row's next state). An episode of T decisions has T + 1 observations: the T
+states and the last row's ``next_state`` (zeros after a terminal decision, as the store
+keeps it); T actions and rewards; the terminations and truncations the rows record.
+
+The legal mask
+--------------
+The store records the legal actions of each row's *next* state (``next_legal``). The
+mask of an observation is therefore the ``next_legal`` of the row whose next state it is:
+the previous decision of the episode (checked: that row's ``next_state`` equals this
+state exactly, the row is not terminal, and the action taken here is in its mask), or,
+failing that, the previous row of the store episode (checked the same way: how a Hanabi
+seat's decisions find theirs, in the partner's rows before them). The last
+observation's mask is the last row's ``next_legal`` (all False after a terminal one).
+An observation no row leads to (the first decision of a seat, in hold'em, Tressette and
+sette e mezzo) has no recorded mask, and the game cannot give it: ``Game.legal_mask``
+needs the game's state, and the store holds only its features. Its mask is written as
+all ones with ``legal_known`` False, and the metadata says so (``legal_mask_unknown``)
+and counts them (``legal_unknown_steps``); the action taken there was legal, the others
+are unknown.
+
+Formats
+-------
+- **Minari** (``OUT`` is a Minari datasets root, ``MINARI_DATASETS_PATH=OUT``): the
+  dataset ``--id NAMESPACE/NAME-vN`` (default ``batchrl/<game>-v0``) written with
+  ``minari.create_dataset_from_buffers`` (no environment; ``observation_space`` a
+  ``Box(-inf, inf, (features,), float32)``, ``action_space`` a ``Discrete(actions)``, as
+  ``batchrl.env``'s). ``infos`` per episode hold ``action_mask`` (T + 1 masks, one per
+  observation) and ``legal_known`` (T + 1 flags). The dataset's metadata holds this
+  module's metadata under ``"batchrl"``; each episode's metadata its store ``episode`` id
+  and ``player`` (-1 for a store episode). Load: ``minari.load_dataset(ID)``.
+- **d3rlpy** (``OUT`` a new directory): ``dataset.npz``, the arrays
+  ``d3rlpy.dataset.MDPDataset(observations, actions, rewards, terminals, timeouts)``
+  takes, episode after episode (T observations each: d3rlpy's next observation is the
+  next step's, zeros after a terminal step; a timeout's last step is no transition for
+  it); ``legal.npz``, row for row with them: ``legal_mask`` (the mask of each
+  observation), ``next_legal_mask`` (of the next one) and ``legal_known``;
+  ``episodes.npz``: per episode its store ``episode`` id, ``player``, ``start``,
+  ``length``, ``final_observation`` and ``final_legal_mask``; ``metadata.json``. An
+  episode whose last row is neither terminal nor truncated gets a timeout there (d3rlpy
+  ends episodes only at one). d3rlpy's own ``dump`` (HDF5, one dataset per episode and
+  key) was left aside: it took 0.8 ms per episode to write and 1 ms to read (10,000
+  short episodes), over a minute each way for the 80,000 seat episodes of a 20,000-hand
+  Tressette store; the ``.npz`` files
+  are compressed (a 2,000-hand Tressette store: 3.7 MB, not 93). ``load_d3rlpy(OUT)``
+  builds the ``MDPDataset``.
+- **RLlib** (``OUT`` a new directory): ``data/part-NNNNN.parquet``, one row per step
+  with the offline columns of RLlib's new API stack (``ray.rllib.core.columns.Columns``,
+  what ``OfflinePreLearner`` turns into ``SingleAgentEpisode`` s): ``eps_id`` (the
+  exported episode: ``<store episode>/<seat>``, or the store episode), ``agent_id``
+  (``player_<seat>``, as ``batchrl.env``'s agents), ``t`` (the step's index in its
+  episode), ``obs``, ``actions``, ``rewards``, ``new_obs``, ``terminateds``,
+  ``truncateds``; besides them ``action_mask`` and ``new_action_mask`` (the legal masks
+  of ``obs`` and ``new_obs``), ``legal_known`` (of ``action_mask``), ``episode`` (the
+  store's id) and ``player``. ``obs`` and ``new_obs`` are fixed-size lists of float32,
+  the masks of bools. ``metadata.json`` beside ``data/``, and the same under ``batchrl``
+  in every file's Parquet metadata. Neither writing nor reading them needs RLlib
+  (pandas and pyarrow read them); RLlib reads them with
+  ``config.offline_data(input_=["OUT/data"])``.
+
+Every export's metadata (``export_metadata``) names the game, its params, the feature and
+action names, what a reward counts (``Game.reward_unit``) and what an episode is.
+"""
+
+from __future__ import annotations
+
+import importlib
+import json
+import os
+import re
+import shutil
+import warnings
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from numpy.typing import NDArray
+
+from batchrl import __version__
+from batchrl.games import GameError, game_for
+from batchrl.store import Store, Transitions
+
+FORMATS = ("minari", "d3rlpy", "rllib")
+GROUPINGS = ("auto", "seat", "episode")
+EXTRA = "pip install -e '.[export]'"
+# minari's dataset id, (namespace/)name-vN, with the version required (minari needs it)
+DATASET_ID = re.compile(r"(?:[-_\w][-_\w/]*[-_\w]+/)?[-_\w]+?-v\d+")
+# rows compared (or written, for RLlib) at a time: bounded memory on big stores
+CHUNK_ROWS = 65_536
+# Minari episodes written per call (each opens the HDF5 file once)
+MINARI_CHUNK = 1024
+# rows per RLlib Parquet file (files end at an episode's end)
+RLLIB_FILE_ROWS = 1_000_000
+UNKNOWN_MASK = ("unknown: all ones. No store row leads to this observation (the first "
+                "decision of an episode's seat), so its legal actions were never recorded; "
+                "the game cannot rebuild them from features. The action taken there was "
+                "legal; legal_known is False for it.")
+
+
+class ExportError(Exception):
+    """An export that cannot be done as asked; ``option`` names the option at fault."""
+
+    def __init__(self, message: str, option: str | None = None) -> None:
+        super().__init__(message)
+        self.option = option
+
+
+@dataclass(frozen=True, eq=False)
+class Episodes:
+    """A store's rows as episodes (see the module doc): ``rows`` are the store rows in
+    export order, episode after episode; episode ``i`` is ``rows[starts[i]:starts[i+1]]``.
+    ``legal_mask``/``legal_known`` follow ``rows``: the mask of each step's observation."""
+
+    data: Transitions
+    by: str
+    rows: NDArray[np.int64]
+    starts: NDArray[np.int64]
+    legal_mask: NDArray[np.bool_]
+    legal_known: NDArray[np.bool_]
+    # steps (not the last of their episode) whose next observation is not their row's
+    # next_state: 0 when the episodes follow the store's own next states
+    mismatched: int
+    mask_sources: dict[str, int] = field(default_factory=dict)
+
+    def __len__(self) -> int:
+        return len(self.starts) - 1
+
+    @property
+    def steps(self) -> int:
+        return len(self.rows)
+
+    @property
+    def lengths(self) -> NDArray[np.int64]:
+        return np.diff(self.starts)
+
+    @property
+    def last_rows(self) -> NDArray[np.int64]:
+        return self.rows[self.starts[1:] - 1]
+
+    @property
+    def episode_ids(self) -> NDArray[np.str_]:
+        first = self.rows[self.starts[:-1]]
+        return np.asarray(self.data.episode_ids[self.data.episode[first]], dtype=str)
+
+    @property
+    def players(self) -> NDArray[np.int16]:
+        """Each episode's seat; -1 for a store episode (``by="episode"``)."""
+        if self.by == "episode":
+            return np.full(len(self), -1, np.int16)
+        return self.data.player[self.rows[self.starts[:-1]]].astype(np.int16)
+
+    def final_observations(self, lo: int = 0, hi: int | None = None) -> NDArray[np.float32]:
+        """The last observation of episodes ``lo:hi``: their last row's next state."""
+        return _take(self.data.next_state, self.last_rows[lo:hi])
+
+    def final_legal(self, lo: int = 0, hi: int | None = None) -> NDArray[np.bool_]:
+        return self.data.next_legal[self.last_rows[lo:hi]]
+
+    def step_arrays(self, lo: int, hi: int, new_obs: bool = True) -> dict[str, NDArray[Any]]:
+        """Steps ``starts[lo]:starts[hi]`` (whole episodes ``lo:hi``) as arrays: ``obs``,
+        ``new_obs`` (unless not asked for), ``actions``, ``rewards``, ``terminals``, ``truncated``,
+        ``legal_mask``, ``next_legal_mask``, ``legal_known``, ``t`` (index in the
+        episode), ``last`` (the episode's last step)."""
+        a, b = int(self.starts[lo]), int(self.starts[hi])
+        rows, d = self.rows[a:b], self.data
+        obs = d.state[rows]
+        mask = self.legal_mask[a:b]
+        ends = self.starts[lo + 1:hi + 1] - a - 1
+        last = np.zeros(b - a, bool)
+        last[ends] = True
+        following = {}
+        if new_obs:
+            following["new_obs"] = np.empty_like(obs)
+            following["new_obs"][:-1] = obs[1:]
+            following["new_obs"][ends] = self.final_observations(lo, hi)
+        next_mask = np.empty_like(mask)
+        next_mask[:-1] = mask[1:]
+        next_mask[ends] = self.final_legal(lo, hi)
+        t = np.arange(b - a) - np.repeat(self.starts[lo:hi] - a, self.lengths[lo:hi])
+        return {"obs": obs, **following, "actions": d.action[rows],
+                "rewards": d.reward[rows], "terminals": d.terminal[rows],
+                "truncated": d.truncated[rows], "legal_mask": mask,
+                "next_legal_mask": next_mask, "legal_known": self.legal_known[a:b],
+                "t": t, "last": last}
+
+    def chunks(self, rows: int) -> Iterator[tuple[int, int]]:
+        """Runs of whole episodes ``(lo, hi)`` of about ``rows`` steps (at least one)."""
+        lo = 0
+        while lo < len(self):
+            hi = int(np.searchsorted(self.starts, self.starts[lo] + rows, side="right")) - 1
+            hi = min(max(hi, lo + 1), len(self))
+            yield lo, hi
+            lo = hi
+
+
+@dataclass(frozen=True)
+class ExportResult:
+    """What an export wrote: the format, where, the Minari id, episodes and steps, the
+    files, and the metadata written with them."""
+
+    to: str
+    out: Path
+    dataset_id: str | None
+    episodes: int
+    steps: int
+    by: str
+    files: tuple[Path, ...]
+    metadata: dict[str, Any]
+
+    def summary(self) -> str:
+        what = f"Minari dataset {self.dataset_id}" if self.dataset_id else self.to
+        unknown = self.metadata["legal_unknown_steps"]
+        mismatched = self.metadata["next_state_mismatches"]
+        off = (f"; {mismatched:,} steps' next observation is not their row's next_state "
+               "(a store whose next states follow another order: see --by)"
+               if mismatched else "")
+        return (f"exported {self.episodes:,} episodes ({self.steps:,} steps, by {self.by}) "
+                f"as {what} to {self.out}; {unknown:,} observations without a recorded "
+                f"legal mask (all ones, legal_known False){off}")
+
+
+# ---- episodes --------------------------------------------------------------------------
+
+
+def episodes_of(data: Transitions, by: str = "auto") -> Episodes:
+    """The episodes of ``data`` (``by``: ``"seat"``, ``"episode"`` or ``"auto"``; see the
+    module doc), with the legal mask of every observation."""
+    if by not in GROUPINGS:
+        raise ExportError(f"--by {by!r}: want one of {', '.join(GROUPINGS)}", "by")
+    if not len(data):
+        raise ExportError("the store has no rows: nothing to export")
+    if by == "auto":
+        rows, starts = _order(data, "seat")
+        mismatched = _mismatched(data, rows, starts)
+        by = "seat"
+        if mismatched:
+            team_rows, team_starts = _order(data, "episode")
+            if not _mismatched(data, team_rows, team_starts):
+                rows, starts, mismatched, by = team_rows, team_starts, 0, "episode"
+    else:
+        rows, starts = _order(data, by)
+        mismatched = _mismatched(data, rows, starts)
+    mask, known, sources = _masks(data, rows, starts)
+    return Episodes(data, by, rows, starts, mask, known, mismatched, sources)
+
+
+def _order(data: Transitions, by: str) -> tuple[NDArray[np.int64], NDArray[np.int64]]:
+    """Store rows in export order and the episodes' start offsets (plus the end)."""
+    if by == "seat":
+        rows = np.lexsort((data.step, data.player, data.episode)).astype(np.int64)
+        key = data.episode[rows] * 256 + data.player[rows].astype(np.int64)
+    else:
+        rows = np.argsort(data.episode, kind="stable").astype(np.int64)
+        key = data.episode[rows]
+    cut = np.flatnonzero(key[1:] != key[:-1]) + 1
+    return rows, np.concatenate([[0], cut, [len(rows)]]).astype(np.int64)
+
+
+def _take(matrix: Any, rows: NDArray[np.int64]) -> NDArray[Any]:
+    """Rows of a matrix or of a store's `FollowingStates` (gathered as indexed)."""
+    return np.asarray(matrix[rows])
+
+
+def _same_rows(data: Transitions, before: NDArray[np.int64],
+               after: NDArray[np.int64]) -> NDArray[np.bool_]:
+    """Whether ``next_state[before[i]]`` equals ``state[after[i]]``, a chunk at a time."""
+    out = np.zeros(len(before), bool)
+    for at in range(0, len(before), CHUNK_ROWS):
+        b, a = before[at:at + CHUNK_ROWS], after[at:at + CHUNK_ROWS]
+        out[at:at + len(b)] = (_take(data.next_state, b) == data.state[a]).all(axis=1)
+    return out
+
+
+def _mismatched(data: Transitions, rows: NDArray[np.int64], starts: NDArray[np.int64]) -> int:
+    """Steps, not the last of their episode, whose row's next state is not the next step's
+    state."""
+    inner = np.ones(len(rows), bool)
+    inner[starts[1:] - 1] = False
+    k = np.flatnonzero(inner)
+    return int((~_same_rows(data, rows[k], rows[k + 1])).sum())
+
+
+def _masks(data: Transitions, rows: NDArray[np.int64], starts: NDArray[np.int64]
+           ) -> tuple[NDArray[np.bool_], NDArray[np.bool_], dict[str, int]]:
+    """The legal mask of each step's observation (see the module doc) and whether it was
+    recorded, with how many came from where."""
+    n = len(rows)
+    mask = np.ones((n, len(data.action_names)), bool)
+    known = np.zeros(n, bool)
+    first = np.zeros(n, bool)
+    first[starts[:-1]] = True
+    in_episode = np.full(n, -1, np.int64)  # the episode's previous step's row
+    in_episode[1:] = rows[:-1]
+    in_episode[first] = -1
+    store_prev = rows - 1  # the previous row of the store episode
+    store_prev[(rows == 0) | (data.episode[np.maximum(rows - 1, 0)] != data.episode[rows])] = -1
+    sources = {}
+    for name, source in (("previous step", in_episode), ("previous store row", store_prev)):
+        k = np.flatnonzero(~known & (source >= 0))
+        k = k[~data.terminal[source[k]]]
+        ok = np.zeros(len(k), bool)
+        if len(k):
+            q, r = source[k], rows[k]
+            ok = _same_rows(data, q, r) & data.next_legal[q, data.action[r]]
+        mask[k[ok]] = data.next_legal[source[k[ok]]]
+        known[k[ok]] = True
+        sources[name] = int(ok.sum())
+    sources["unknown"] = int((~known).sum())
+    return mask, known, sources
+
+
+# ---- metadata --------------------------------------------------------------------------
+
+
+def export_metadata(store: Store, episodes: Episodes) -> dict[str, Any]:
+    """What every export writes beside its data: the game, its features, actions and
+    reward unit, how the episodes and legal masks were made."""
+    schema = store.schema
+    try:
+        game = game_for(schema.game, schema.game_params)
+        params = game.params_from_store(schema.game, schema.game_params)
+        reward_unit, unit, game_name = game.reward_unit(params), game.unit, game.name
+    except GameError:  # a game not registered here: say what is known
+        reward_unit, unit, game_name = "unknown: the store's game is not registered", "", ""
+    data = episodes.data
+    last = episodes.last_rows
+    return {
+        "format": "batchrl export",
+        "batchrl_version": __version__,
+        "exported_at": datetime.now(UTC).isoformat(timespec="seconds"),
+        "store": str(Path(store.root).resolve()),
+        "game": schema.game,
+        "registered_game": game_name,
+        "game_params": dict(schema.game_params),
+        "feature_names": list(data.feature_names),
+        "action_names": list(data.action_names),
+        "reward_unit": reward_unit,
+        "episode_unit": unit,
+        "episodes_by": episodes.by,
+        "episode": ("the decisions of one seat in one store episode, in step order"
+                    if episodes.by == "seat" else
+                    "the decisions of one store episode, all seats, in the store's order"),
+        "episodes": len(episodes),
+        "steps": episodes.steps,
+        "players": sorted(int(p) for p in np.unique(data.player)),
+        "player_names": store.names(),
+        "observation": ("the store's state features, float32, in feature_names order; an "
+                        "episode of T steps has T + 1 observations, the last its last "
+                        "row's next_state (zeros after a terminal decision)"),
+        "next_state_mismatches": episodes.mismatched,
+        "legal_mask": ("a bool per action (action_names) per observation: the store's "
+                       "next_legal of the row whose next_state the observation is; the last "
+                       "observation's is the last row's next_legal (all False after a "
+                       "terminal decision)"),
+        "legal_mask_unknown": UNKNOWN_MASK,
+        "legal_unknown_steps": episodes.mask_sources.get("unknown", 0),
+        "legal_mask_sources": episodes.mask_sources,
+        "terminated_episodes": int(data.terminal[last].sum()),
+        "truncated_episodes": int((data.truncated[last] & ~data.terminal[last]).sum()),
+        "unended_episodes": int((~data.terminal[last] & ~data.truncated[last]).sum()),
+        "sources": [{"path": s.path, "digest": s.digest, "rows": s.rows,
+                     "episodes": s.episodes} for s in store.sources()],
+    }
+
+
+# ---- the export ------------------------------------------------------------------------
+
+
+def default_dataset_id(store: Store) -> str:
+    """``batchrl/<game>-v0``, the game as registered (hold'em's stores name a variant)."""
+    try:
+        name = game_for(store.schema.game, store.schema.game_params).name
+    except GameError:
+        name = store.schema.game
+    return "batchrl/" + re.sub(r"[^-\w]", "_", name) + "-v0"
+
+
+def check_dataset_id(dataset_id: str) -> str:
+    if not DATASET_ID.fullmatch(dataset_id):
+        raise ExportError(f"--id {dataset_id!r} is no Minari dataset id: want "
+                          "NAMESPACE/NAME-vN (letters, digits, _ and -), e.g. "
+                          "batchrl/tressette-v0", "id")
+    return dataset_id
+
+
+def check_request(to: str, dataset_id: str | None = None, by: str = "auto") -> None:
+    """`ExportError` for a format, Minari id or grouping that cannot be (before any work)."""
+    if to not in FORMATS:
+        raise ExportError(f"--to {to!r}: want one of {', '.join(FORMATS)}", "to")
+    if by not in GROUPINGS:
+        raise ExportError(f"--by {by!r}: want one of {', '.join(GROUPINGS)}", "by")
+    if dataset_id is not None:
+        if to != "minari":
+            raise ExportError(f"--id names a Minari dataset; --to {to} takes none", "id")
+        check_dataset_id(dataset_id)
+
+
+def export(store: str | Path | Store, to: str, out: str | Path, *,
+           dataset_id: str | None = None, by: str = "auto",
+           features: Sequence[str] | None = None, drop: Sequence[str] = (),
+           progress: Callable[[int], None] | None = None) -> ExportResult:
+    """Write ``store`` for ``to`` (``"minari"``, ``"d3rlpy"`` or ``"rllib"``) at ``out``.
+
+    ``out`` is a Minari datasets root for Minari (the dataset goes to ``out/dataset_id``,
+    which must not exist), else a new or empty directory. ``dataset_id`` names the Minari
+    dataset (default ``batchrl/<game>-v0``); ``by`` how rows become episodes;
+    ``features``/``drop`` choose features as ``Store.arrays`` does; ``progress`` is told
+    of the steps written as they go. Raises `ExportError` (or ``StoreError``).
+    """
+    check_request(to, dataset_id, by)
+    out = Path(out)
+    if to == "minari":
+        _library("minari", to)
+        _library("gymnasium", to)
+    opened = store if isinstance(store, Store) else Store.open(Path(store))
+    if to == "minari":
+        dataset_id = dataset_id or default_dataset_id(opened)
+        if out.exists() and not out.is_dir():
+            raise ExportError(f"{out} is a file: -o takes a directory (the Minari datasets "
+                              "root)", "out")
+        if (out / dataset_id).exists():
+            raise ExportError(f"{out / dataset_id} exists and Minari never overwrites a "
+                              "dataset: give --id another name or version, or another -o",
+                              "out")
+    elif out.exists() and (not out.is_dir() or any(out.iterdir())):
+        raise ExportError(f"{out} exists and is not an empty directory: give -o a new "
+                          "directory", "out")
+    episodes = episodes_of(opened.arrays(features=features, drop=drop), by)
+    meta = export_metadata(opened, episodes)
+    tell = progress or (lambda n: None)
+    if to == "minari":
+        assert dataset_id is not None
+        files = _write_minari(episodes, meta, out, dataset_id, tell)
+    else:
+        writer = _write_d3rlpy if to == "d3rlpy" else _write_rllib
+        files = _atomically(out, lambda tmp: writer(episodes, meta, tmp, tell))
+    return ExportResult(to, out, dataset_id, len(episodes), episodes.steps, episodes.by,
+                        files, meta)
+
+
+def _library(module: str, to: str) -> Any:
+    """``module`` imported, or one line naming the extra that brings it."""
+    try:
+        return importlib.import_module(module)
+    except ImportError:
+        raise ExportError(f"--to {to} needs {module}, which is not installed: {EXTRA}",
+                          "to") from None
+
+
+def _atomically(out: Path, write: Callable[[Path], list[Path]]) -> tuple[Path, ...]:
+    """``write`` into a temporary directory beside ``out``, then moved onto it: a failed
+    export leaves nothing."""
+    out.parent.mkdir(parents=True, exist_ok=True)
+    tmp = out.parent / f".{out.name}.tmp-{os.getpid()}"
+    shutil.rmtree(tmp, ignore_errors=True)
+    tmp.mkdir()
+    try:
+        files = write(tmp)
+        if out.exists():
+            out.rmdir()  # empty: checked before
+        tmp.replace(out)
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+    return tuple(out / f.relative_to(tmp) for f in files)
+
+
+def _write_json(path: Path, meta: dict[str, Any]) -> Path:
+    path.write_text(json.dumps(meta, indent=1) + "\n")
+    return path
+
+
+def _write_minari(episodes: Episodes, meta: dict[str, Any], out: Path, dataset_id: str,
+                  tell: Callable[[int], None]) -> tuple[Path, ...]:
+    minari = _library("minari", "minari")
+    collector = _library("minari.data_collector", "minari")
+    spaces = _library("gymnasium.spaces", "minari")
+    data = episodes.data
+    observation_space = spaces.Box(-np.inf, np.inf, (len(data.feature_names),), np.float32)
+    action_space = spaces.Discrete(len(data.action_names))
+    description = (f"{meta['registered_game'] or meta['game']} decisions from the batchrl "
+                   f"store {meta['store']}: {meta['episode']}. Observations: "
+                   f"{len(data.feature_names)} features (metadata batchrl.feature_names); "
+                   f"actions: {', '.join(data.action_names)}; rewards: {meta['reward_unit']}. "
+                   "infos['action_mask'] holds each observation's legal actions; the first "
+                   "observation of a seat's episode has none recorded (all ones, "
+                   "infos['legal_known'] False).")
+    previous = os.environ.get("MINARI_DATASETS_PATH")
+    # minari finds its files under the root by this variable, and wants it absolute
+    os.environ["MINARI_DATASETS_PATH"] = str(out.resolve())
+    try:
+        with warnings.catch_warnings():
+            # no author, code link or environment: minari warns of each, to no end here
+            warnings.filterwarnings("ignore", category=UserWarning, module=r"minari\.")
+            dataset: Any = None
+            ids, players = episodes.episode_ids, episodes.players
+            for lo in range(0, len(episodes), MINARI_CHUNK):
+                hi = min(lo + MINARI_CHUNK, len(episodes))
+                buffers = list(_minari_buffers(collector.EpisodeBuffer, episodes, lo, hi))
+                if dataset is None:
+                    dataset = minari.create_dataset_from_buffers(
+                        dataset_id, buffers, observation_space=observation_space,
+                        action_space=action_space,
+                        algorithm_name="logged play (batchrl store)", description=description)
+                else:
+                    dataset.update_dataset_from_buffer(buffers)
+                dataset.storage.update_episode_metadata(
+                    [{"episode": str(ids[i]), "player": int(players[i])}
+                     for i in range(lo, hi)], range(lo, hi))
+                tell(int(episodes.starts[hi] - episodes.starts[lo]))
+            dataset.storage.update_metadata({"batchrl": meta})
+    except BaseException:
+        shutil.rmtree(out / dataset_id, ignore_errors=True)
+        raise
+    finally:
+        if previous is None:
+            os.environ.pop("MINARI_DATASETS_PATH", None)
+        else:
+            os.environ["MINARI_DATASETS_PATH"] = previous
+    return tuple(sorted(p for p in (out / dataset_id).rglob("*") if p.is_file()))
+
+
+def _minari_buffers(buffer: Any, episodes: Episodes, lo: int, hi: int) -> Iterator[Any]:
+    steps = episodes.step_arrays(lo, hi, new_obs=False)
+    final_obs, final_mask = episodes.final_observations(lo, hi), episodes.final_legal(lo, hi)
+    base = int(episodes.starts[lo])
+    for i in range(lo, hi):
+        a, b = int(episodes.starts[i]) - base, int(episodes.starts[i + 1]) - base
+        j = i - lo
+        yield buffer(
+            observations=np.concatenate([steps["obs"][a:b], final_obs[j:j + 1]]),
+            actions=steps["actions"][a:b],
+            rewards=steps["rewards"][a:b],
+            terminations=steps["terminals"][a:b],
+            truncations=steps["truncated"][a:b],
+            infos={"action_mask": np.concatenate([steps["legal_mask"][a:b],
+                                                  final_mask[j:j + 1]]),
+                   "legal_known": np.append(steps["legal_known"][a:b], True)})
+
+
+def _write_d3rlpy(episodes: Episodes, meta: dict[str, Any], out: Path,
+                  tell: Callable[[int], None]) -> list[Path]:
+    steps = episodes.step_arrays(0, len(episodes), new_obs=False)
+    terminals = steps["terminals"]
+    timeouts = steps["truncated"] & ~terminals
+    timeouts[steps["last"] & ~terminals] = True  # d3rlpy ends episodes at one only
+    np.savez_compressed(out / "dataset.npz", observations=steps["obs"],
+                        actions=steps["actions"].astype(np.int64),
+                        rewards=steps["rewards"].astype(np.float32),
+                        terminals=terminals.astype(np.float32),
+                        timeouts=timeouts.astype(np.float32))
+    np.savez_compressed(out / "legal.npz", legal_mask=steps["legal_mask"],
+                        next_legal_mask=steps["next_legal_mask"],
+                        legal_known=steps["legal_known"])
+    np.savez_compressed(out / "episodes.npz", episode=episodes.episode_ids,
+                        player=episodes.players, start=episodes.starts[:-1],
+                        length=episodes.lengths,
+                        final_observation=episodes.final_observations(),
+                        final_legal_mask=episodes.final_legal())
+    d3 = {"d3rlpy": {
+        "dataset.npz": "d3rlpy.dataset.MDPDataset(observations, actions, rewards, terminals, "
+                       "timeouts, action_space=ActionSpace.DISCRETE, action_size=len("
+                       "action_names)): T observations per episode, episode after episode",
+        "legal.npz": "legal_mask, next_legal_mask, legal_known: row for row with dataset.npz",
+        "episodes.npz": "per episode: episode (the store's id), player (-1: all seats), "
+                        "start, length, final_observation, final_legal_mask",
+        "timeouts": "the rows' truncated flags, and the last step of an episode that ends "
+                    "neither terminal nor truncated; d3rlpy makes no transition of a "
+                    "timeout's last step"}}
+    tell(episodes.steps)
+    return [out / "dataset.npz", out / "legal.npz", out / "episodes.npz",
+            _write_json(out / "metadata.json", meta | d3)]
+
+
+def load_d3rlpy(out: str | Path) -> tuple[Any, dict[str, NDArray[Any]]]:
+    """A d3rlpy export as a ``d3rlpy.dataset.MDPDataset`` and its legal masks
+    (``legal_mask``, ``next_legal_mask``, ``legal_known``, row for row with the dataset's
+    steps, episode after episode)."""
+    d3rlpy = _library("d3rlpy", "d3rlpy")
+    out = Path(out)
+    meta = json.loads((out / "metadata.json").read_text())
+    with np.load(out / "dataset.npz") as arrays:
+        dataset = d3rlpy.dataset.MDPDataset(
+            arrays["observations"], arrays["actions"], arrays["rewards"],
+            arrays["terminals"], arrays["timeouts"],
+            action_space=d3rlpy.ActionSpace.DISCRETE, action_size=len(meta["action_names"]))
+    with np.load(out / "legal.npz") as legal:
+        masks = {k: legal[k] for k in legal.files}
+    return dataset, masks
+
+
+def _write_rllib(episodes: Episodes, meta: dict[str, Any], out: Path,
+                 tell: Callable[[int], None]) -> list[Path]:
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    data = episodes.data
+    features, actions = len(data.feature_names), len(data.action_names)
+    ids, players = episodes.episode_ids, episodes.players
+    eps_ids = (ids if episodes.by == "episode"
+               else np.char.add(np.char.add(ids, "/"), players.astype(str)))
+    footer = {b"batchrl": json.dumps(meta).encode()}
+    (out / "data").mkdir()
+    files: list[Path] = []
+    writer: Any = None
+    rows_in_file = 0
+    try:
+        for lo, hi in episodes.chunks(CHUNK_ROWS):
+            steps = episodes.step_arrays(lo, hi)
+            lengths = episodes.lengths[lo:hi]
+            rows = episodes.rows[episodes.starts[lo]:episodes.starts[hi]]
+            table = pa.table({
+                "eps_id": pa.array(np.repeat(eps_ids[lo:hi], lengths), pa.string()),
+                "agent_id": pa.array(np.char.add("player_",
+                                                 data.player[rows].astype(str)), pa.string()),
+                "t": pa.array(steps["t"], pa.int64()),
+                "obs": _fixed(pa, steps["obs"], features),
+                "actions": pa.array(steps["actions"], pa.int64()),
+                "rewards": pa.array(steps["rewards"], pa.float64()),
+                "new_obs": _fixed(pa, steps["new_obs"], features),
+                "terminateds": pa.array(steps["terminals"], pa.bool_()),
+                "truncateds": pa.array(steps["truncated"], pa.bool_()),
+                "action_mask": _fixed(pa, steps["legal_mask"], actions),
+                "new_action_mask": _fixed(pa, steps["next_legal_mask"], actions),
+                "legal_known": pa.array(steps["legal_known"], pa.bool_()),
+                "episode": pa.array(np.repeat(ids[lo:hi], lengths), pa.string()),
+                "player": pa.array(data.player[rows], pa.int8()),
+            })
+            if writer is None or rows_in_file >= RLLIB_FILE_ROWS:
+                if writer is not None:
+                    writer.close()
+                files.append(out / "data" / f"part-{len(files):05d}.parquet")
+                writer = pq.ParquetWriter(files[-1], table.schema.with_metadata(footer),
+                                          compression="zstd")
+                rows_in_file = 0
+            writer.write_table(table)
+            rows_in_file += table.num_rows
+            tell(table.num_rows)
+    finally:
+        if writer is not None:
+            writer.close()
+    rl = {"rllib": {
+        "data": "data/*.parquet: one row per step; RLlib's offline columns eps_id, agent_id, "
+                "t, obs, actions, rewards, new_obs, terminateds, truncateds; beside them "
+                "action_mask, new_action_mask, legal_known, episode, player",
+        "read": "config.offline_data(input_=[OUT/data]) in RLlib; pandas.read_parquet or "
+                "pyarrow.parquet.read_table without it"}}
+    return [*files, _write_json(out / "metadata.json", meta | rl)]
+
+
+def _fixed(pa: Any, matrix: NDArray[Any], width: int) -> Any:
+    """A matrix as an Arrow fixed-size list column, a row per row."""
+    return pa.FixedSizeListArray.from_arrays(pa.array(np.ascontiguousarray(matrix).ravel()),
+                                             width)
