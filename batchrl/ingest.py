@@ -124,7 +124,7 @@ def ingest(
     if config.on_error not in ("fail", "skip"):
         raise IngestError(f"--on-error is fail or skip, not {config.on_error!r}")
     options = _prepare(config.options)
-    new_store = not (config.store / "store.json").exists()
+    new_store = not (Path(config.store) / "store.json").exists()
     reports = []
     try:
         for path, unknown in _sources(config):
@@ -145,7 +145,7 @@ def ingest(
                 on_report(report)
     finally:
         if new_store:  # a store this ingest made, and nothing landed in it: not left behind
-            _remove_if_empty(config.store)
+            _remove_if_empty(Path(config.store))
     return reports
 
 

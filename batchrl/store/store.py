@@ -8,7 +8,7 @@ from __future__ import annotations
 import fnmatch
 import json
 import os
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -81,13 +81,22 @@ class FollowingStates:
     ([[2.0], [0.0]], [2.0, 0.0, 0.0])
     """
 
-    def __init__(self, state: NDArray[np.float32], index: NDArray[np.int64]) -> None:
-        self.state, self.index = state, index
+    def __init__(self, state: NDArray[np.float32],
+                 index: NDArray[np.int64] | Callable[[], NDArray[np.int64]]) -> None:
+        """``index``: the rows, or how to find them on first use (`following_rows`)."""
+        self.state = state
+        self._index = index
         self.shape, self.dtype = state.shape, state.dtype
         self.ndim = state.ndim
 
+    @property
+    def index(self) -> NDArray[np.int64]:
+        if callable(self._index):
+            self._index = self._index()
+        return self._index
+
     def __len__(self) -> int:
-        return len(self.index)
+        return len(self.state)
 
     def __getitem__(self, rows: Any) -> NDArray[np.float32]:
         index = self.index[rows]
@@ -354,7 +363,8 @@ class Store:
             if episode is None or player is None:
                 episode = _codes(table.unify_dictionaries().column("episode"))
                 player = table.column("player").to_numpy()
-            return FollowingStates(state, following_rows(episode, player))  # type: ignore[arg-type]
+            rows = episode, player
+            return FollowingStates(state, lambda: following_rows(*rows))  # type: ignore[arg-type]
         if keep is not None:
             columns = tuple(columns[i] for i in keep)
         return _rows_of([_values(table.column(c)) for c in columns], NUMERIC[name])
