@@ -49,8 +49,8 @@ def main() -> None:
       batchrl ingest rr.log                     # a log into the default store
       batchrl info                              # what the store holds
       batchrl fqi --trees 100 --nmin 20 --iters 11
-      batchrl policy show datasets/store/models/fqi-M100-nmin20-N11.joblib
-      batchrl evaluate --model datasets/store/models/fqi-M100-nmin20-N11.joblib \\
+      batchrl policy show datasets/store/models/fqi-M100-nmin20-N11.npz
+      batchrl evaluate --model datasets/store/models/fqi-M100-nmin20-N11.npz \\
           --opponent rule --hands 20000 --duplicate
     \b
     Hanabi (imitation):
@@ -64,7 +64,7 @@ def main() -> None:
           -o sr.jsonl
       batchrl ingest sr.jsonl --store datasets/tressette
       batchrl fqi --store datasets/tressette --per-action --fast --iters 10
-      batchrl evaluate --game tressette --team model:MODEL.joblib --vs random
+      batchrl evaluate --game tressette --team model:MODEL.npz --vs random
     """
 
 
@@ -275,7 +275,7 @@ def info(store: Path | None, whole: bool, as_json: bool) -> None:
               help="Worker threads for the trees (-1: every core). Results do not depend on it.")
 @click.option("--seed", default=0, show_default=True, help="Makes a run repeatable.")
 @click.option("--out", type=click.Path(dir_okay=False, path_type=Path), default=None,
-              help="Model file [default: STORE/models/fqi-M…-nmin…-N….joblib].")
+              help="Model file [default: STORE/models/fqi-M…-nmin…-N….npz].")
 @click.option("--resume", is_flag=True,
               help="Continue a killed run from its last complete iteration (same result as "
                    "an uninterrupted run).")
@@ -298,7 +298,7 @@ def fqi(store: Path | None, trees: int | None, nmin: int | None, k: int | None,
     Examples:
       batchrl fqi                             # the default store, the game's settings
       batchrl fqi --trees 100 --nmin 20 --iters 11
-      batchrl fqi --drop pv --fast --out models/no_pv.joblib
+      batchrl fqi --drop pv --fast --out models/no_pv.npz
       batchrl fqi --player random-1 --fast    # learn from the seat facing the bot
     """
     from batchrl.fqi import IterationStats

@@ -131,7 +131,7 @@ def evaluate(game: Game | None, model: Path | None, groups: tuple[str, ...],
     holdem: plays the model against an opponent and reports the chips it won
     (the thesis's figure), big blinds and mbb per hand with a 95% confidence
     interval, and the split by position:
-      batchrl evaluate --model M.joblib --opponent rule --hands 20000 --duplicate
+      batchrl evaluate --model M.npz --opponent rule --hands 20000 --duplicate
     \b
     sette-mezzo: exact, no sampling: the policy's expected reward per game,
     the optimal one, the gap, and the share of decisions where it plays the
@@ -139,7 +139,7 @@ def evaluate(game: Game | None, model: Path | None, groups: tuple[str, ...],
     \b
     tressette: a team against another, each deal played from both sides and
     the lead rotating: hands won and points per hand with 95% intervals:
-      batchrl evaluate --game tressette --team model:M.joblib --vs random \\
+      batchrl evaluate --game tressette --team model:M.npz --vs random \\
           --games 20000
     \b
     hanabi: pairs of players on the same deals, the report's Table 2 (mean,
@@ -170,10 +170,11 @@ def _game_of(game: Game | None, hero: str | None, groups: tuple[str, ...],
              team: str | None) -> Game:
     """The game given, else the game of the first model player; a given game must be the
     model's."""
+    from batchrl.games.play import is_model
     from batchrl.policy import ModelArtifact, ModelError
 
     models = [p for p in (hero, team, *(q for g in groups for q in _players(g)))
-              if p is not None and (p.startswith("model:") or p.endswith(".joblib"))]
+              if p is not None and is_model(p)]
     for spec in models[:1]:
         path = spec.removeprefix("model:")
         try:

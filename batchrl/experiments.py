@@ -84,7 +84,7 @@ def train(store: Path, hero: Hero, models: Path, jobs: int = -1,
     """The hero's model file and its policy, trained on ``store`` unless already there from
     the same data (a model from another store, or from before more logs were ingested, is
     retrained). ``digest``: the store's, when the caller has it."""
-    out = models / f"{hero.name}.joblib"
+    out = models / f"{hero.name}.npz"
     if out.exists():
         policy = GreedyPolicy.load(out)
         if policy.artifact.meta.get("store_digest") == (digest or data_digest(store)):

@@ -24,23 +24,27 @@ notebook and the tests share one loop; ``fit`` drains it.
 
 from __future__ import annotations
 
-import os
+import re
 import time
 from collections.abc import Iterator
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-import joblib
 import numpy as np
 from numpy.typing import NDArray
 from sklearn.base import clone
 from sklearn.ensemble import ExtraTreesRegressor
 
+from batchrl import modelfile
 from batchrl.policy import QFunction, predict
 from batchrl.store import Transitions
 
-CHECKPOINT = "checkpoint.joblib"
+# A checkpoint is model files (arrays and JSON, no pickle: batchrl.modelfile): the
+# iteration's state, written last, names the trees' file, models-ITERATION.npz, written
+# only while the trees change; a kill between the two leaves the state and its trees.
+CHECKPOINT = "checkpoint.npz"
+OLD_CHECKPOINT = "checkpoint.joblib"  # a pickle, from before: not read
 # Rows on which each iteration's diagnostics are measured: predicting every training
 # row would add a sixth to a full iteration's time, for a number a sample gives as well.
 PROBE_ROWS = 20_000
@@ -136,6 +140,7 @@ class FQI:
         start = 0
         self.history_: list[IterationStats] = []
         self.models_: list[Any] = []
+        self._checkpoint_models: str | None = None  # the trees' file in the checkpoint
         frozen: _Frozen | None = None
         q_probe = np.zeros(len(inputs.probe))
         q_next = np.zeros((inputs.n_next, n_actions))
@@ -260,32 +265,59 @@ class FQI:
         if self.checkpoint_dir is None:
             return
         root = Path(self.checkpoint_dir)
-        root.mkdir(parents=True, exist_ok=True)
-        state = {"params": self._params(), "done": done, "history": self.history_,
-                 "values": frozen.values if frozen is not None else None}
         # The trees change only until they freeze: save them once they stop changing.
-        trees = root / "models.joblib"
-        if frozen is None or not trees.exists() or done == 1 or (
+        trees = self._checkpoint_models
+        if frozen is None or trees is None or done == 1 or (
                 self.freeze_after and done == self.freeze_after):
-            _atomic_dump(self.models_, trees)
-        _atomic_dump(state, root / CHECKPOINT)
+            trees = f"models-{done}.npz"
+            specs, arrays = modelfile.encode_models(self.models_, str(root / trees))
+            modelfile.write(root / trees, "fqi-models", {"models": specs}, arrays)
+        values = frozen.values if frozen is not None else None
+        state = {"params": self._params(), "done": done, "models": trees,
+                 "history": [asdict(h) for h in self.history_],
+                 "values": None if values is None else len(values)}
+        modelfile.write(root / CHECKPOINT, "fqi-checkpoint", state,
+                        {f"values{m}": v for m, v in enumerate(values or [])})
+        self._checkpoint_models = trees
+        for old in root.glob("models-*.npz"):
+            if old.name != trees:
+                old.unlink(missing_ok=True)
 
     def _load_checkpoint(self, inputs: _Inputs) -> tuple[int, _Frozen | None]:
-        if self.checkpoint_dir is None or not (Path(self.checkpoint_dir) / CHECKPOINT).exists():
+        if self.checkpoint_dir is None:
             return 0, None
         root = Path(self.checkpoint_dir)
-        state = joblib.load(root / CHECKPOINT)
-        if state["params"] != self._params():
-            raise ValueError(f"the checkpoint in {root} was made with other parameters "
-                             f"({state['params']}): remove it or run with those")
-        self.models_ = joblib.load(root / "models.joblib")
-        self.history_ = list(state["history"])
+        if not (root / CHECKPOINT).exists():
+            if (root / OLD_CHECKPOINT).exists():
+                raise ValueError(f"the checkpoint in {root} is a pickle from an older batchrl, "
+                                 "which this one does not load: run without --resume")
+            return 0, None
+        try:
+            state, values = modelfile.read(root / CHECKPOINT, "fqi-checkpoint")
+            if state.get("params") != self._params():
+                raise ValueError(f"the checkpoint in {root} was made with other parameters "
+                                 f"({state.get('params')}): remove it or run with those")
+            name = str(state["models"])
+            if not re.fullmatch(r"models-\d+\.npz", name):
+                raise KeyError(name)
+            trees, arrays = modelfile.read(root / name, "fqi-models")
+            models = modelfile.decode_models(trees.get("models"), arrays, root / name)
+            history = [IterationStats(**h) for h in state["history"]]
+            done, n_values = int(state["done"]), state["values"]
+            saved = None if n_values is None else [
+                np.asarray(values[f"values{m}"], dtype=np.float64) for m in range(n_values)]
+        except (FileNotFoundError, KeyError, TypeError) as exc:
+            raise ValueError(f"the checkpoint in {root} is incomplete ({exc!r}): remove it "
+                             "or run without --resume") from None
+        self.models_ = models
+        self.history_ = history
+        self._checkpoint_models = name
         frozen = None
-        if state["values"] is not None:
+        if saved is not None:
             frozen = self._freeze_fitted(inputs)
-            frozen.values = state["values"]
+            frozen.values = saved
             _write_leaf_values(self.models_, frozen)
-        return int(state["done"]), frozen
+        return done, frozen
 
 
 
@@ -408,8 +440,3 @@ def return_to_go(data: Transitions, gamma: float = 1.0) -> NDArray[np.float64]:
     out[order] = acc
     return out
 
-
-def _atomic_dump(obj: Any, path: Path) -> None:
-    tmp = path.with_name(f".{path.name}.tmp-{os.getpid()}")
-    joblib.dump(obj, tmp)
-    os.replace(tmp, path)

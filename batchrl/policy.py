@@ -1,9 +1,15 @@
 """The model artifact FQI writes, and the greedy policy that simulators and notebooks load.
 
-An artifact is one joblib file: the Q-function's regressors plus everything
-needed to trust and reuse them — game, feature and action names (a policy acts
-on states encoded with exactly these features), the store and its digest, the
+An artifact is one file, ``fqi-M…-nmin…-N….npz``: the Q-function's regressors plus
+everything needed to trust and reuse them — game, feature and action names (a policy
+acts on states encoded with exactly these features), the store and its digest, the
 parameters, and the per-iteration diagnostics.
+
+A model file is safe to share: it is a zip of numpy arrays (each tree's nodes) and JSON
+(``batchrl.modelfile``), read without unpickling anything, so loading one runs no code
+it carries; a crafted file is refused with a `ModelError`. The pickles (``.joblib``)
+of batchrl before artifact version 2 are refused too, with the command that retrains
+them.
 
 >>> import numpy as np
 >>> from sklearn.dummy import DummyRegressor
@@ -23,15 +29,15 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import joblib
 import numpy as np
 from numpy.typing import NDArray
 
-ARTIFACT_VERSION = 1
+from batchrl import modelfile
+from batchrl.modelfile import ModelError as ModelError
 
-
-class ModelError(ValueError):
-    """A model file that cannot be used; the message says why and what to do."""
+# 2: arrays and JSON (batchrl.modelfile); 1 was a joblib pickle, no longer read.
+ARTIFACT_VERSION = 2
+KIND = "model"
 
 
 def predict(model: Any, x: NDArray[np.float32]) -> NDArray[np.float64]:
@@ -42,6 +48,8 @@ def predict(model: Any, x: NDArray[np.float32]) -> NDArray[np.float64]:
     jobs = getattr(model, "n_jobs", None)
     if trees is None or jobs in (None, 1) or len(x) == 0:
         return np.asarray(model.predict(x), dtype=np.float64)
+    if x.ndim != 2 or x.shape[1] != model.n_features_in_:  # the trees check nothing
+        raise ValueError(f"the model takes {model.n_features_in_} inputs, not {x.shape[1:]}")
     workers = min(len(trees), os.cpu_count() or 1) if jobs < 0 else jobs
     total = np.zeros(len(x))
     with ThreadPoolExecutor(max_workers=workers) as pool:
@@ -82,13 +90,15 @@ class ModelArtifact:
     version: int = ARTIFACT_VERSION
 
     def save(self, path: str | Path) -> Path:
-        """Write atomically (temporary name, then rename)."""
-        path = Path(path)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_name(f".{path.name}.tmp-{os.getpid()}")
-        joblib.dump(self, tmp)
-        os.replace(tmp, path)
-        return path
+        """Write as arrays and JSON (`batchrl.modelfile`), atomically (a temporary name,
+        then a rename). `ModelError` for a regressor or a meta value the file cannot hold
+        (JSON values, numpy numbers and arrays, paths)."""
+        models, arrays = modelfile.encode_models(self.q.models, f"{Path(path)}")
+        document = {"version": self.version,
+                    "q": {"per_action": self.q.per_action, "n_actions": self.q.n_actions,
+                          "models": models},
+                    "meta": modelfile.to_json(self.meta, f"{path}: meta")}
+        return modelfile.write(path, KIND, document, arrays)
 
     @classmethod
     def load(cls, path: str | Path) -> ModelArtifact:
@@ -109,18 +119,33 @@ class ModelArtifact:
 
     @classmethod
     def _read(cls, path: str | Path) -> ModelArtifact:
+        """Arrays and JSON only: nothing in the file is run (`batchrl.modelfile.read`)."""
         try:
-            artifact = joblib.load(path)
+            document, arrays = modelfile.read(path, KIND)
         except FileNotFoundError:
             raise ModelError(f"no model at {path}: train one with batchrl fqi") from None
-        except Exception as exc:  # joblib raises many kinds on a foreign file
-            raise ModelError(f"{path} is not a batchrl model ({exc.__class__.__name__})") from None
-        if not isinstance(artifact, ModelArtifact):
-            raise ModelError(f"{path} holds a {type(artifact).__name__}, not a batchrl model")
-        if artifact.version != ARTIFACT_VERSION:
-            raise ModelError(f"{path} is a version {artifact.version} model; this batchrl "
-                             f"reads version {ARTIFACT_VERSION}: retrain it with batchrl fqi")
-        return artifact
+        version = document.get("version")
+        if version != ARTIFACT_VERSION:
+            raise ModelError(f"{path} is a version {version} model; this batchrl reads "
+                             f"version {ARTIFACT_VERSION}: retrain it with "
+                             f"{modelfile.retrain_command(path)}")
+        q, meta = document.get("q"), document.get("meta")
+        if not isinstance(q, dict) or not isinstance(meta, dict):
+            raise ModelError(f"{path} is not a batchrl model (no Q-function and metadata)")
+        per_action, n_actions = q.get("per_action"), q.get("n_actions")
+        models = modelfile.decode_models(q.get("models"), arrays, path)
+        if not isinstance(per_action, bool) or not isinstance(n_actions, int) or \
+                len(models) != (n_actions if per_action else 1) or \
+                all(m is None for m in models):
+            raise ModelError(f"{path}: its Q-function has {len(models)} regressors for "
+                             f"{n_actions!r} actions (per action: {per_action!r})")
+        features = meta.get("feature_names")
+        if isinstance(features, list):
+            inputs = len(features) + (0 if per_action else 1)
+            if any(m.n_features_in_ != inputs for m in models if m is not None):
+                raise ModelError(f"{path}: its regressors do not take the {inputs} inputs "
+                                 "its feature names say")
+        return cls(QFunction(models, per_action, n_actions), meta, version)
 
 
 _LOADED: dict[tuple[str, int, int], ModelArtifact] = {}

@@ -2,7 +2,7 @@
 
 >>> cfg = FQIConfig(store=Path("datasets/store"), trees=100, nmin=20, iters=11)
 >>> default_out(cfg).as_posix()
-'datasets/store/models/fqi-M100-nmin20-N11.joblib'
+'datasets/store/models/fqi-M100-nmin20-N11.npz'
 """
 
 from __future__ import annotations
@@ -51,7 +51,7 @@ def default_out(config: FQIConfig) -> Path:
     per = "-peraction" if config.per_action else ""
     who = "".join(f"-player-{p}" for p in config.players)
     k = "" if config.k is None else f"-K{config.k}"  # None: every input
-    name = f"fqi-M{config.trees}-nmin{config.nmin}{k}-N{config.iters}{fast}{per}{who}.joblib"
+    name = f"fqi-M{config.trees}-nmin{config.nmin}{k}-N{config.iters}{fast}{per}{who}.npz"
     return config.store / "models" / name
 
 

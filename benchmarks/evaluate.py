@@ -73,7 +73,7 @@ def train_hero(work: Path, train_hands: int, trees: int) -> Path:
     (report,) = ingest(IngestConfig(paths=(log,), store=work / "store"))
     ingested = time.perf_counter()
     path, _ = run_fqi(FQIConfig(store=work / "store", trees=trees, nmin=10, iters=11,
-                                freeze_after=0, out=work / "hero.joblib"))
+                                freeze_after=0, out=work / "hero.npz"))
     trained = time.perf_counter()
     print(f"setup (not measured): {train_hands:,} random-vs-random hands "
           f"({report.rows:,} decisions), M={trees}, n_min=10, 11 iterations, fast mode: "

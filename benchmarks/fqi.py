@@ -162,10 +162,10 @@ def main() -> None:
         store = poker_store(args.rows, work)
         times: dict[str, tuple[float, float]] = {}
         for name, extra in (MODES | ALL_CORES).items():
-            times[name] = fit(store, params | extra, work / f"{name}.joblib")
+            times[name] = fit(store, params | extra, work / f"{name}.npz")
             print(f"  {name}: {times[name][0]:.1f} s")
         base = None if args.skip_mushroom else mushroom(store, args, work)
-        reference = greedy(work / "batchrl default.joblib", store)
+        reference = greedy(work / "batchrl default.npz", store)
         print(f"\nM={args.trees}, n_min={args.nmin}, {args.iters} iterations, "
               f"{len(reference):,} poker rows")
         print(f"{'fit':<26}{'seconds':>9}{'x MushroomRL':>14}{'peak MB':>9}"
@@ -175,7 +175,7 @@ def main() -> None:
                   f"{base['peak_mb']:>9.0f}{'':>24}")
         for name, (seconds, peak) in times.items():
             ratio = f"{base['total_s'] / seconds:.2f}" if base else "-"
-            same = float(np.mean(greedy(work / f"{name}.joblib", store) == reference))
+            same = float(np.mean(greedy(work / f"{name}.npz", store) == reference))
             print(f"{name:<26}{seconds:>9.1f}{ratio:>14}{peak:>9.0f}{same:>24.2%}")
         sette = sette_mezzo_store(args.sette_games, work)
         from batchrl.games.sette_mezzo.evaluate import evaluate_model
@@ -184,7 +184,7 @@ def main() -> None:
               f"{args.iters} iterations)")
         print(f"{'fit':<26}{'seconds':>9}{'reward/game':>13}{'gap':>9}{'optimal action':>16}")
         for name, extra in MODES.items():
-            model = work / f"sette {name}.joblib"
+            model = work / f"sette {name}.npz"
             seconds, _ = fit(sette, params | extra, model)
             report = evaluate_model(model)
             print(f"{name:<26}{seconds:>9.1f}{report.expected_reward:>+13.4f}"

@@ -47,7 +47,7 @@ def test_one_hero_per_dropped_feature_on_common_deals(store, tmp_path):
     assert pd.read_csv(result.path).shape == t.shape
     assert set(result.seconds) == {"training", "evaluation", "importances"}
     # a rerun reuses every hero and every result
-    models = sorted((tmp_path / "models").glob("*.joblib"))
+    models = sorted((tmp_path / "models").glob("*.npz"))
     stamps = [m.stat().st_mtime_ns for m in models]
     again = run_ablation(config)
     assert [m.stat().st_mtime_ns for m in models] == stamps

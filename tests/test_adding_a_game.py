@@ -63,7 +63,7 @@ def test_generate_ingest_fqi_evaluate_through_the_command_line(kuhn, tmp_path: P
     result = invoke("fqi", "--store", store)  # no flags: the game's recommended settings
     assert result.exit_code == 0, result.output
     assert "settings: M=20 n_min=4 K=all N=4 (kuhn's recommended settings)" in result.output
-    model = store / "models" / "fqi-M20-nmin4-N4.joblib"
+    model = store / "models" / "fqi-M20-nmin4-N4.npz"
     assert model.is_file()
 
     # the game comes from the model; the other seat defaults to random

@@ -103,7 +103,7 @@ def test_fqi_as_the_user_writes_it_then_policy_show(sample_store, monkeypatch):
                         "with trees, nmin, iters as given)")
     assert lines[1].split()[:3] == ["iter", "bellman", "residual"]
     assert [line.split()[0] for line in lines[2:5]] == ["1", "2", "3"]
-    model = sample_store / "models" / "fqi-M5-nmin20-N3.joblib"
+    model = sample_store / "models" / "fqi-M5-nmin20-N3.npz"
     assert f"model in {model}" in lines[-1] and model.exists()
     shown = invoke("policy", "show", str(model)).output
     assert "holdem.limit.2p.reverse_blinds" in shown and "fold, call, raise" in shown
@@ -112,7 +112,7 @@ def test_fqi_as_the_user_writes_it_then_policy_show(sample_store, monkeypatch):
 
 
 def test_fqi_selects_features_by_name(sample_store, tmp_path):
-    out = tmp_path / "m.joblib"
+    out = tmp_path / "m.npz"
     result = invoke("fqi", "--store", str(sample_store), "--trees", "3", "--iters", "2",
                     "--drop", "pv,pot", "--fast", "--out", str(out))
     assert result.exit_code == 0, result.output
@@ -125,23 +125,23 @@ def test_fqi_selects_features_by_name(sample_store, tmp_path):
 
 
 def test_killed_fqi_resumes_to_the_same_model(sample_store, tmp_path):
-    import joblib
     import numpy as np
 
+    from batchrl.modelfile import read
     from batchrl.policy import GreedyPolicy
     from batchrl.store import Store
 
     args = ["--store", str(sample_store), "--trees", "10", "--nmin", "5", "--iters", "60",
             "--seed", "3"]
-    whole = tmp_path / "whole.joblib"
+    whole = tmp_path / "whole.npz"
     assert invoke("fqi", *args, "--out", str(whole)).exit_code == 0
-    killed = tmp_path / "killed.joblib"
-    ckpt = tmp_path / "killed.joblib.ckpt" / "checkpoint.joblib"
+    killed = tmp_path / "killed.npz"
+    ckpt = tmp_path / "killed.npz.ckpt" / "checkpoint.npz"
     proc = subprocess.Popen([sys.executable, "-m", "batchrl", "fqi", *args, "--out",
                              str(killed)], cwd=ROOT, stdout=subprocess.DEVNULL,
                             stderr=subprocess.DEVNULL)
     deadline = time.monotonic() + 120
-    while not (ckpt.exists() and joblib.load(ckpt)["done"] >= 3):
+    while not (ckpt.exists() and read(ckpt, "fqi-checkpoint")[0]["done"] >= 3):
         assert proc.poll() is None, "fqi finished before it could be killed"
         assert time.monotonic() < deadline
         time.sleep(0.01)
@@ -186,9 +186,9 @@ def test_tressette_from_the_command_line(tmp_path: Path, suits: str):
     result = invoke("ingest", str(log), "--store", str(store), "--suits", suits)
     assert result.exit_code == 0 and "tressette-transcript, tressette: 40 hands" in result.output
     result = invoke("fqi", "--store", str(store), "--per-action", "--fast", "--trees", "5",
-                    "--iters", "2", "--out", str(tmp_path / "m.joblib"))
+                    "--iters", "2", "--out", str(tmp_path / "m.npz"))
     assert result.exit_code == 0, result.output
-    result = invoke("evaluate", "--game", "tressette", "--team", f"model:{tmp_path / 'm.joblib'}",
+    result = invoke("evaluate", "--game", "tressette", "--team", f"model:{tmp_path / 'm.npz'}",
                     "--vs", "random", "--games", "40")
     assert result.exit_code == 0 and "hands won" in result.output, result.output
     assert ("hand_Aa" in Store.open(store).schema.feature_names) == (suits == "canonical")

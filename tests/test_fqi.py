@@ -168,7 +168,7 @@ def test_artifact_round_trip_and_greedy_policy(tmp_path):
     model = FQI(extra_trees(trees=10, nmin=2), n_iterations=4, random_state=1).fit(chain())
     path = ModelArtifact(model.q_function(), {"feature_names": ["x0"],
                                               "action_names": ["stop", "go"]}).save(
-        tmp_path / "m.joblib")
+        tmp_path / "m.npz")
     policy = GreedyPolicy.load(path)
     states = np.array([[0.0], [1.0], [2.0]])
     np.testing.assert_allclose(policy.q_values(states), EXACT, atol=1e-9)

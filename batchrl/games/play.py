@@ -75,12 +75,14 @@ class OneAtATime:
 
 
 def is_model(spec: str) -> bool:
-    return spec.startswith("model:") or spec.endswith(".joblib")
+    """``model:PATH``, or a model file's path (an old ``.joblib`` one too: loading it says
+    how to retrain it)."""
+    return spec.startswith("model:") or spec.endswith((".npz", ".joblib"))
 
 
 def make_player(game: Game, spec: str, params: Any, rng: np.random.Generator,
                 bots: Callable[[str, np.random.Generator], Player] | None = None) -> Player:
-    """A player by name: ``random``, ``model:PATH`` (or a ``.joblib`` path), or one of the
+    """A player by name: ``random``, ``model:PATH`` (or a ``.npz`` path), or one of the
     game's own bots (``bots(name, rng)``, else ``game.bot``)."""
     if is_model(spec):
         return ModelPlayer(game, spec.removeprefix("model:"), params)

@@ -67,7 +67,7 @@ class _Player:
         self.model: LoadedModel | None = None
         self.bot: Any = None
         self.canonical = False  # the model names each state's suits in canonical order
-        if spec.startswith("model:") or spec.endswith(".joblib"):
+        if spec.startswith("model:") or spec.endswith((".npz", ".joblib")):
             path = spec.removeprefix("model:")
             if path not in models:
                 if load_model is None:

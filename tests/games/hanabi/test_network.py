@@ -115,6 +115,30 @@ def test_a_file_that_is_not_a_hanabi_network_is_refused(store, tmp_path):
         NetworkBot.load(tmp_path / "junk.pt")
 
 
+class _Payload:
+    """What a crafted file does when unpickled: create a marker file."""
+
+    def __init__(self, marker):
+        self.marker = marker
+
+    def __reduce__(self):
+        return open, (str(self.marker), "w")
+
+
+def test_a_crafted_pickle_is_refused_and_never_run(tmp_path):
+    import pickle
+
+    import torch
+
+    marker = tmp_path / "marker"
+    torch.save({"meta": _Payload(marker)}, tmp_path / "zipped.pt")  # torch's zip format
+    (tmp_path / "plain.pt").write_bytes(pickle.dumps(_Payload(marker), protocol=2))
+    for name in ("zipped.pt", "plain.pt"):
+        with pytest.raises(ModelError, match=rf"{name}: not a network from batchrl imitate"):
+            NetworkBot.load(tmp_path / name)
+    assert not marker.exists()
+
+
 def test_a_colour_ordered_network_plays_the_same_game_under_any_colour_names(store, tmp_path):
     from batchrl.games.hanabi.symmetry import relabel_action, relabel_state
 

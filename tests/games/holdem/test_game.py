@@ -149,21 +149,21 @@ def _artifact(tmp_path, name, game, game_params, features, actions):
 
 
 def test_load_model_refuses_other_games_models(tmp_path):
-    sette = _artifact(tmp_path, "sette.joblib", "sette-mezzo", {"limit": 5.0},
+    sette = _artifact(tmp_path, "sette.npz", "sette-mezzo", {"limit": 5.0},
                       ("total", "cards"), ("stick", "hit"))
-    with pytest.raises(GameError, match=r"sette\.joblib was trained on sette-mezzo, not holdem"):
+    with pytest.raises(GameError, match=r"sette\.npz was trained on sette-mezzo, not holdem"):
         GAME.load_model(sette)
-    tressette = _artifact(tmp_path, "tre.joblib", "tressette", {"reward": "points"},
+    tressette = _artifact(tmp_path, "tre.npz", "tressette", {"reward": "points"},
                           ("trick",), tuple(f"card{i}" for i in range(40)))
-    with pytest.raises(GameError, match=r"tre\.joblib was trained on tressette, not holdem"):
+    with pytest.raises(GameError, match=r"tre\.npz was trained on tressette, not holdem"):
         GAME.load_model(tressette)
-    with pytest.raises(GameError, match=r"tre\.joblib was trained on tressette, not holdem"):
+    with pytest.raises(GameError, match=r"tre\.npz was trained on tressette, not holdem"):
         GAME.evaluate([(f"model:{tressette}", "random")], 10, 0, {})
 
 
 def test_a_model_without_pv_plays_without_computing_it(tmp_path):
     names = GAME.feature_names(HoldemParams(HU, pv=False))
-    path = _artifact(tmp_path, "nopv.joblib", HU.name, HU.params(), names[:3],
+    path = _artifact(tmp_path, "nopv.npz", HU.name, HU.params(), names[:3],
                      ("fold", "call", "raise"))
     model = GAME.load_model(path)
     assert model.params == HoldemParams(HU, pv=False) and model.columns.tolist() == [0, 1, 2]
@@ -172,7 +172,7 @@ def test_a_model_without_pv_plays_without_computing_it(tmp_path):
     assert GAME.load_model(path, GAME.params()).params.pv is False
     with pytest.raises(GameError, match="in other units or rules than glassfrog"):
         GAME.load_model(path, GAME.params(gamedef=gamedef.GLASSFROG_LIMIT))
-    with_pv = _artifact(tmp_path, "pv.joblib", HU.name, HU.params(), ("pv", "pot"),
+    with_pv = _artifact(tmp_path, "pv.npz", HU.name, HU.params(), ("pv", "pot"),
                         ("fold", "call", "raise"))
     bound = GAME.load_model(with_pv, HoldemParams(HU, pv=False))
     assert bound.params.pv and bound.columns.tolist() == [5, 6]
@@ -199,7 +199,7 @@ def test_generate_and_evaluate_through_the_protocol(tmp_path):
 
 
 def test_models_play_from_a_path_with_or_without_the_prefix(tmp_path):
-    path = _artifact(tmp_path, "m.joblib", HU.name, HU.params(), ("pot",),
+    path = _artifact(tmp_path, "m.npz", HU.name, HU.params(), ("pot",),
                      ("fold", "call", "raise"))
     for spec in (str(path), f"model:{path}"):
         report = GAME.evaluate([(spec, "random")], 20, 2, {})

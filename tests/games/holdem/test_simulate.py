@@ -163,7 +163,7 @@ def hero(tmp_path_factory):
     generate(log, ["random", "random"], 1500, seed=10)
     assert invoke("ingest", str(log), "--store", str(root / "store")).exit_code == 0
     out, _ = run_fqi(FQIConfig(root / "store", trees=10, nmin=20, iters=6, drop=("pot",),
-                               freeze_after=0, out=root / "hero.joblib"))
+                               freeze_after=0, out=root / "hero.npz"))
     return out
 
 

@@ -30,7 +30,7 @@ def test_simple_rules_do_not_reach_the_bounds():
 
 def test_fqi_from_random_play_nears_the_optimum(tmp_path):
     run = CliRunner().invoke
-    log, store, model = tmp_path / "random.jsonl", tmp_path / "store", tmp_path / "m.joblib"
+    log, store, model = tmp_path / "random.jsonl", tmp_path / "store", tmp_path / "m.npz"
     assert run(main, ["generate", "--game", "sette-mezzo", "--games", "20000",
                       "--policy", "random", "--seed", "3", "-o", str(log)]).exit_code == 0
     assert run(main, ["ingest", str(log), "--store", str(store)]).exit_code == 0
@@ -64,7 +64,7 @@ def test_solve_prints_the_strategy(tmp_path):
 
 def test_evaluate_refuses_a_poker_model(tmp_path, sample_log):
     run = CliRunner().invoke
-    store, model = tmp_path / "store", tmp_path / "m.joblib"
+    store, model = tmp_path / "store", tmp_path / "m.npz"
     run(main, ["ingest", str(sample_log), "--store", str(store), "--no-pv"])
     run(main, ["fqi", "--store", str(store), "--trees", "2", "--iters", "1", "--out", str(model)])
     result = run(main, ["evaluate", "--game", "sette-mezzo", "--model", str(model)])
