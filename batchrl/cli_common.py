@@ -123,6 +123,12 @@ def games_help(describe: Callable[[Game], str | None]) -> str:
     return "; ".join(lines)
 
 
+def games_paragraphs(command: str) -> str:
+    """Each game's paragraph for ``command`` (``Game.examples``), for its --help."""
+    return "\n\n".join(f"\b\n{game.name}: {text}" for game in GAMES.values()
+                       if (text := game.examples.get(command)))
+
+
 def _declared(command: str) -> dict[str, list[tuple[Game, Option]]]:
     """The games' options for ``command``, by flag."""
     out: dict[str, list[tuple[Game, Option]]] = {}

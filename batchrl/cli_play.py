@@ -7,6 +7,7 @@ does the work, the game's own options reach it. ``batchrl.cli`` registers them o
 
 from __future__ import annotations
 
+import inspect
 import json
 from pathlib import Path
 from typing import Any
@@ -17,6 +18,7 @@ from batchrl.cli_common import (
     GameName,
     game_options,
     games_help,
+    games_paragraphs,
     progress,
     take_game_options,
 )
@@ -60,15 +62,7 @@ def generate(game: Game, count: int, players: str | None, policy_name: str | Non
              seed: int, out: Path, **kwargs: Any) -> None:
     """Play games with bots and write them as logs that batchrl ingest reads.
 
-    \b
-    Examples:
-      batchrl generate --game holdem --hands 5000 --players random,random --seed 10 \\
-          -o ROOM_90.dealer.summary
-      batchrl generate --game holdem --hands 50000 --players random,rule -o rule.log
-      batchrl generate --game sette-mezzo --games 100000 --policy random -o random.jsonl
-      batchrl generate --game hanabi --players bot2,bot2 --games 36000 -o hanabi-games
-      batchrl generate --game tressette --players seed-heuristic,random,seed-heuristic,random \\
-          --games 50000 -o tressette.jsonl
+    Per game:
     """
     options = take_game_options("generate", kwargs, game)
     if fmt != "auto" and fmt not in game.log_formats:
@@ -80,6 +74,9 @@ def generate(game: Game, count: int, players: str | None, policy_name: str | Non
     except (GameError, ValueError, OSError) as exc:
         raise click.ClickException(_message(exc)) from None
     click.echo(line)
+
+
+generate.help = f"{inspect.cleandoc(generate.help or '')}\n\n{games_paragraphs('generate')}"
 
 
 @click.command(context_settings={"max_content_width": 100})
@@ -127,25 +124,7 @@ def evaluate(game: Game | None, model: Path | None, groups: tuple[str, ...],
              seed: int, as_json: bool, **kwargs: Any) -> None:
     """Measure a learned policy, in the game its model was trained on.
 
-    \b
-    holdem: plays the model against an opponent and reports the chips it won
-    (the thesis's figure), big blinds and mbb per hand with a 95% confidence
-    interval, and the split by position:
-      batchrl evaluate --model M.npz --opponent rule --hands 20000 --duplicate
-    \b
-    sette-mezzo: exact, no sampling: the policy's expected reward per game,
-    the optimal one, the gap, and the share of decisions where it plays the
-    optimal action, weighted by how often it reaches each state.
-    \b
-    tressette: a team against another, each deal played from both sides and
-    the lead rotating: hands won and points per hand with 95% intervals:
-      batchrl evaluate --game tressette --team model:M.npz --vs random \\
-          --games 20000
-    \b
-    hanabi: pairs of players on the same deals, the report's Table 2 (mean,
-    sd, max, min) in both score conventions:
-      batchrl evaluate --game hanabi --players model:net.pt,bot2 \\
-          --players bot2,bot2 --games 1000
+    Per game:
     """
     hero = f"model:{model}" if model is not None else None
     try:
@@ -164,6 +143,9 @@ def evaluate(game: Game | None, model: Path | None, groups: tuple[str, ...],
         click.echo(json.dumps(out))
     else:
         click.echo(report.table())
+
+
+evaluate.help = f"{inspect.cleandoc(evaluate.help or '')}\n\n{games_paragraphs('evaluate')}"
 
 
 def _game_of(game: Game | None, hero: str | None, groups: tuple[str, ...],

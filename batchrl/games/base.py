@@ -187,6 +187,9 @@ class Game:
     default_players: ClassVar[tuple[str, ...]] = ("random", "random")
     default_count: ClassVar[int] = 1000  # games (hands) evaluate plays
     log_formats: ClassVar[tuple[str, ...]] = ()  # the formats generate writes
+    # a paragraph per command (``generate``, ``evaluate``) that the command's --help shows
+    # under the game's name: what the command does for this game, with an example
+    examples: ClassVar[Mapping[str, str]] = {}
 
     # ---- facts and params ----------------------------------------------------------
 

@@ -11,6 +11,7 @@ their own faster machinery; a game that needs none uses these.
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -108,20 +109,25 @@ class Trajectory:
 
 def play(game: Game, params: Any, players: Sequence[Player], count: int,
          rng: np.random.Generator, seats: Callable[[int], Sequence[int]] | None = None,
-         progress: Callable[[int], None] | None = None, batch: int = 4096
+         progress: Callable[[int], None] | None = None, batch: int = 4096, repeat: int = 1
          ) -> list[Trajectory]:
     """``count`` games, each dealt from its own generator spawned from ``rng``, played in
     lockstep: at each step every player is asked once for all the games where it is to
     act. ``seats(i)`` gives game i's seating (``seats(i)[s]``: the player in seat s);
-    default: player s in seat s."""
+    default: player s in seat s. ``repeat`` k > 1: games i·k to i·k + k − 1 are dealt
+    the same cards (with ``seats``, the players change seats on one deal)."""
     n = game.num_players(params)
     if len(players) != n:
         raise GameError(f"{game.name} is played by {n} players, not {len(players)}")
     out: list[Trajectory] = []
-    deals = rng.spawn(count)
+    deals = rng.spawn(-(-count // repeat))
+
+    def dealer(i: int) -> np.random.Generator:
+        return deals[i] if repeat == 1 else copy.deepcopy(deals[i // repeat])
+
     for lo in range(0, count, batch):
         ids = range(lo, min(count, lo + batch))
-        states = [[game.new_game(deals[i], params)] for i in ids]
+        states = [[game.new_game(dealer(i), params)] for i in ids]
         actions: list[list[int]] = [[] for _ in ids]
         seating = [list(seats(i)) if seats else list(range(n)) for i in ids]
         live = [j for j in range(len(ids)) if not game.is_terminal(states[j][-1])]
@@ -145,16 +151,19 @@ def play(game: Game, params: Any, players: Sequence[Player], count: int,
 
 def trajectory_rows(game: Game, params: Any, games: Sequence[Trajectory], prefix: str,
                     keys: Sequence[Any], lines: Sequence[int],
-                    audit: dict[str, Sequence[str]] | None = None) -> Rows:
+                    audit: dict[str, Sequence[str]] | None = None,
+                    seat_audit: dict[str, Sequence[Sequence[str]]] | None = None) -> Rows:
     """The store rows of ``games``: one per decision, from the acting seat's view, in the
     order played.
 
     A row's reward is what its seat earned (``game.rewards``) from its decision up to its
     next one; its next state is that next decision's (zeros, with no legal action, after
     its last: the row is terminal). Game i's episode is ``prefix`` + ``keys[i]`` and its
-    line ``lines[i]``; ``audit`` holds one string per game for each audit column.
+    line ``lines[i]``; ``audit`` holds one string per game for each audit column,
+    ``seat_audit`` one per game and seat (a row takes its seat's: the player's name).
     """
     audit = audit or {}
+    seat_audit = seat_audit or {}
     episode: list[str] = []
     step: list[int] = []
     player: list[int] = []
@@ -164,7 +173,7 @@ def trajectory_rows(game: Game, params: Any, games: Sequence[Trajectory], prefix
     state: list[NDArray[np.float32]] = []
     before: list[Any] = []  # each row's state, for the next legal moves
     next_row: list[int] = []
-    columns: dict[str, list[str]] = {name: [] for name in audit}
+    columns: dict[str, list[str]] = {name: [] for name in (*audit, *seat_audit)}
     for i, g in enumerate(games):
         seats = game.num_players(params)
         mine: list[list[int]] = [[] for _ in range(seats)]  # each seat's rows, in order
@@ -185,6 +194,8 @@ def trajectory_rows(game: Game, params: Any, games: Sequence[Trajectory], prefix
             line.append(lines[i])
             for name, values in audit.items():
                 columns[name].append(values[i])
+            for name, by_seat in seat_audit.items():
+                columns[name].append(by_seat[i][p])
             earned = game.rewards(s, g.states[t + 1])
             if earned is not None:  # to each seat's latest decision
                 for q, rows in enumerate(mine):

@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 from numpy.typing import NDArray
@@ -70,6 +70,16 @@ class Hanabi(Game):
     default_players = ("bot2", "bot2")
     default_count = 1000
     log_formats = ("hanabi-json",)
+    examples: ClassVar[Mapping[str, str]] = {
+        "generate": "a directory of games, two files each (the report's format):\n"
+                    "  batchrl generate --game hanabi --players bot2,bot2 --games 36000 \\\n"
+                    "      -o hanabi-games",
+        "evaluate": "pairs of players on the same deals, the report's Table 2 (mean, sd,\n"
+                    "max, min) in both score conventions; model:PATH is a network from\n"
+                    "batchrl imitate:\n"
+                    "  batchrl evaluate --game hanabi --players model:net.pt,bot2 \\\n"
+                    "      --players bot2,bot2 --games 1000",
+    }
 
     def num_players(self, params: HanabiParams) -> int:
         return params.players

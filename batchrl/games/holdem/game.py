@@ -25,7 +25,7 @@ import dataclasses
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
 from numpy.typing import NDArray
@@ -97,6 +97,17 @@ class Holdem(Game):
     default_players = ("random", "random")
     default_count = 3000  # the thesis played 3,000 hands
     log_formats = ("acpc", "glassfrog")
+    examples: ClassVar[Mapping[str, str]] = {
+        "generate": "ACPC STATE logs, or Glassfrog's (a .dealer.summary name):\n"
+                    "  batchrl generate --game holdem --hands 5000 --players random,random \\\n"
+                    "      --seed 10 -o ROOM_90.dealer.summary\n"
+                    "  batchrl generate --game holdem --hands 50000 --players random,rule \\\n"
+                    "      -o rule.log",
+        "evaluate": "plays the model against an opponent and reports the chips it won (the\n"
+                    "thesis's figure), big blinds and mbb per hand with a 95% confidence\n"
+                    "interval, and the split by position:\n"
+                    "  batchrl evaluate --model M.npz --opponent rule --hands 20000 --duplicate",
+    }
 
     # ---- facts and params ----------------------------------------------------------
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 from numpy.typing import NDArray
@@ -62,6 +62,14 @@ class SetteMezzo(Game):
     default_players = ("random",)
     default_count = 100_000
     log_formats = ("sette-mezzo",)
+    examples: ClassVar[Mapping[str, str]] = {
+        "generate": "one player against the dealer:\n"
+                    "  batchrl generate --game sette-mezzo --games 100000 --policy random \\\n"
+                    "      -o random.jsonl",
+        "evaluate": "exact, no sampling: the policy's expected reward per game, the optimal\n"
+                    "one, the gap, and the share of decisions where it plays the optimal\n"
+                    "action, weighted by how often it reaches each state.",
+    }
 
     def action_names(self, params: Any) -> tuple[str, ...]:
         return rules.ACTION_NAMES

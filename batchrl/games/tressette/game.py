@@ -30,7 +30,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 from numpy.typing import NDArray
@@ -118,6 +118,15 @@ class Tressette(Game):
     default_players = ("random", "random", "random", "random")
     default_count = 20_000
     log_formats = ("jsonl", "transcript")
+    examples: ClassVar[Mapping[str, str]] = {
+        "generate": "four seats, or A,B for teams 0+2 and 1+3:\n"
+                    "  batchrl generate --game tressette --players seed-heuristic,random \\\n"
+                    "      --games 50000 -o tressette.jsonl",
+        "evaluate": "a team against another, each deal played from both sides and the lead\n"
+                    "rotating: hands won and points per hand with 95% intervals:\n"
+                    "  batchrl evaluate --game tressette --team model:M.npz --vs random \\\n"
+                    "      --games 20000",
+    }
 
     # ---- facts -------------------------------------------------------------------------
 

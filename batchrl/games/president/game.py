@@ -1,0 +1,342 @@
+"""President through the `batchrl.games.Game` protocol: 2, 4, 5 or 8 seats, a game an
+episode, the rules of ``rules``, the features of ``features``, the players of ``bots``.
+
+A state of the protocol is a `rules.State` (it carries its rules: the players, whether a
+pass is final, the reward). ``rewards`` are the seed's time penalty (or the placement
+reward) of the decision just made, to the seat that made it; ``returns`` are each seat's
+sum of them.
+
+>>> game = GAME
+>>> params = game.params(players=2)
+>>> s = game.new_game(np.random.default_rng(0), params)
+>>> while not game.is_terminal(s):
+...     s = game.step(s, game.legal_actions(s)[-1])
+>>> s.order, game.returns(s)
+((1, 0), (-15.0, -11.0))
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, ClassVar
+
+import numpy as np
+from numpy.typing import NDArray
+
+from batchrl.games.base import (
+    FQISettings,
+    Game,
+    GameError,
+    Option,
+    Report,
+    SourceContext,
+    SourcePlan,
+    single_group,
+)
+from batchrl.games.president import features
+from batchrl.games.president.bots import BOT_NAMES, make_bot
+from batchrl.games.president.logs import LoggedGame
+from batchrl.games.president.rules import (
+    ACTION_NAMES,
+    N_ACTIONS,
+    PLAYER_COUNTS,
+    Rules,
+    State,
+    deal,
+    from_deal,
+    is_terminal,
+    legal_actions,
+    placements,
+    step,
+)
+from batchrl.store import RowsBatch, StoreSchema
+
+
+@dataclass(frozen=True, slots=True)
+class PresidentParams:
+    """``players``: 2, 4, 5 or 8; ``pass_locks``: a pass is final for the round (the
+    common rule, the default, lets a player who passed play again while the round goes
+    on); ``reward``: ``"time"`` (the seed's) or ``"placement"``."""
+
+    players: int = 4
+    pass_locks: bool = False
+    reward: str = "time"
+
+    def __post_init__(self) -> None:
+        Rules(self.players, self.pass_locks, self.reward)  # raises on a bad value
+
+    @property
+    def rules(self) -> Rules:
+        return Rules(self.players, self.pass_locks, self.reward)
+
+
+@dataclass(frozen=True, slots=True)
+class PresidentRecord:
+    """A game as a log line gives it (what ``parsers/president.py`` reads)."""
+
+    source: str
+    line: int
+    game: LoggedGame
+
+
+class President(Game):
+    name = "president"
+    title = "President (2, 4, 5 or 8 players, the seed's Spanish-deck rules)"
+    player_counts = PLAYER_COUNTS
+    zero_sum = False
+    unit = "games"
+    Params = PresidentParams
+    fqi = FQISettings(trees=50, nmin=20, iters=10, per_action=True, fast=True)
+    options = (
+        Option("placement", {"ingest": "--placement"},
+               "reward n - 1 - p for the play that empties the hand at placement p (0 "
+               "first) and nothing else, instead of the seed's time penalty (-1 a "
+               "decision, 3 - p for that play).", type=bool),
+        Option("pass_locks", {"generate": "--pass-locks", "evaluate": "--pass-locks"},
+               "a pass is final for the round (by default a player who passed may play "
+               "again while the round goes on).", type=bool),
+    )
+    bots = BOT_NAMES
+    default_players = ("random", "random", "random", "random")
+    default_count = 10_000
+    log_formats = ("jsonl",)
+    examples: ClassVar[Mapping[str, str]] = {
+        "generate": "2, 4, 5 or 8 seats (random, rule, model:PATH), JSON lines:\n"
+                    "  batchrl generate --game president --players rule,random,random,random \\\n"
+                    "      --games 20000 -o president.jsonl",
+        "evaluate": "the players take every seat in turn on the same deals: each one's\n"
+                    "first-place rate, mean placement and top-half rate, 95% intervals:\n"
+                    "  batchrl evaluate --game president \\\n"
+                    "      --players model:M.npz,random,random,random --games 10000",
+    }
+
+    # ---- facts -------------------------------------------------------------------------
+
+    def num_players(self, params: Any) -> int:
+        return int(params.players)
+
+    def action_names(self, params: Any) -> tuple[str, ...]:
+        return ACTION_NAMES
+
+    def feature_names(self, params: Any) -> tuple[str, ...]:
+        return features.feature_names(params.players)
+
+    def reward_unit(self, params: Any) -> str:
+        if params.reward == "placement":
+            return ("n - 1 - p on the play that empties the hand at placement p (0 the "
+                    "president), 0 otherwise")
+        return ("the seed's time penalty: -1 for each decision that does not empty the hand, "
+                "3 - p for the one that empties it at placement p (0 the president)")
+
+    # ---- rules -------------------------------------------------------------------------
+
+    def new_game(self, rng: np.random.Generator, params: Any) -> State:
+        return deal(rng, params.rules)
+
+    def current_player(self, state: State) -> int:
+        return state.turn
+
+    def legal_actions(self, state: State) -> tuple[int, ...]:
+        return legal_actions(state)
+
+    def step(self, state: State, action: int) -> State:
+        return step(state, action)
+
+    def is_terminal(self, state: State) -> bool:
+        return is_terminal(state)
+
+    def returns(self, state: State) -> tuple[float, ...]:
+        return state.scores
+
+    def rewards(self, before: State, after: State) -> tuple[float, ...] | None:
+        return tuple(a - b for a, b in zip(after.scores, before.scores, strict=True))
+
+    def encode(self, state: State, player: int, params: Any) -> NDArray[np.float32]:
+        return features.encode(state, player)
+
+    def legal_mask(self, state: State, params: Any) -> NDArray[np.bool_]:
+        mask = np.zeros(N_ACTIONS, dtype=bool)
+        mask[list(legal_actions(state))] = True
+        return mask
+
+    # ---- store side --------------------------------------------------------------------
+
+    def schema(self, params: Any) -> StoreSchema:
+        return StoreSchema(self.name, self.feature_names(params), ACTION_NAMES,
+                           audit_columns=("name",),
+                           game_params={"players": params.players,
+                                        "pass_locks": params.pass_locks,
+                                        "reward": params.reward},
+                           state_dtype="int8", next_state="following")
+
+    def open_source(self, records: Iterator[Any], context: SourceContext) -> SourcePlan:
+        from batchrl.games.play import Trajectory, trajectory_rows
+        from batchrl.records import BadLine, Skipped
+
+        reward = "placement" if context.options.get("placement") else "time"
+        pending: list[Any] = []
+        first = None
+        for record in records:  # the first game says how many play
+            pending.append(record)
+            if isinstance(record, PresidentRecord):
+                first = record
+                break
+            if not isinstance(record, BadLine | Skipped):
+                break
+        if first is None:
+            params = self.params(reward=reward)
+        else:
+            params = self.params(players=first.game.rules.players,
+                                 pass_locks=first.game.rules.pass_locks, reward=reward)
+        rules = params.rules
+
+        def checked(items: Iterator[Any]) -> Iterator[Any]:
+            for r in items:
+                if isinstance(r, PresidentRecord) and (r.game.rules.players, r.game.rules
+                                                       .pass_locks) != (rules.players,
+                                                                        rules.pass_locks):
+                    yield BadLine(r.source, r.line,
+                                  f"a game of {r.game.rules.players} players"
+                                  f"{', passes final' if r.game.rules.pass_locks else ''} "
+                                  f"among games of {rules.players}"
+                                  f"{', passes final' if rules.pass_locks else ''}: a store "
+                                  "holds one kind; ingest it into another store", "")
+                else:
+                    yield r
+
+        def replayed(game: LoggedGame) -> Trajectory:
+            if rules.reward == game.rules.reward:
+                return Trajectory(game.states, game.moves)
+            states = [from_deal(game.states[0].dealt, rules)]
+            for a in game.moves:
+                states.append(step(states[-1], a))
+            return Trajectory(tuple(states), game.moves)
+
+        def rows(chunk: list[PresidentRecord]) -> RowsBatch:
+            made = trajectory_rows(self, params, [replayed(r.game) for r in chunk],
+                                   context.prefix, [r.game.index for r in chunk],
+                                   [r.line for r in chunk],
+                                   seat_audit={"name": [r.game.players for r in chunk]})
+            return RowsBatch(made, len(chunk))
+
+        return SourcePlan(self.schema(params), checked(_chain(pending, records)), rows,
+                          variant=f"{rules.players} players", unit=self.unit)
+
+    # ---- play side ---------------------------------------------------------------------
+
+    def params_from_store(self, stored_game: str, game_params: Mapping[str, Any]) -> Any:
+        return self.params(**{k: game_params[k] for k in ("players", "pass_locks", "reward")
+                              if k in game_params})
+
+    def check_model_params(self, path: str | Path, trained: Any, playing: Any) -> None:
+        """A model plays the number of players it learned with; its reward does not
+        change what its features mean."""
+        if trained.players != playing.players:
+            raise GameError(f"{path} learned {trained.players}-player games, not "
+                            f"{playing.players}: its features would not mean what it learned")
+
+    def bot(self, name: str, params: Any, rng: np.random.Generator) -> Any:
+        from batchrl.games.play import OneAtATime
+
+        try:
+            bot = make_bot(name, rng)
+        except ValueError as exc:
+            raise GameError(str(exc)) from None
+        return OneAtATime(name, bot.act)
+
+    def _params_for(self, players: int, options: Mapping[str, Any]) -> PresidentParams:
+        if players not in PLAYER_COUNTS:
+            raise GameError(f"president is played by {', '.join(map(str, PLAYER_COUNTS))} "
+                            f"players (the 40 cards dealt evenly), not {players}")
+        params: PresidentParams = self.params(players=players,
+                                              pass_locks=bool(options.get("pass_locks")))
+        return params
+
+    def generate(self, out: Path, players: Sequence[str], count: int, seed: int,
+                 options: Mapping[str, Any],
+                 progress: Callable[[int], None] | None = None) -> str:
+        """``count`` games of ``players`` (seat by seat) as JSON lines."""
+        params = self._params_for(len(players), options)
+        fmt = options.get("format") or "auto"
+        if fmt not in ("auto", *self.log_formats):
+            raise GameError(f"president writes {', '.join(self.log_formats)}, not {fmt}")
+        out.parent.mkdir(parents=True, exist_ok=True)
+        tmp = out.with_name(f".{out.name}.tmp")
+        results = np.zeros(len(players))
+        with tmp.open("w") as f:
+            for game in iter_games(self, params, players, count, seed, progress):
+                f.write(game.to_json() + "\n")
+                results[list(game.order)] += np.arange(len(players))
+        tmp.replace(out)
+        mean = ", ".join(f"{p} {r / count + 1:.2f}" for p, r in zip(players, results,
+                                                                    strict=True))
+        return f"{count:,} games written to {out} (mean placement by seat: {mean})"
+
+    def evaluate(self, groups: Sequence[Sequence[str]], count: int | None, seed: int,
+                 options: Mapping[str, Any],
+                 progress: Callable[[int], None] | None = None) -> Report:
+        """The group's players take every seat in turn on the same deals."""
+        from batchrl.games.play import make_player, play
+        from batchrl.games.president.evaluate import placement_report, rotation
+        from batchrl.policy import ModelError
+
+        names = single_group(self, groups)
+        params = self._params_for(len(names), options)
+        n = params.players
+        games = -(-(count or self.default_count) // n) * n  # whole rotations
+        streams = np.random.SeedSequence(seed).spawn(n + 1)
+        try:
+            players = [make_player(self, s, params, np.random.default_rng(r))
+                       for s, r in zip(names, streams[1:], strict=False)]
+        except ModelError as exc:
+            raise GameError(str(exc)) from None
+        seats = rotation(n)
+        placed = np.zeros((games, n), dtype=np.int64)
+        done = 0
+        deals = np.random.default_rng(streams[0])
+        chunk = 1024 * n
+        for lo in range(0, games, chunk):
+            k = min(chunk, games - lo)
+            played = play(self, params, players, k, deals.spawn(1)[0], seats, progress,
+                          repeat=n)
+            for i, g in enumerate(played):
+                where = placements(g.states[-1])  # by seat
+                placed[done + i] = [where[s] for s in np.argsort(seats(i))]
+            done += k
+        return placement_report(names, placed, seed, params.pass_locks)
+
+
+def iter_games(game: President, params: PresidentParams, players: Sequence[str], count: int,
+               seed: int, progress: Callable[[int], None] | None = None
+               ) -> Iterator[LoggedGame]:
+    """``count`` games of the named players (seat by seat: random, rule, model:PATH),
+    dealt and played from ``seed``, many at a time."""
+    from batchrl.games.play import make_player, play
+
+    streams = np.random.SeedSequence(seed).spawn(len(players) + 1)
+    chosen = [make_player(game, p, params, np.random.default_rng(s))
+              for p, s in zip(players, streams[1:], strict=False)]
+    deals = np.random.default_rng(streams[0])
+    index = 0
+    for lo in range(0, count, 2048):
+        for g in play(game, params, chosen, min(2048, count - lo), deals.spawn(1)[0],
+                      progress=progress):
+            yield LoggedGame(tuple(players), g.states, g.actions, seed, index)
+            index += 1
+
+
+def play_games(players: Sequence[str], count: int, seed: int, pass_locks: bool = False
+               ) -> list[LoggedGame]:
+    """``count`` games of ``players`` (a list, for tests and notebooks)."""
+    params = GAME.params(players=len(players), pass_locks=pass_locks)
+    return list(iter_games(GAME, params, players, count, seed))
+
+
+def _chain(first: list[Any], rest: Iterator[Any]) -> Iterator[Any]:
+    yield from first
+    yield from rest
+
+
+GAME = President()
