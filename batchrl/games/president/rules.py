@@ -35,6 +35,7 @@ that empties the hand (the servant: 0) and nothing else.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import lru_cache
 
 import numpy as np
 
@@ -184,10 +185,15 @@ def legal_actions(state: State) -> tuple[int, ...]:
     """The moves of the seat to act, in action order (pass first where allowed)."""
     if state.turn < 0:
         return ()
-    hand = state.hands[state.turn]
-    if state.first:  # the 2 of golds, alone or with other 2s
+    return _legal(state.hands[state.turn], state.table, state.first)
+
+
+@lru_cache(maxsize=1 << 16)
+def _legal(hand: tuple[int, ...], table: tuple[int, int], first: bool) -> tuple[int, ...]:
+    """The moves from a hand's rank counts (kept: a game meets the same ones often)."""
+    if first:  # the 2 of golds, alone or with other 2s
         return tuple(play_action(0, c) for c in range(1, hand[0] + 1))
-    rank, count = state.table
+    rank, count = table
     if rank < 0:  # leading: any set, no pass
         return tuple(1 + N_SUITS * r + c for r in range(N_RANKS) for c in range(hand[r]))
     return (PASS, *(1 + N_SUITS * r + count - 1 for r in range(rank + 1, N_RANKS)

@@ -204,3 +204,21 @@ def test_the_rule_player_beats_random_players():
             state = step(state, bots[state.turn].act(state))
         wins += state.order[0] == 0
     assert wins / 200 > 0.4  # chance is 0.25
+
+
+@pytest.mark.parametrize("players", [2, 4, 5, 8])
+@pytest.mark.parametrize("pass_locks", [False, True])
+def test_the_lockstep_simulator_plays_the_rules_move_for_move(players, pass_locks):
+    from batchrl.games.president.simulate import random_games
+
+    games = random_games(150, players, np.random.default_rng(players), pass_locks, batch=64)
+    rules = Rules(players=players, pass_locks=pass_locks)
+    for g in range(150):
+        state = from_deal(tuple(tuple(int(c) for c in h) for h in games.dealt[g]), rules)
+        for a in games.moves[g]:
+            if a < 0:
+                break
+            state = step(state, int(a))  # raises if the simulator made an illegal move
+        assert state.turn < 0
+        assert placements(state) == tuple(games.places[g].tolist())
+        assert state.scores == tuple(games.scores[g].tolist())
