@@ -11,6 +11,7 @@ choice of suits as a play of its own; ours counts a (rank, count) once).
   pairs), keeping its 3s and aces for last unless nothing else is left;
 - following, it plays the lowest rank it can without breaking a set (a rank held in
   exactly the number asked); it breaks a set only of a low rank (7 or under);
+- in a match, the president returns its lowest card;
 - it passes rather than spend a 3 or an ace when it still holds more than three cards
   and no opponent is about to go out (an opponent with at most as many cards as the set
   on the table): the strong set is worth more later.
@@ -59,7 +60,7 @@ class RuleBot:
 
     def act(self, state: State) -> int:
         legal = legal_actions(state)
-        if len(legal) == 1:
+        if len(legal) == 1 or state.exchange:  # returns its lowest card
             return legal[0]
         seat, n = state.turn, state.rules.players
         hand = state.hands[seat]

@@ -44,12 +44,15 @@ class PlacementReport:
     seed: int
     pass_locks: bool
     results: list[PlayerResult]
+    match: int = 1
 
     def table(self) -> str:
         n = len(self.players)
         lines = [f"president, {n} players, {self.games:,} games, seed {self.seed} (each deal "
                  f"played {n} times, the players taking every seat)",
                  "" if not self.pass_locks else "a pass is final for the round (--pass-locks)",
+                 "" if self.match == 1 else f"matches of {self.match} games, the servant and "
+                 "the president exchanging cards between games; every game counted",
                  f"{'player':<28} {'first place':>11} {'95% CI':>17} {'placement':>9} "
                  f"{'95% CI':>15} {'top half':>8} {'95% CI':>17}"]
         for r in self.results:
@@ -64,23 +67,25 @@ class PlacementReport:
 
     def as_dict(self) -> dict[str, Any]:
         return {"game": "president", "players": list(self.players), "games": self.games,
-                "seed": self.seed, "pass_locks": self.pass_locks,
+                "seed": self.seed, "pass_locks": self.pass_locks, "match": self.match,
                 "results": [r.as_dict() for r in self.results]}
 
 
 def placement_report(names: Sequence[str], placements: NDArray[np.int64], seed: int,
-                     pass_locks: bool = False) -> PlacementReport:
+                     pass_locks: bool = False, match: int = 1) -> PlacementReport:
     """The report of games where ``placements[i, j]`` is player j's place (0 first) in
-    game i, consecutive runs of n games being one deal's rotations."""
+    game i, consecutive runs of n games (n matches of ``match`` games) being one deal's
+    rotations."""
     n = len(names)
+    unit = n * match
     results = []
     for j, name in enumerate(names):
         place = placements[:, j].astype(np.float64)
         results.append(PlayerResult(
-            name, mean_ci(place == 0, per_unit=n), mean_ci(place + 1, per_unit=n),
-            mean_ci(place < n // 2, per_unit=n),
+            name, mean_ci(place == 0, per_unit=unit), mean_ci(place + 1, per_unit=unit),
+            mean_ci(place < n // 2, per_unit=unit),
             np.bincount(placements[:, j], minlength=n) / len(place)))
-    return PlacementReport(tuple(names), len(placements), seed, pass_locks, results)
+    return PlacementReport(tuple(names), len(placements), seed, pass_locks, results, match)
 
 
 def rotation(n: int) -> Callable[[int], list[int]]:

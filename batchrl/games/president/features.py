@@ -28,11 +28,14 @@ from batchrl.games.president.rules import N_SUITS, RANKS, State
 
 
 @cache
-def feature_names(players: int) -> tuple[str, ...]:
+def feature_names(players: int, match: int = 1) -> tuple[str, ...]:
+    """The features' names; a match adds the exchange phase, the game's number in the
+    match and the player's place in the game before (0 before the first)."""
     return (*(f"own_{r}" for r in RANKS), *(f"played_{r}" for r in RANKS),
             *(f"out_{r}" for r in RANKS), "table_rank", "table_count", "leading",
             *(f"hand_{k}" for k in range(1, players)), "last_offset", "passes",
-            "players_in", "placed", "own", "own_ranks", "min_opponent", "higher_out")
+            "players_in", "placed", "own", "own_ranks", "min_opponent", "higher_out",
+            *(("exchange", "game_no", "last_place") if match > 1 else ()))
 
 
 def encode(state: State, player: int) -> NDArray[np.float32]:
@@ -50,5 +53,8 @@ def encode(state: State, player: int) -> NDArray[np.float32]:
          sum(1 for h in state.hands if any(h)), len(state.order), sum(own),
          sum(1 for c in own if c), min(holding) if holding else 0,
          sum(out[rank + 1:]) if rank >= 0 else sum(out)]
+    if state.rules.match > 1:
+        last_place = state.results[-1].index(player) + 1 if state.results else 0
+        x += [int(state.exchange), state.game_no, last_place]
     return np.asarray(x, dtype=np.float32)
 

@@ -46,6 +46,7 @@ from batchrl.games.president.rules import (
     State,
     deal,
     from_deal,
+    game_orders,
     is_terminal,
     legal_actions,
     placements,
@@ -58,18 +59,21 @@ from batchrl.store import RowsBatch, StoreSchema
 class PresidentParams:
     """``players``: 2, 4, 5 or 8; ``pass_locks``: a pass is final for the round (the
     common rule, the default, lets a player who passed play again while the round goes
-    on); ``reward``: ``"time"`` (the seed's) or ``"placement"``."""
+    on); ``reward``: ``"time"`` (the seed's) or ``"placement"``; ``match``: games per
+    match, with the servant's and the president's exchange between them (1: single
+    games)."""
 
     players: int = 4
     pass_locks: bool = False
     reward: str = "time"
+    match: int = 1
 
     def __post_init__(self) -> None:
-        Rules(self.players, self.pass_locks, self.reward)  # raises on a bad value
+        self.rules  # noqa: B018  (raises on a bad value)
 
     @property
     def rules(self) -> Rules:
-        return Rules(self.players, self.pass_locks, self.reward)
+        return Rules(self.players, self.pass_locks, self.reward, self.match)
 
 
 @dataclass(frozen=True, slots=True)
@@ -99,13 +103,19 @@ class President(Game):
         Option("pass_locks", {"generate": "--pass-locks", "evaluate": "--pass-locks"},
                "a pass is final for the round (by default a player who passed may play "
                "again while the round goes on).", type=bool),
+        Option("match", {"generate": "--match", "evaluate": "--match"},
+               "play matches of K games: before each game after the first the servant "
+               "gives the president its best card and the president returns one of its "
+               "choice (a decision of the president's); the episode is the match. "
+               "[default: 1, single games]", type=int, metavar="K"),
     )
     bots = BOT_NAMES
     default_players = ("random", "random", "random", "random")
     default_count = 10_000
     log_formats = ("jsonl",)
     examples: ClassVar[Mapping[str, str]] = {
-        "generate": "2, 4, 5 or 8 seats (random, rule, model:PATH), JSON lines:\n"
+        "generate": "2, 4, 5 or 8 seats (random, rule, model:PATH), JSON lines; --match K\n"
+                    "plays matches of K games with the cards exchanged between games:\n"
                     "  batchrl generate --game president --players rule,random,random,random \\\n"
                     "      --games 20000 -o president.jsonl",
         "evaluate": "the players take every seat in turn on the same deals: each one's\n"
@@ -123,7 +133,7 @@ class President(Game):
         return ACTION_NAMES
 
     def feature_names(self, params: Any) -> tuple[str, ...]:
-        return features.feature_names(params.players)
+        return features.feature_names(params.players, params.match)
 
     def reward_unit(self, params: Any) -> str:
         if params.reward == "placement":
@@ -170,6 +180,7 @@ class President(Game):
                            audit_columns=("name",),
                            game_params={"players": params.players,
                                         "pass_locks": params.pass_locks,
+                                        "match": params.match,
                                         "reward": params.reward},
                            state_dtype="int8", next_state="following")
 
@@ -191,27 +202,24 @@ class President(Game):
             params = self.params(reward=reward)
         else:
             params = self.params(players=first.game.rules.players,
-                                 pass_locks=first.game.rules.pass_locks, reward=reward)
+                                 pass_locks=first.game.rules.pass_locks, reward=reward,
+                                 match=first.game.rules.match)
         rules = params.rules
 
         def checked(items: Iterator[Any]) -> Iterator[Any]:
             for r in items:
-                if isinstance(r, PresidentRecord) and (r.game.rules.players, r.game.rules
-                                                       .pass_locks) != (rules.players,
-                                                                        rules.pass_locks):
+                if isinstance(r, PresidentRecord) and _kind(r.game.rules) != _kind(rules):
                     yield BadLine(r.source, r.line,
-                                  f"a game of {r.game.rules.players} players"
-                                  f"{', passes final' if r.game.rules.pass_locks else ''} "
-                                  f"among games of {rules.players}"
-                                  f"{', passes final' if rules.pass_locks else ''}: a store "
-                                  "holds one kind; ingest it into another store", "")
+                                  f"a game of {_kind(r.game.rules)} among games of "
+                                  f"{_kind(rules)}: a store holds one kind; ingest it into "
+                                  "another store", "")
                 else:
                     yield r
 
         def replayed(game: LoggedGame) -> Trajectory:
             if rules.reward == game.rules.reward:
                 return Trajectory(game.states, game.moves)
-            states = [from_deal(game.states[0].dealt, rules)]
+            states = [from_deal(game.states[0].dealt, rules, game.states[0].upcoming)]
             for a in game.moves:
                 states.append(step(states[-1], a))
             return Trajectory(tuple(states), game.moves)
@@ -229,15 +237,19 @@ class President(Game):
     # ---- play side ---------------------------------------------------------------------
 
     def params_from_store(self, stored_game: str, game_params: Mapping[str, Any]) -> Any:
-        return self.params(**{k: game_params[k] for k in ("players", "pass_locks", "reward")
-                              if k in game_params})
+        return self.params(**{k: game_params[k] for k in ("players", "pass_locks", "reward",
+                                                          "match") if k in game_params})
 
     def check_model_params(self, path: str | Path, trained: Any, playing: Any) -> None:
-        """A model plays the number of players it learned with; its reward does not
-        change what its features mean."""
+        """A model plays the number of players it learned with, and matches if it learned
+        them; its reward does not change what its features mean."""
         if trained.players != playing.players:
             raise GameError(f"{path} learned {trained.players}-player games, not "
                             f"{playing.players}: its features would not mean what it learned")
+        if (trained.match > 1) != (playing.match > 1):
+            learned = "matches" if trained.match > 1 else "single games"
+            raise GameError(f"{path} learned {learned}: play it "
+                            f"{'with' if trained.match > 1 else 'without'} --match")
 
     def bot(self, name: str, params: Any, rng: np.random.Generator) -> Any:
         from batchrl.games.play import OneAtATime
@@ -252,8 +264,12 @@ class President(Game):
         if players not in PLAYER_COUNTS:
             raise GameError(f"president is played by {', '.join(map(str, PLAYER_COUNTS))} "
                             f"players (the 40 cards dealt evenly), not {players}")
-        params: PresidentParams = self.params(players=players,
-                                              pass_locks=bool(options.get("pass_locks")))
+        match = options.get("match") or 1
+        try:
+            params: PresidentParams = self.params(
+                players=players, pass_locks=bool(options.get("pass_locks")), match=match)
+        except GameError as exc:
+            raise GameError(f"--match {match}: {exc}") from None
         return params
 
     def generate(self, out: Path, players: Sequence[str], count: int, seed: int,
@@ -270,7 +286,8 @@ class President(Game):
         with tmp.open("w") as f:
             for game in iter_games(self, params, players, count, seed, progress):
                 f.write(game.to_json() + "\n")
-                results[list(game.order)] += np.arange(len(players))
+                for order in game_orders(game.states[-1]):
+                    results[list(order)] += np.arange(len(players)) / params.match
         tmp.replace(out)
         mean = ", ".join(f"{p} {r / count + 1:.2f}" for p, r in zip(players, results,
                                                                     strict=True))
@@ -295,7 +312,7 @@ class President(Game):
         except ModelError as exc:
             raise GameError(str(exc)) from None
         seats = rotation(n)
-        placed = np.zeros((games, n), dtype=np.int64)
+        placed = np.zeros((games * params.match, n), dtype=np.int64)
         done = 0
         deals = np.random.default_rng(streams[0])
         chunk = 1024 * n
@@ -304,10 +321,12 @@ class President(Game):
             played = play(self, params, players, k, deals.spawn(1)[0], seats, progress,
                           repeat=n)
             for i, g in enumerate(played):
-                where = placements(g.states[-1])  # by seat
-                placed[done + i] = [where[s] for s in np.argsort(seats(i))]
+                seat_of = np.argsort(seats(i))  # each player's seat
+                for m, order in enumerate(game_orders(g.states[-1])):
+                    where = placements(g.states[-1], order)  # by seat
+                    placed[(done + i) * params.match + m] = [where[s] for s in seat_of]
             done += k
-        return placement_report(names, placed, seed, params.pass_locks)
+        return placement_report(names, placed, seed, params.pass_locks, params.match)
 
 
 def iter_games(game: President, params: PresidentParams, players: Sequence[str], count: int,
@@ -329,11 +348,16 @@ def iter_games(game: President, params: PresidentParams, players: Sequence[str],
             index += 1
 
 
-def play_games(players: Sequence[str], count: int, seed: int, pass_locks: bool = False
-               ) -> list[LoggedGame]:
-    """``count`` games of ``players`` (a list, for tests and notebooks)."""
-    params = GAME.params(players=len(players), pass_locks=pass_locks)
+def play_games(players: Sequence[str], count: int, seed: int, pass_locks: bool = False,
+               match: int = 1) -> list[LoggedGame]:
+    """``count`` games (matches) of ``players`` (a list, for tests and notebooks)."""
+    params = GAME.params(players=len(players), pass_locks=pass_locks, match=match)
     return list(iter_games(GAME, params, players, count, seed))
+
+
+def _kind(rules: Rules) -> str:
+    return (f"{rules.players} players" + (", passes final" if rules.pass_locks else "")
+            + (f", matches of {rules.match}" if rules.match > 1 else ""))
 
 
 def _chain(first: list[Any], rest: Iterator[Any]) -> Iterator[Any]:

@@ -25,16 +25,19 @@ from __future__ import annotations
 import json
 import math
 from dataclasses import dataclass
+from typing import Any
 
 from batchrl.games.jsonlines import game_object
 from batchrl.games.president.rules import (
     ACTION_NAMES,
+    MAX_MATCH,
     IllegalMove,
     Rules,
     State,
     action_name,
     card_name,
     from_deal,
+    game_orders,
     is_terminal,
     parse_action,
     parse_card,
@@ -70,10 +73,15 @@ class LoggedGame:
 
     def to_json(self) -> str:
         first = self.states[0]
+        match: dict[str, Any] = {}
+        if self.rules.match > 1:
+            match = {"next_deals": [_deal_names(d) for d in first.upcoming],
+                     "orders": [list(o) for o in game_orders(self.states[-1])]}
         return json.dumps({
             "game": "president", "seed": self.seed, "index": self.index,
-            "players": list(self.players), "rules": {"pass_locks": self.rules.pass_locks},
-            "deal": [[card_name(c) for c in hand] for hand in first.dealt],
+            "players": list(self.players),
+            "rules": {"pass_locks": self.rules.pass_locks, "match": self.rules.match},
+            "deal": _deal_names(first.dealt), **match,
             "moves": [action_name(a) for a in self.moves], "order": list(self.order),
             "returns": list(self.returns)}, separators=(",", ":"))
 
@@ -85,19 +93,25 @@ class LoggedGame:
         if not isinstance(players, list) or not all(isinstance(p, str) for p in players):
             raise ValueError("players: want a list of names")
         rules_given = data.get("rules", {})
+        match = rules_given.get("match", 1) if isinstance(rules_given, dict) else None
         if not isinstance(rules_given, dict) or not isinstance(
-                rules_given.get("pass_locks", False), bool):
-            raise ValueError('rules: want {"pass_locks": true or false}')
+                rules_given.get("pass_locks", False), bool) or not isinstance(match, int) \
+                or isinstance(match, bool) or not 1 <= match <= MAX_MATCH:
+            raise ValueError('rules: want {"pass_locks": true or false, "match": games '
+                             f'per match, 1 to {MAX_MATCH}}}')
         try:
-            rules = Rules(players=len(players), pass_locks=rules_given.get("pass_locks", False))
+            rules = Rules(players=len(players), pass_locks=rules_given.get("pass_locks", False),
+                          match=match)
         except ValueError as e:
             raise ValueError(f"players: {e}") from None
-        hands = data["deal"]
-        if not isinstance(hands, list) or len(hands) != rules.players or not all(
-                isinstance(h, list) and all(isinstance(c, str) for c in h) for h in hands):
-            raise ValueError(f"deal: want {rules.players} lists of card names")
+        later = data.get("next_deals", [])
+        if not isinstance(later, list) or len(later) != rules.match - 1:
+            raise ValueError(f"next_deals: a match of {rules.match} games has "
+                             f"{rules.match - 1} deals after the first")
         try:
-            state = from_deal(tuple(tuple(parse_card(c) for c in h) for h in hands), rules)
+            first = _parse_deal(data["deal"], rules)
+            upcoming = tuple(_parse_deal(d, rules) for d in later)
+            state = from_deal(first, rules, upcoming)
         except ValueError as e:
             raise ValueError(f"deal: {e}") from None
         moves = data["moves"]
@@ -117,6 +131,11 @@ class LoggedGame:
         if not is_terminal(states[-1]):
             raise ValueError(f"the game is not over after its {len(moves)} moves "
                              f"(seat {states[-1].turn} to play)")
+        if rules.match > 1:
+            orders = [list(o) for o in game_orders(states[-1])]
+            if data.get("orders") != orders:
+                raise ValueError(f"orders: the moves finish the games {orders}, the log says "
+                                 f"{str(data.get('orders'))[:60]}")
         order = data["order"]
         if order != list(states[-1].order):
             raise ValueError(f"order: the moves finish {list(states[-1].order)}, the log says "
@@ -133,3 +152,14 @@ class LoggedGame:
         return cls(tuple(players), tuple(states), tuple(actions),
                    seed if isinstance(seed, int) and abs(seed) < 2**63 else None,
                    index if isinstance(index, int) and 0 <= index < 2**62 else 0)
+
+
+def _deal_names(dealt: tuple[tuple[int, ...], ...]) -> list[list[str]]:
+    return [[card_name(c) for c in hand] for hand in dealt]
+
+
+def _parse_deal(hands: Any, rules: Rules) -> tuple[tuple[int, ...], ...]:
+    if not isinstance(hands, list) or len(hands) != rules.players or not all(
+            isinstance(h, list) and all(isinstance(c, str) for c in h) for h in hands):
+        raise ValueError(f"want {rules.players} lists of card names")
+    return tuple(tuple(parse_card(c) for c in h) for h in hands)

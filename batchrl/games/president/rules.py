@@ -15,6 +15,14 @@ Where the seed is silent: a player who passed may play again later in the same r
 as long as the round goes on (the common rule, and what the seed's round-ending rule
 implies); ``Rules(pass_locks=True)`` makes a pass final for the round instead.
 
+A match (``Rules(match=k)``, k games; single games by default) adds the seed's economy:
+before each game after the first, the servant of the game before gives the president
+its best card (the highest, the suit breaking ties), and the president returns a card
+of its choice: a decision of its own (``exchange``), whose moves are the ``<rank>x1``
+actions ("return a card of this rank"; of several, the one of the highest suit goes,
+so the 2 of golds stays while another 2 can go). The holder of the 2 of golds leads
+every game. The rewards of every game add up; the episode is the match.
+
 Suits matter only for the 2 of golds, so a move is a (rank, count): action 0 is ``pass``
 and ``1 + 4·rank + count − 1`` plays ``count`` cards of ``rank``: 41 actions. A state is
 immutable; `step` returns a new one and raises `IllegalMove` for an illegal action.
@@ -49,6 +57,7 @@ PASS = 0
 N_ACTIONS = 1 + N_RANKS * N_SUITS  # pass, and (rank, count 1-4)
 PLAYER_COUNTS = (2, 4, 5, 8)
 REWARDS = ("time", "placement")
+MAX_MATCH = 100
 
 
 class IllegalMove(ValueError):
@@ -63,8 +72,11 @@ class Rules:
     players: int = 4
     pass_locks: bool = False
     reward: str = "time"
+    match: int = 1  # games per match; 1: single games
 
     def __post_init__(self) -> None:
+        if not 1 <= self.match <= MAX_MATCH:
+            raise ValueError(f"a match of {self.match} games: want 1 to {MAX_MATCH}")
         if self.players not in PLAYER_COUNTS:
             raise ValueError(f"president is dealt to {', '.join(map(str, PLAYER_COUNTS))} "
                              f"players (40 cards evenly), not {self.players}")
@@ -93,6 +105,16 @@ class State:
     scores: tuple[float, ...]
     first: bool = True  # the game's first play (the 2 of golds) is still to come
     moves: int = 0
+    # a match: the deals of the games still to come, the orders of the games done, and
+    # whether the president is to return a card before the game's first play
+    upcoming: tuple[tuple[tuple[int, ...], ...], ...] = ()
+    results: tuple[tuple[int, ...], ...] = ()
+    exchange: bool = False
+
+    @property
+    def game_no(self) -> int:
+        """The game of the match being played, 0 the first."""
+        return len(self.results)
 
 
 def card_name(card: int) -> str:
@@ -151,9 +173,23 @@ def counts(cards: tuple[int, ...] | list[int]) -> tuple[int, ...]:
     return tuple(out)
 
 
-def from_deal(dealt: tuple[tuple[int, ...], ...], rules: Rules) -> State:
+def from_deal(dealt: tuple[tuple[int, ...], ...], rules: Rules,
+              upcoming: tuple[tuple[tuple[int, ...], ...], ...] = ()) -> State:
     """The state before the first move of a game dealt ``dealt`` (card ids per seat):
-    the holder of the 2 of golds to act."""
+    the holder of the 2 of golds to act. A match's later games are ``upcoming``."""
+    if len(upcoming) != rules.match - 1:
+        raise ValueError(f"a match of {rules.match} games is {rules.match} deals, not "
+                         f"{len(upcoming) + 1}")
+    for later in upcoming:
+        _check_deal(later, rules)
+    _check_deal(dealt, rules)
+    holder = next(s for s, hand in enumerate(dealt) if TWO_OF_GOLDS in hand)
+    return State(rules, tuple(tuple(sorted(h)) for h in dealt),
+                 tuple(counts(h) for h in dealt), (0,) * N_RANKS, (-1, 0), -1, 0, holder,
+                 (), (0.0,) * rules.players, upcoming=tuple(upcoming))
+
+
+def _check_deal(dealt: tuple[tuple[int, ...], ...], rules: Rules) -> None:
     n = rules.players
     if len(dealt) != n:
         raise ValueError(f"a deal to {n} players, not {len(dealt)}")
@@ -162,19 +198,18 @@ def from_deal(dealt: tuple[tuple[int, ...], ...], rules: Rules) -> State:
         raise ValueError("the deal is not the 40 cards, each once")
     if len({len(h) for h in dealt}) != 1:
         raise ValueError(f"the deal is not even: {[len(h) for h in dealt]} cards")
-    holder = next(s for s, hand in enumerate(dealt) if TWO_OF_GOLDS in hand)
-    return State(rules, tuple(tuple(sorted(h)) for h in dealt),
-                 tuple(counts(h) for h in dealt), (0,) * N_RANKS, (-1, 0), -1, 0, holder,
-                 (), (0.0,) * n)
 
 
 def deal(rng: np.random.Generator, rules: Rules) -> State:
-    """A new game, the deck shuffled by ``rng``."""
-    deck = rng.permutation(CARDS)
+    """A new game (a match: its every deal), the deck shuffled by ``rng``."""
     n = rules.players
     size = CARDS // n
-    return from_deal(tuple(tuple(int(c) for c in deck[s * size:(s + 1) * size])
-                           for s in range(n)), rules)
+    deals = []
+    for _ in range(rules.match):
+        deck = rng.permutation(CARDS)
+        deals.append(tuple(tuple(int(c) for c in deck[s * size:(s + 1) * size])
+                           for s in range(n)))
+    return from_deal(deals[0], rules, tuple(deals[1:]))
 
 
 def is_terminal(state: State) -> bool:
@@ -185,6 +220,8 @@ def legal_actions(state: State) -> tuple[int, ...]:
     """The moves of the seat to act, in action order (pass first where allowed)."""
     if state.turn < 0:
         return ()
+    if state.exchange:  # the president returns a card of a rank it holds
+        return tuple(play_action(r, 1) for r, c in enumerate(state.hands[state.turn]) if c)
     return _legal(state.hands[state.turn], state.table, state.first)
 
 
@@ -203,6 +240,9 @@ def _legal(hand: tuple[int, ...], table: tuple[int, int], first: bool) -> tuple[
 def is_legal(state: State, action: int) -> bool:
     if state.turn < 0 or not 0 <= action < N_ACTIONS:
         return False
+    if state.exchange:
+        rank, count = action_rank_count(action)
+        return count == 1 and state.hands[state.turn][rank] > 0
     if action == PASS:
         return state.table[0] >= 0 and not state.first
     rank, count = action_rank_count(action)
@@ -219,6 +259,9 @@ def _why_illegal(state: State, action: int) -> str:
     if not 0 <= action < N_ACTIONS:
         return f"moves are 0..{N_ACTIONS - 1}"
     name, seat = action_name(action), state.turn
+    if state.exchange:
+        return (f"seat {seat}, the president, returns one card to the servant: "
+                f"<rank>x1 of a rank it holds, not {name}")
     if action == PASS:
         return f"seat {seat} leads and must play a set" if not state.first else \
             f"seat {seat} holds the 2 of golds and must lead it"
@@ -247,6 +290,8 @@ def step(state: State, action: int) -> State:
     if not is_legal(state, action):
         raise IllegalMove(f"{action_name(action) if 0 <= action < N_ACTIONS else action}: "
                           f"{_why_illegal(state, action)}")
+    if state.exchange:
+        return _returned(state, action)
     rules, seat, n = state.rules, state.turn, state.rules.players
     hands, played, order = state.hands, state.played, state.order
     table, last, passed = state.table, state.last, state.passed
@@ -274,8 +319,10 @@ def step(state: State, action: int) -> State:
     holding = [s for s in range(n) if any(hands[s])]
     if len(holding) <= 1:  # over: the one left holding cards is the servant
         order = (*order, *holding)
+        if state.upcoming:
+            return _next_game(state, order, tuple(scores))
         return State(rules, state.dealt, hands, played, (-1, 0), -1, 0, -1, order,
-                     tuple(scores), False, state.moves + 1)
+                     tuple(scores), False, state.moves + 1, (), state.results)
     others = [s for s in holding if s != last]
     if all(passed >> s & 1 for s in others):  # the round is over
         turn = last if last in holding else _next_seat(hands, last, 0)
@@ -283,14 +330,51 @@ def step(state: State, action: int) -> State:
     else:
         turn = _next_seat(hands, seat, passed if rules.pass_locks else 0)
     return State(rules, state.dealt, hands, played, table, last, passed, turn, order,
-                 tuple(scores), False, state.moves + 1)
+                 tuple(scores), False, state.moves + 1, state.upcoming, state.results)
 
 
-def placements(state: State) -> tuple[int, ...]:
-    """Each seat's placement in a finished game: 0 the president, n-1 the servant."""
-    if len(state.order) != state.rules.players:
+def _next_game(state: State, order: tuple[int, ...], scores: tuple[float, ...]) -> State:
+    """A match's next game, dealt: the servant of the game just over gives the president
+    its best card, and the president is to return one."""
+    president, servant = order[0], order[-1]
+    cards = [list(h) for h in state.upcoming[0]]
+    best = max(cards[servant])
+    cards[servant].remove(best)
+    cards[president].append(best)
+    dealt = tuple(tuple(sorted(h)) for h in cards)
+    return State(state.rules, dealt, tuple(counts(h) for h in dealt), (0,) * N_RANKS,
+                 (-1, 0), -1, 0, president, (), scores, True, state.moves + 1,
+                 state.upcoming[1:], (*state.results, order), exchange=True)
+
+
+def _returned(state: State, action: int) -> State:
+    """The president has returned a card of the action's rank (of several, the highest
+    suit's) to the servant; the holder of the 2 of golds leads."""
+    rank, _ = action_rank_count(action)
+    president, servant = state.turn, state.results[-1][-1]
+    cards = [list(h) for h in state.dealt]
+    card = max(c for c in cards[president] if c // N_SUITS == rank)
+    cards[president].remove(card)
+    cards[servant].append(card)
+    dealt = tuple(tuple(sorted(h)) for h in cards)
+    holder = next(s for s, hand in enumerate(dealt) if TWO_OF_GOLDS in hand)
+    return State(state.rules, dealt, tuple(counts(h) for h in dealt), state.played,
+                 (-1, 0), -1, 0, holder, (), state.scores, True, state.moves + 1,
+                 state.upcoming, state.results)
+
+
+def placements(state: State, order: tuple[int, ...] | None = None) -> tuple[int, ...]:
+    """Each seat's placement in a finished game (``order``, default the last game's):
+    0 the president, n-1 the servant."""
+    order = state.order if order is None else order
+    if len(order) != state.rules.players:
         raise ValueError("the game is not over")
     out = [0] * state.rules.players
-    for place, seat in enumerate(state.order):
+    for place, seat in enumerate(order):
         out[seat] = place
     return tuple(out)
+
+
+def game_orders(state: State) -> tuple[tuple[int, ...], ...]:
+    """The finishing order of every game of a finished match (one, for a single game)."""
+    return (*state.results, state.order)

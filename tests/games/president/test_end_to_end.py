@@ -109,3 +109,33 @@ def test_placement_reward_and_player_counts_of_a_store(tmp_path):
     result = invoke("generate", "--game", "president", "--players", "random,random,random",
                     "--games", 2, "-o", tmp_path / "x.jsonl")
     assert result.exit_code != 0 and "not 3" in result.output
+
+
+def test_matches_from_generate_to_evaluate(tmp_path):
+    log, store = tmp_path / "m.jsonl", tmp_path / "store"
+    result = invoke("generate", "--game", "president", "--players", "rule,random,random,random",
+                    "--games", 12, "--match", 3, "-o", log)
+    assert result.exit_code == 0, result.output
+    line = json.loads(log.read_text().splitlines()[0])
+    assert line["rules"]["match"] == 3 and len(line["next_deals"]) == 2
+    assert len(line["orders"]) == 3
+    assert invoke("ingest", log, "--store", store).exit_code == 0
+    opened = Store.open(store)
+    assert {"exchange", "game_no", "last_place"} <= set(opened.schema.feature_names)
+    rows = pd.read_parquet(store / "parts", columns=["line", "player", "reward", "exchange"])
+    assert (rows["exchange"] == 1).sum() == 12 * 2  # one return a game after the first
+    sums = rows.groupby(["line", "player"])["reward"].sum()
+    logged = [json.loads(x) for x in log.read_text().splitlines()]
+    for (number, player), total in sums.items():
+        assert total == pytest.approx(logged[number - 1]["returns"][player])
+    result = invoke("fqi", "--store", store, "--trees", 3, "--iters", 2, "--out",
+                    tmp_path / "m.npz")
+    assert result.exit_code == 0, result.output
+    players = f"model:{tmp_path / 'm.npz'},random,random,random"
+    result = invoke("evaluate", "--game", "president", "--players", players, "--games", 8,
+                    "--match", 3, "--json")
+    assert result.exit_code == 0, result.output
+    report = json.loads(result.output)
+    assert report["match"] == 3 and report["games"] == 8 * 3
+    result = invoke("evaluate", "--game", "president", "--players", players, "--games", 8)
+    assert result.exit_code != 0 and "--match" in result.output

@@ -222,3 +222,36 @@ def test_the_lockstep_simulator_plays_the_rules_move_for_move(players, pass_lock
         assert state.turn < 0
         assert placements(state) == tuple(games.places[g].tolist())
         assert state.scores == tuple(games.scores[g].tolist())
+
+
+@pytest.mark.parametrize("players", [2, 4, 5])
+def test_a_match_exchanges_cards_between_games(players):
+    rules = Rules(players=players, match=3)
+    check_game(GAME, GAME.params(players=players, match=3), playouts=20)
+    exchanges = 0
+    for seed in range(20):
+        rng = np.random.default_rng(seed)
+        bot = RandomBot(rng)
+        state = deal(rng, rules)
+        assert len(state.upcoming) == 2
+        while state.turn >= 0:
+            before = state
+            state = step(state, bot.act(state))
+            if state.exchange:  # a game is over: the servant gave its best card
+                president, servant = state.results[-1][0], state.results[-1][-1]
+                given = before.upcoming[0]
+                assert state.turn == president
+                assert max(given[servant]) in state.dealt[president]
+                assert len(state.dealt[president]) == len(given[president]) + 1
+                assert set(legal_actions(state)) == {
+                    play_action(r, 1) for r in range(10) if state.hands[president][r]}
+                with pytest.raises(IllegalMove, match="returns one card"):
+                    step(state, PASS)
+            if before.exchange:  # the president returned a card: hands even again
+                exchanges += 1
+                assert {len(h) for h in state.dealt} == {CARDS // players}
+                assert not state.exchange and state.first
+                assert parse_card("2o") in state.dealt[state.turn]
+                assert state.scores == before.scores  # the exchange earns nothing
+        assert len(state.results) == 2 and sorted(state.order) == list(range(players))
+    assert exchanges == 40
