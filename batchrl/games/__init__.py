@@ -9,10 +9,10 @@ imports ``parsers``; parsers import batchrl, never the other way round).
 
 >>> "sette-mezzo" in GAMES and GAMES["sette-mezzo"].name == "sette-mezzo"
 True
->>> get_game("chess")
+>>> get_game("chess")  # doctest: +ELLIPSIS
 Traceback (most recent call last):
 ...
-batchrl.games.base.GameError: no game 'chess': the games are hanabi, holdem, sette-mezzo, tressette
+batchrl.games.base.GameError: no game 'chess': the games are hanabi, holdem, ..., tressette
 """
 
 from __future__ import annotations
