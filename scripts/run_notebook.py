@@ -21,6 +21,20 @@ import nbformat
 from nbclient import NotebookClient
 from nbformat.v4 import new_notebook
 
+# The notebooks' way to run the command line, a cell's source: what a user types, cached
+# (a step whose result ``out`` exists is not run again)
+CLI_HELPER = '''\
+def batchrl(*args, out=None):
+    """Run a batchrl command unless ``out`` (its result) exists; its output."""
+    if out is not None and Path(out).exists():
+        return f"(cached) {out}"
+    done = subprocess.run([sys.executable, "-m", "batchrl", *map(str, args)],
+                          capture_output=True, text=True)
+    if done.returncode:
+        print(done.stdout[-3000:], done.stderr[-3000:])
+        raise RuntimeError(f"batchrl {args[0]} failed ({done.returncode})")
+    return done.stdout'''
+
 
 def write(cells: list[Any], out: Path) -> Path:
     """A notebook of ``cells`` (no outputs) for the python3 kernel, written to ``out``."""
