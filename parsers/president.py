@@ -46,9 +46,10 @@ def read_president(lines: Iterable[str], source: str, start: int = 1
 
 
 def sniff(path: Path, head: Sequence[str]) -> bool:
-    """A President log: its first line is a JSON object naming the game."""
-    return bool(head) and head[0].lstrip().startswith("{") and \
-        '"game":"president"' in head[0].replace(" ", "")
+    """A President log: its first line that is not blank is a JSON object naming the
+    game."""
+    first = next((line for line in head if line.strip()), "")
+    return first.lstrip().startswith("{") and '"game":"president"' in first.replace(" ", "")
 
 
 def read(source: Source) -> Iterator[PresidentRecord | BadLine]:

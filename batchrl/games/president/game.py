@@ -140,7 +140,8 @@ class President(Game):
             return ("n - 1 - p on the play that empties the hand at placement p (0 the "
                     "president), 0 otherwise")
         return ("the seed's time penalty: -1 for each decision that does not empty the hand, "
-                "3 - p for the one that empties it at placement p (0 the president)")
+                "3 - p for the one that empties it at placement p (0 the president); the "
+                "match's exchange earns nothing")
 
     # ---- rules -------------------------------------------------------------------------
 
@@ -241,8 +242,9 @@ class President(Game):
                                                           "match") if k in game_params})
 
     def check_model_params(self, path: str | Path, trained: Any, playing: Any) -> None:
-        """A model plays the number of players it learned with, and matches if it learned
-        them; its reward does not change what its features mean."""
+        """A model plays the number of players it learned with, under the pass rule it
+        learned, and matches if it learned them; its reward does not change what its
+        features mean."""
         if trained.players != playing.players:
             raise GameError(f"{path} learned {trained.players}-player games, not "
                             f"{playing.players}: its features would not mean what it learned")
@@ -250,6 +252,11 @@ class President(Game):
             learned = "matches" if trained.match > 1 else "single games"
             raise GameError(f"{path} learned {learned}: play it "
                             f"{'with' if trained.match > 1 else 'without'} --match")
+        if trained.pass_locks != playing.pass_locks:
+            rule = "a pass locks" if trained.pass_locks else "a player who passed may play"
+            raise GameError(f"{path} learned games where {rule} for the rest of the round: "
+                            f"play it {'with' if trained.pass_locks else 'without'} "
+                            f"--pass-locks (its passes feature counts other passes)")
 
     def bot(self, name: str, params: Any, rng: np.random.Generator) -> Any:
         from batchrl.games.play import OneAtATime

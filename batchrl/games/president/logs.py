@@ -45,7 +45,8 @@ from batchrl.games.president.rules import (
 )
 
 FIELDS = ("players", "deal", "moves", "order", "returns")
-MAX_MOVES = 2000  # far above any game's (each play takes a card; passes end rounds)
+MAX_MOVES = 2000  # per game of a match: far above any game's (each play takes a card;
+# passes end rounds)
 
 
 @dataclass(frozen=True)
@@ -88,7 +89,11 @@ class LoggedGame:
     @classmethod
     def from_json(cls, text: str) -> LoggedGame:
         """The game on a log line, replayed; `ValueError` says what is wrong."""
-        data = game_object(text, FIELDS)
+        data = game_object(text, ())
+        if data.get("game", "president") != "president":
+            raise ValueError(f"game: {str(data.get('game'))[:40]!r}, not a President game")
+        if missing := [k for k in FIELDS if k not in data]:
+            raise ValueError(f"missing fields {missing}")
         players = data["players"]
         if not isinstance(players, list) or not all(isinstance(p, str) for p in players):
             raise ValueError("players: want a list of names")
@@ -115,9 +120,10 @@ class LoggedGame:
         except ValueError as e:
             raise ValueError(f"deal: {e}") from None
         moves = data["moves"]
-        if not isinstance(moves, list) or len(moves) > MAX_MOVES or not all(
+        most = MAX_MOVES * rules.match
+        if not isinstance(moves, list) or len(moves) > most or not all(
                 isinstance(m, str) for m in moves):
-            raise ValueError(f"moves: want a list of at most {MAX_MOVES} moves "
+            raise ValueError(f"moves: want a list of at most {most:,} moves "
                              f"({', '.join(ACTION_NAMES[:3])}, ...)")
         states = [state]
         actions: list[int] = []

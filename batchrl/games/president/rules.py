@@ -29,7 +29,8 @@ immutable; `step` returns a new one and raises `IllegalMove` for an illegal acti
 
 The seed's reward is a time penalty: −1 for each decision that does not empty the hand,
 ``3 − p`` for the play that empties it at placement p (0 the president), nothing after;
-the servant's hand never empties. ``reward="placement"`` gives ``n − 1 − p`` on the play
+the servant's hand never empties; the president's card returned in a match's exchange
+earns nothing. ``reward="placement"`` gives ``n − 1 − p`` on the play
 that empties the hand (the servant: 0) and nothing else.
 
 >>> state = deal(np.random.default_rng(1), Rules(players=4))

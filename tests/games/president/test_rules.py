@@ -194,6 +194,36 @@ def test_features_are_named_and_from_the_players_view(players):
                    for r in RANKS) == CARDS
 
 
+@pytest.mark.parametrize("players", [4, 5, 8])
+def test_features_do_not_see_the_opponents_cards(players):
+    """Moving cards between two opponents' hands (their sizes kept) changes nothing the
+    player to act sees."""
+    import dataclasses
+
+    rng = np.random.default_rng(players)
+    moved = 0
+    for seed in range(20):
+        for s in _random_game(Rules(players=players), seed)[:-1]:
+            others = [p for p in range(players) if p != s.turn and sum(s.hands[p])]
+            if len(others) < 2:
+                continue
+            a, b = rng.choice(others, 2, replace=False)
+            ra = [r for r in range(len(RANKS)) if s.hands[a][r]]
+            rb = [r for r in range(len(RANKS)) if s.hands[b][r]]
+            x, y = int(rng.choice(ra)), int(rng.choice(rb))
+            if x == y:
+                continue
+            hands = [list(h) for h in s.hands]
+            hands[a][x] -= 1
+            hands[b][x] += 1
+            hands[b][y] -= 1
+            hands[a][y] += 1
+            other = dataclasses.replace(s, hands=tuple(tuple(h) for h in hands))
+            assert encode(other, s.turn).tolist() == encode(s, s.turn).tolist()
+            moved += 1
+    assert moved > 100
+
+
 def test_the_rule_player_beats_random_players():
     wins = 0
     for seed in range(200):
