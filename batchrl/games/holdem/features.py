@@ -31,6 +31,30 @@ A fold never appears in a code: it ends the hand, so no later decision sees it.
 
 >>> betting_code("rc"), betting_code(""), betting_code(None)
 (6, 1, 0)
+
+Every other game (no-limit, three players) has the general features below, named
+from the acting seat's view; chips are counted in big blinds, so one model reads
+games of any units:
+
+| feature | meaning |
+|---|---|
+| ``street`` | betting round: 0 pre-flop, 1 flop, 2 turn, 3 river |
+| ``position`` | the seat's place in the post-flop order: 0 acts first, n - 1 last |
+| ``players_in`` | players who have not folded |
+| ``pot_bb`` | chips in the pot before this action |
+| ``to_call_bb`` | chips the seat must add to stay in |
+| ``pot_odds`` | to_call / (pot + to_call): the share of the pot a call buys |
+| ``stack_bb`` | no-limit: the seat's chips behind, not yet in the pot |
+| ``spr`` | no-limit: the effective stack over the pot (the stack-to-pot ratio) |
+| ``bet_<round>_bb`` | chips put in by everyone in that round (0 before it is reached) |
+| ``raises_round`` | raises (bets included) in the current round |
+| ``raises_hand`` | raises in the hand |
+| ``aggressor`` | 1 when the seat made the hand's last raise |
+| ``pv`` | equity against one random hand, exactly (``pv.py``'s tables) |
+| ``pv2`` | three players: equity against two random hands (``pv2.py``) |
+
+The effective stack is the least of the seat's chips behind and the most any live
+opponent has behind: what the seat can win or lose from here.
 """
 
 from __future__ import annotations
@@ -49,19 +73,44 @@ _STANDARD_ROUNDS = ("preflop", "flop", "turn", "river")
 PV_INDEX = 5
 
 
-def feature_names(game: GameDef, pv: bool = True) -> tuple[str, ...]:
-    """The feature names for ``game``; rounds are named pre-flop..river when it has four.
+def thesis(game: GameDef) -> bool:
+    """Whether ``game`` has the thesis's features: heads-up limit (any units or rounds)."""
+    return game.is_limit and game.num_players == 2
 
-    ``pv=False`` leaves out the probability of victory, the one costly feature.
-    """
-    rounds: tuple[str, ...]
+
+def round_names(game: GameDef) -> tuple[str, ...]:
+    """The rounds' names: pre-flop..river when the game has the standard four."""
     if game.num_rounds == 4 and game.num_board_cards == (0, 3, 1, 1):
-        rounds = _STANDARD_ROUNDS
-    else:
-        rounds = tuple(f"round{r}" for r in range(game.num_rounds))
-    base = ("stage", "raises", "raises_sb", "facing_raise", "to_act", "pv", "pot")
-    names = base + tuple(f"bet_{r}" for r in rounds)
-    return names if pv else names[:PV_INDEX] + names[PV_INDEX + 1 :]
+        return _STANDARD_ROUNDS
+    return tuple(f"round{r}" for r in range(game.num_rounds))
+
+
+def pv_names(game: GameDef) -> tuple[str, ...]:
+    """The equity features: against one random hand, and two in a three-player game."""
+    return ("pv",) if thesis(game) or game.num_players == 2 else ("pv", "pv2")
+
+
+def feature_names(game: GameDef, pv: bool = True) -> tuple[str, ...]:
+    """The feature names for ``game``: the thesis's for heads-up limit, the general ones
+    otherwise (see the module's tables).
+
+    ``pv=False`` leaves out the equities, the one costly kind of feature.
+    """
+    rounds = round_names(game)
+    if thesis(game):
+        base = ("stage", "raises", "raises_sb", "facing_raise", "to_act", "pv", "pot")
+        names = base + tuple(f"bet_{r}" for r in rounds)
+        return names if pv else names[:PV_INDEX] + names[PV_INDEX + 1 :]
+    stacks = () if game.is_limit else ("stack_bb", "spr")
+    return ("street", "position", "players_in", "pot_bb", "to_call_bb", "pot_odds", *stacks,
+            *(f"bet_{r}_bb" for r in rounds), "raises_round", "raises_hand", "aggressor",
+            *(pv_names(game) if pv else ()))
+
+
+def pv_columns(game: GameDef) -> tuple[int, ...]:
+    """Where the equities sit in ``feature_names(game)`` (pv=True)."""
+    names = feature_names(game)
+    return tuple(names.index(n) for n in pv_names(game))
 
 
 def action_names() -> tuple[str, ...]:
@@ -79,8 +128,10 @@ def betting_code(sequence: str | None) -> int:
 
 
 def public_features(state: HandState, seat: int) -> list[float]:
-    """Every feature but ``pv``, whose slot holds NaN (it is filled in batches)."""
+    """Every feature but the equities, whose slots hold NaN (they are filled in batches)."""
     game = state.game
+    if not thesis(game):
+        return _general(state, seat)
     sb = game.small_blind_player
     history = state.history
     codes = [
@@ -97,6 +148,27 @@ def public_features(state: HandState, seat: int) -> list[float]:
         float(sum(state.spent)),
         *codes,
     ]
+
+
+def _general(state: HandState, seat: int) -> list[float]:
+    game = state.game
+    bb = float(game.big_blind or 1)
+    n = game.num_players
+    pot = float(state.pot)
+    owed = float(state.to_call(seat))
+    pots = (*state.round_pots, pot)
+    bets = [(pots[r + 1] - pots[r]) / bb if r <= state.round else 0.0
+            for r in range(game.num_rounds)]
+    row = [float(state.round), float((seat - game.first_player[min(1, game.num_rounds - 1)]) % n),
+           float(n - sum(state.folded)), pot / bb, owed / bb, owed / (pot + owed)]
+    if not game.is_limit:
+        behind = [state.stack[p] - state.spent[p] for p in range(n)]
+        others = max(behind[p] for p in range(n) if p != seat and not state.folded[p])
+        row += [behind[seat] / bb, min(behind[seat], others) / pot]
+    row += bets
+    row += [float(state.round_raises), float(sum(state.raises)),
+            1.0 if state.aggressor == seat else 0.0]
+    return row + [float("nan")] * len(pv_names(game))
 
 
 def pv_request(state: HandState, seat: int) -> tuple[tuple[int, int], tuple[int, ...]]:
@@ -116,20 +188,31 @@ def encode(state: HandState, seat: int, pv: bool = True) -> NDArray[np.float32]:
 def encode_many(
     states: Sequence[HandState], seats: Sequence[int], pv: bool = True
 ) -> NDArray[np.float32]:
-    """Feature vectors for many (state, seat) pairs, with the PVs computed in one batch."""
+    """Feature vectors for many (state, seat) pairs of one game, with the equities computed
+    in one batch."""
     rows: NDArray[np.float32] = np.array(
         [public_features(s, p) for s, p in zip(states, seats, strict=True)], dtype=np.float32
     ).reshape(len(states), -1)
-    return fill_pv(rows, [pv_request(s, p) for s, p in zip(states, seats, strict=True)]) \
-        if pv else np.delete(rows, PV_INDEX, axis=1)
+    if not states:
+        return rows
+    game = states[0].game
+    if not pv:
+        return np.delete(rows, pv_columns(game), axis=1)
+    return fill_pv(rows, [pv_request(s, p) for s, p in zip(states, seats, strict=True)], game)
 
 
 def fill_pv(
-    rows: NDArray[np.float32], requests: Sequence[tuple[tuple[int, int], tuple[int, ...]]]
+    rows: NDArray[np.float32], requests: Sequence[tuple[tuple[int, int], tuple[int, ...]]],
+    game: GameDef,
 ) -> NDArray[np.float32]:
-    """Put the PVs of ``requests`` (one per row) in the pv column, in one batched call."""
+    """Put the equities of ``requests`` (one per row) in ``game``'s pv columns, each kind in
+    one batched call."""
     from batchrl.games.holdem.pv import pv_many
+    from batchrl.games.holdem.pv2 import pv2_many
 
     if len(requests):
-        rows[:, PV_INDEX] = pv_many(requests)
+        columns = pv_columns(game)
+        rows[:, columns[0]] = pv_many(requests)
+        if len(columns) > 1:
+            rows[:, columns[1]] = pv2_many(requests)
     return rows

@@ -1,9 +1,12 @@
 """Hold'em as ``batchrl.games`` knows it: the `Game` the commands, the ingest, the model
 loader and the environments use.
 
-The params are the ACPC game definition (``gamedef``: blinds, bet sizes, rounds; the
-ACPC heads-up limit game by default) and ``pv``, whether the states hold the probability
-of victory (the one costly feature). Stores and models name the game definition (e.g.
+The params are the ACPC game definition (``gamedef``: betting structure, players, stacks,
+blinds, bet sizes, rounds; the ACPC heads-up limit game by default) and ``pv``, whether
+the states hold the equities (the one costly feature). Limit and no-limit, two or three
+players, play through the one set of rules (``rules.py``); a no-limit raise is one of
+four sizes against the pot to the learner (``actions.py``), played as a legal total.
+Stores and models name the game definition (e.g.
 ``holdem.limit.2p.reverse_blinds``, ``glassfrog.limit.2p`` or a custom file's name) and
 record its params, so hold'em owns any store whose params are a game definition's.
 
@@ -39,7 +42,7 @@ from batchrl.games.base import (
     SourcePlan,
     single_group,
 )
-from batchrl.games.holdem import features, gamedef, rules
+from batchrl.games.holdem import actions, features, gamedef, rules
 from batchrl.games.holdem import ingest as store_side
 from batchrl.games.holdem.gamedef import HEADS_UP_LIMIT, GameDef, GameDefError
 from batchrl.games.holdem.rules import HandState
@@ -71,8 +74,8 @@ class Holdem(Game):
     """Texas hold'em as the ACPC dealer plays it (heads-up limit so far)."""
 
     name = "holdem"
-    title = "Texas hold'em (ACPC limit poker)"
-    player_counts = (2,)
+    title = "Texas hold'em (ACPC limit and no-limit poker)"
+    player_counts = (2, 3)
     zero_sum = True
     unit = "hands"
     Params = HoldemParams
@@ -129,14 +132,16 @@ class Holdem(Game):
         return params.gamedef.num_players
 
     def action_names(self, params: HoldemParams) -> tuple[str, ...]:
-        return rules.ACTION_NAMES
+        return actions.action_names(params.gamedef)
 
     def reward_unit(self, params: HoldemParams) -> str:
         game = params.gamedef
-        return (f"chips of {game.name} (blinds {'/'.join(map(str, sorted(game.blind)))}, "
-                f"bets {'/'.join(map(str, game.raise_size))}): minus the chips put in with "
-                "each action (the blind on the first), plus the pot taken on the last; a "
-                "seat's rewards add up to its payoff in the hand")
+        blinds = "/".join(map(str, sorted(b for b in game.blind if b)))
+        sizes = (f"bets {'/'.join(map(str, game.raise_size))}" if game.is_limit
+                 else f"stacks {'/'.join(map(str, sorted(set(game.stacks()))))}")
+        return (f"chips of {game.name} (blinds {blinds}, {sizes}): minus the chips put in "
+                "with each action (the blind on the first), plus the pot taken on the last; "
+                "a seat's rewards add up to its payoff in the hand")
 
     def feature_names(self, params: HoldemParams) -> tuple[str, ...]:
         return features.feature_names(params.gamedef, params.pv)
@@ -150,10 +155,13 @@ class Holdem(Game):
         return state.current
 
     def legal_actions(self, state: HandState) -> tuple[int, ...]:
-        return rules.legal_actions(state)
+        return actions.legal(state)
 
     def step(self, state: HandState, action: int) -> HandState:
-        return rules.step(state, action)
+        """The learner's ``action`` played: a no-limit raise bin as a legal total."""
+        if state.finished or not 0 <= action < len(actions.action_names(state.game)):
+            return rules.step(state, action)  # the rules say what is wrong
+        return rules.step(state, *actions.concrete(state, action))
 
     def is_terminal(self, state: HandState) -> bool:
         return state.finished
@@ -282,11 +290,14 @@ def _resolve(spec: str | GameDef) -> GameDef:
 
 def _seats_acted(state: HandState) -> set[int]:
     """The seats that have acted so far in ``state``'s hand (its betting replayed)."""
+    from batchrl.games.holdem.replay import tokens
+
     replay = rules.deal(state.game, state.hole, state.board)
     seats = set()
-    for letter in "".join(state.history):
+    for action, size in (m for sequence in tokens(state.betting, state.game)
+                         for m in sequence):
         seats.add(replay.current)
-        replay = rules.step(replay, rules.ACTION_CHARS.index(letter))
+        replay = rules.step(replay, action, size)
     return seats
 
 

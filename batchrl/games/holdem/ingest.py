@@ -5,8 +5,8 @@ first hands tell (amounts in the betting mean no-limit; otherwise the game is th
 built-in whose rules give the logged payoffs, which picks a Glassfrog summary's units),
 and ``--game`` overrides both. A run of another game appended to a log is left out
 (``batchrl.records.Skipped``), and a run with fewer hands than its header promises is
-noted. What batchrl cannot turn into transitions yet (no-limit, three players, a deck
-the evaluator cannot score) is refused, naming the game.
+noted. Limit and no-limit games of two or three players become transitions; what batchrl
+cannot (more players, a deck the evaluator cannot score) is refused, naming the game.
 """
 
 from __future__ import annotations
@@ -16,10 +16,10 @@ from collections.abc import Iterator, MutableSequence
 from typing import Any
 
 from batchrl.games.base import SourceContext, SourceError, SourcePlan
-from batchrl.games.holdem import features, gamedef
+from batchrl.games.holdem import actions, features, gamedef
 from batchrl.games.holdem.gamedef import GameDef
 from batchrl.games.holdem.records import Header, LoggedHand
-from batchrl.games.holdem.transitions import AUDIT_COLUMNS, check_hands, process_chunk
+from batchrl.games.holdem.transitions import audit_columns, check_hands, process_chunk
 from batchrl.records import Skipped
 from batchrl.store import RowsBatch, StoreSchema
 
@@ -27,6 +27,7 @@ from batchrl.store import RowsBatch, StoreSchema
 LOOKAHEAD_HANDS = 1000
 # PV is defined for these numbers of visible board cards.
 PV_BOARDS = frozenset({0, 3, 4, 5})
+PLAYERS = (2, 3)  # the features and equities are defined for these
 APPENDED = "another game appended"
 
 
@@ -34,8 +35,8 @@ def schema_for(game: GameDef, pv: bool = True) -> StoreSchema:
     return StoreSchema(
         game=game.name,
         feature_names=features.feature_names(game, pv),
-        action_names=features.action_names(),
-        audit_columns=AUDIT_COLUMNS,
+        action_names=actions.action_names(game),
+        audit_columns=audit_columns(game),
         game_params=game.params(),
         # a row's next state is its player's next decision: the store derives it
         next_state="following",
@@ -45,11 +46,10 @@ def schema_for(game: GameDef, pv: bool = True) -> StoreSchema:
 def unsupported(where: str, game: GameDef, pv: bool) -> str | None:
     """Why batchrl cannot turn ``game``'s hands into transitions yet, naming the game, or
     None if it can."""
-    what = ("a no-limit game" if not game.is_limit
-            else f"a {game.num_players}-player game" if game.num_players != 2 else None)
-    if what is not None:
-        return (f"{where}: {what} ({game.name}: {game.description}); batchrl turns "
-                f"heads-up limit hold'em into transitions so far")
+    if game.num_players not in PLAYERS:
+        return (f"{where}: a {game.num_players}-player game ({game.name}: "
+                f"{game.description}); batchrl turns games of 2 or 3 players into "
+                f"transitions")
     problem = gamedef.evaluable(game)
     if problem is None and pv:
         seen = {game.board_cards_before(r) for r in range(game.num_rounds)}

@@ -9,6 +9,7 @@ payoffs the rules compute equal the logged ones. Anything else raises
 from __future__ import annotations
 
 import functools
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -98,33 +99,71 @@ def check_deal(game: GameDef, hole: Sequence[Sequence[int]], board: Sequence[Seq
                               f"{game.name} deals {game.num_board_cards[r]}", CARDS)
 
 
+_TOKEN = re.compile(r"([fckbrFCKBR])(\d*)")
+
+
+def tokens(betting: str, game: GameDef) -> list[list[tuple[int, int]]]:
+    """``betting`` as (action, size) per round: ``r300`` is a raise to 300 in no-limit,
+    ``r`` a raise of the round's size in limit; the letters' case and the server's ``b``
+    (bet) and ``k`` (check) are accepted."""
+    rounds: list[list[tuple[int, int]]] = []
+    for r, sequence in enumerate(betting.split("/")):
+        moves: list[tuple[int, int]] = []
+        at = 0
+        for match in _TOKEN.finditer(sequence):
+            if match.start() != at:
+                break
+            at = match.end()
+            letter, digits = match.group(1).lower(), match.group(2)
+            action = _ACTIONS[letter]
+            if action == RAISE:
+                if game.is_limit and digits:
+                    raise ReplayError(f"betting {betting!r}, round {r + 1}: {match.group(0)!r} "
+                                      f"names an amount, and {game.name} is a limit game")
+                if not game.is_limit and not digits:
+                    raise ReplayError(f"betting {betting!r}, round {r + 1}: a no-limit raise "
+                                      f"names the total it raises to ({letter}<chips>)")
+                if len(digits) > 10:
+                    raise ReplayError(f"betting {betting!r}, round {r + 1}: a raise to "
+                                      f"{len(digits)} digits of chips")
+            elif digits:
+                raise ReplayError(f"betting {betting!r}, round {r + 1}: {match.group(0)!r}: "
+                                  f"only a raise names an amount")
+            moves.append((action, int(digits) if digits else 0))
+        if at != len(sequence):
+            raise ReplayError(f"betting {betting!r}, round {r + 1}: {sequence[at:at + 12]!r} "
+                              f"is not an action (f, c, r<chips> or r)")
+        rounds.append(moves)
+    return rounds
+
+
 @functools.lru_cache(maxsize=1 << 16)
 def replay_betting(game: GameDef, betting: str) -> Replayed:
     """The betting replayed from the blinds, every step through ``rules.step``."""
-    rounds = betting.split("/")
+    rounds = tokens(betting, game)
     if len(rounds) > game.num_rounds:
         raise ReplayError(f"betting {betting!r} has {len(rounds)} rounds, "
                           f"{game.name} has {game.num_rounds}")
     state = deal(game, ((),) * game.num_players, ())
     decisions: list[tuple[HandState, int]] = []
     for r, sequence in enumerate(rounds):
-        if state.finished:
-            raise ReplayError(f"betting {betting!r} goes on after the hand ended in round {r}")
-        if state.round != r:
+        if not sequence and not state.finished and state.round < r:
             raise ReplayError(f"betting {betting!r}: round {r + 1} starts while round "
                               f"{state.round + 1} is still open")
-        for ch in sequence:
-            action = _ACTIONS.get(ch.lower())
-            if action is None:
-                raise ReplayError(f"betting {betting!r}: {ch!r} is not a limit action (f, c, r)")
-            if state.finished or state.round != r:
-                raise ReplayError(f"betting {betting!r}: round {r + 1} goes on after it closed")
+        for action, size in sequence:
+            if state.finished:
+                raise ReplayError(f"betting {betting!r} goes on after the hand ended in "
+                                  f"round {state.round + 1}")
+            if state.round != r:
+                raise ReplayError(f"betting {betting!r}: round {r + 1} starts while round "
+                                  f"{state.round + 1} is still open" if state.round < r else
+                                  f"betting {betting!r}: round {r + 1} goes on after it closed")
             decisions.append((state, action))
             try:
-                state = step(state, action)
+                state = step(state, action, size)
             except IllegalAction as exc:
                 raise ReplayError(f"betting {betting!r}, round {r + 1}, action "
-                                  f"{len(decisions)} ({ch!r}): {exc}") from None
+                                  f"{len(decisions)}: {exc}") from None
     if not state.finished:
         raise ReplayError(f"betting {betting!r} stops before the hand is over")
     if len(rounds) != state.round + 1:

@@ -1,17 +1,36 @@
-"""Limit hold'em rules as the ACPC dealer applies them: pure functions over a frozen state.
+"""Hold'em rules as the ACPC dealer applies them: pure functions over a frozen state.
 
-The parser replays every logged hand through these functions, and the simulator
-plays new hands through the same ones, so a hand is legal here exactly when the
-dealer would have accepted it. An illegal action raises ``IllegalAction``;
-nothing is repaired.
+One set of rules for every ACPC game: the betting structure is a parameter of the
+game definition (``GameDef.betting``), as pokerkit makes limit a betting-structure
+mixin. Limit raises add the round's fixed size; no-limit raises name the total they
+raise *to* (``r300``), at least the last raise's size over the bet (the ACPC server's
+``minNoLimitRaiseTo``) and at most the player's stack, where the player is all-in.
+Stacks reset every hand, as the dealer resets them (20,000 chips in the standard
+no-limit games; limit games have none). Any number of players: a player all-in no
+longer acts, a round ends when every player still able to act has matched the bet
+since the last raise, and when fewer than two can act the hand runs out to a showdown
+(the log's empty rounds, ``r20000c///``). The pot is split in side pots by what each
+player put in, ties sharing a pot evenly (hence fractional payoffs).
 
->>> from batchrl.games.holdem.gamedef import HEADS_UP_LIMIT
+The parser replays every logged hand through these functions, and the simulator plays
+new hands through the same ones, so a hand is legal here exactly when the dealer would
+have accepted it. An illegal action raises ``IllegalAction``; nothing is repaired.
+
+>>> from batchrl.games.holdem.gamedef import HEADS_UP_LIMIT, HEADS_UP_NOLIMIT
 >>> s = deal(HEADS_UP_LIMIT, hole=((0, 1), (2, 3)), board=(4, 5, 6, 7, 8))
 >>> s.current, legal_actions(s)            # the small blind (seat 1) acts first
 (1, (0, 1, 2))
 >>> s = step(step(s, RAISE), CALL)          # "rc": on to the flop
 >>> s.round, s.spent, s.current
 (1, (20, 20), 0)
+>>> n = deal(HEADS_UP_NOLIMIT, hole=((0, 1), (2, 3)), board=(4, 5, 6, 7, 8))
+>>> raise_bounds(n)                         # a min-raise to 200, or all-in
+(200, 20000)
+>>> n = step(step(n, RAISE, 300), RAISE, 900)
+>>> n.betting, raise_bounds(n)              # the next raise must add at least 600
+('r300r900', (1500, 20000))
+>>> step(step(n, RAISE, 20000), CALL).betting    # all-in and called: the board runs out
+'r300r900r20000c///'
 """
 
 from __future__ import annotations
@@ -21,7 +40,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from batchrl.games.holdem.gamedef import GameDef, GameDefError
+from batchrl.games.holdem.gamedef import GameDef
 
 FOLD, CALL, RAISE = 0, 1, 2
 ACTION_NAMES = ("fold", "call", "raise")
@@ -33,7 +52,7 @@ class IllegalAction(ValueError):
 
 
 class HandState(NamedTuple):
-    """One hand of limit hold'em at one moment; build it with ``deal`` or ``new_hand``.
+    """One hand at one moment; build it with ``deal`` or ``new_hand``.
 
     Immutable like a frozen dataclass, but a tuple: the parser builds one per
     logged action, and a tuple is several times cheaper to build.
@@ -46,11 +65,15 @@ class HandState(NamedTuple):
     spent: tuple[int, ...]  # chips each seat has put in this hand, blinds included
     max_spent: int
     folded: tuple[bool, ...]
-    history: tuple[str, ...]  # betting per round reached, in ACPC letters ("rc", "crc", "")
+    history: tuple[str, ...]  # betting per round reached, as a log writes it ("r300c", "")
     raises: tuple[int, ...]  # raises per seat over the whole hand
     round_raises: int
-    called: int  # seats that have matched the bet in this round (the raiser counts)
+    called: int  # seats still able to act that have matched the bet since the last raise
     current: int  # seat to act, -1 once the hand is over
+    min_raise_to: int  # no-limit: the least total a raise may name (0 in limit games)
+    aggressor: int  # the seat that made the last raise of the hand, -1 before any
+    stack: tuple[int, ...]  # each seat's chips at the start of the hand
+    round_pots: tuple[int, ...]  # the pot when each round reached began (blinds in the first)
 
     @property
     def finished(self) -> bool:
@@ -58,38 +81,58 @@ class HandState(NamedTuple):
 
     @property
     def betting(self) -> str:
-        """The betting so far as an ACPC log writes it, e.g. ``"rc/crc/"``."""
+        """The betting so far as an ACPC log writes it, e.g. ``"rc/crc/"`` or ``"r300c/"``."""
         return "/".join(self.history)
 
     def visible_board(self) -> tuple[int, ...]:
         return self.board[: self.game.board_cards_before(self.round)]
 
     def to_call(self, seat: int) -> int:
-        return self.max_spent - self.spent[seat]
+        """The chips ``seat`` must add to stay in (no more than it has)."""
+        return min(self.max_spent, self.stack[seat]) - self.spent[seat]
+
+    def all_in(self, seat: int) -> bool:
+        return self.spent[seat] >= self.stack[seat]
+
+    def acting(self) -> int:
+        """Players who can still act: neither folded nor all-in."""
+        return sum(1 for p, f in enumerate(self.folded) if not f and not self.all_in(p))
+
+    @property
+    def pot(self) -> int:
+        return sum(self.spent)
 
 
 def deal(game: GameDef, hole: Sequence[Sequence[int]], board: Sequence[int]) -> HandState:
     """The state before the first action, with the cards already dealt."""
-    if not game.is_limit:
-        raise GameDefError(f"{game.name} is a no-limit game: batchrl plays limit games only")
     if len(hole) != game.num_players:
         raise ValueError(f"{len(hole)} hands of hole cards for {game.num_players} players")
     n = game.num_players
+    stack = game.stacks()
+    spent = tuple(min(b, s) for b, s in zip(game.blind, stack, strict=True))
+    max_spent = max(spent)
+    # no-limit: call the big blind and raise by as much, twice the blind (one chip without
+    # blinds); limit games do not track it
+    min_raise_to = 0 if game.is_limit else 2 * max_spent if max_spent else 1
     state = HandState(
         game=game,
         hole=tuple(tuple(h) for h in hole),
         board=tuple(board),
         round=0,
-        spent=game.blind,
-        max_spent=max(game.blind),
+        spent=spent,
+        max_spent=max_spent,
         folded=(False,) * n,
         history=("",),
         raises=(0,) * n,
         round_raises=0,
         called=0,
         current=-1,
+        min_raise_to=min_raise_to,
+        aggressor=-1,
+        stack=stack,
+        round_pots=(sum(spent),),
     )
-    return state._replace(current=_first_to_act(state.folded, game, 0))
+    return state._replace(current=_first_to_act(state, 0))
 
 
 def new_hand(game: GameDef, rng: np.random.Generator) -> HandState:
@@ -101,14 +144,33 @@ def new_hand(game: GameDef, rng: np.random.Generator) -> HandState:
     return deal(game, hole, deck[start : start + sum(game.num_board_cards)])
 
 
+def raise_bounds(state: HandState) -> tuple[int, int] | None:
+    """The least and the most a raise may raise *to* (limit: the one size), or None when
+    no raise is allowed: the round's cap is reached, nobody is left to call it, or the
+    player cannot put in more than the bet."""
+    if state.finished:
+        return None
+    game, seat = state.game, state.current
+    if state.round_raises >= game.max_raises[state.round] or state.acting() <= 1:
+        return None
+    stack = state.stack[seat]
+    if state.max_spent >= stack:
+        return None
+    if game.is_limit:
+        to = min(state.max_spent + game.raise_size[state.round], stack)
+        return to, to
+    return min(state.min_raise_to, stack), stack
+
+
 def legal_actions(state: HandState) -> tuple[int, ...]:
-    """Fold only when owing chips (the dealer refuses a free fold); raise up to the cap."""
+    """Fold only when owing chips (the dealer refuses a free fold); call; raise when
+    ``raise_bounds`` allows one."""
     if state.finished:
         return ()
     actions = [CALL]
-    if state.to_call(state.current) > 0:
+    if state.spent[state.current] < state.max_spent:
         actions.insert(0, FOLD)
-    if state.round_raises < state.game.max_raises[state.round]:
+    if raise_bounds(state) is not None:
         actions.append(RAISE)
     return tuple(actions)
 
@@ -118,47 +180,68 @@ def legal_mask(state: HandState) -> tuple[bool, bool, bool]:
     return (FOLD in legal, CALL in legal, RAISE in legal)
 
 
-def step(state: HandState, action: int) -> HandState:
-    """The state after the seat to act plays ``action`` (FOLD, CALL or RAISE)."""
+def step(state: HandState, action: int, size: int = 0) -> HandState:
+    """The state after the seat to act plays ``action`` (FOLD, CALL or RAISE); a no-limit
+    raise names ``size``, the total it raises to."""
     (game, hole, board, round_, spent, max_spent, folded, history, raises, round_raises,
-     called, seat) = state
+     called, seat, min_raise_to, aggressor, stack, round_pots) = state
     if seat < 0:
         raise IllegalAction("the hand is over")
     if action == FOLD:
-        if spent[seat] == max_spent:
+        if spent[seat] >= max_spent:
             raise IllegalAction(f"seat {seat} cannot fold: nothing to call")
         folded = (*folded[:seat], True, *folded[seat + 1:])
+        token = "f"
     elif action == CALL:
-        spent = (*spent[:seat], max_spent, *spent[seat + 1:])
-        called += 1
+        spent = (*spent[:seat], min(max_spent, stack[seat]), *spent[seat + 1:])
+        called += spent[seat] < stack[seat]
+        token = "c"
     elif action == RAISE:
-        if round_raises >= game.max_raises[round_]:
-            raise IllegalAction(f"seat {seat} cannot raise: {round_raises} raises already, "
-                                f"the cap in round {round_ + 1}")
-        max_spent += game.raise_size[round_]
-        spent = (*spent[:seat], max_spent, *spent[seat + 1:])
+        bounds = raise_bounds(state)
+        if bounds is None:
+            why = (f"{round_raises} raises already, the cap in round {round_ + 1}"
+                   if round_raises >= game.max_raises[round_] else
+                   "nobody is left to call a raise" if state.acting() <= 1 else
+                   f"its stack of {stack[seat]} does not cover more than the bet")
+            raise IllegalAction(f"seat {seat} cannot raise: {why}")
+        low, high = bounds
+        if game.is_limit:
+            to, token = low, "r"
+        else:
+            if not low <= size <= high:
+                raise IllegalAction(f"seat {seat} cannot raise to {size}: a raise goes to "
+                                    f"between {low} and {high} here")
+            to, token = size, f"r{size}"
+            min_raise_to = max(min_raise_to, 2 * to - max_spent)
+        max_spent = to
+        spent = (*spent[:seat], to, *spent[seat + 1:])
         raises = (*raises[:seat], raises[seat] + 1, *raises[seat + 1:])
         round_raises += 1
-        called = 1
+        called = 1 if to < stack[seat] else 0
+        aggressor = seat
     else:
         raise IllegalAction(f"seat {seat}: {action!r} is not an action (0 fold, 1 call, 2 raise)")
-    history = (*history[:-1], history[-1] + ACTION_CHARS[action])
-    active = game.num_players - sum(folded)
-    if active <= 1:
-        current = -1
-    elif called >= active:
-        if round_ + 1 >= game.num_rounds:
-            current = -1
-        else:
-            round_ += 1
-            history = (*history, "")
-            round_raises = 0
-            called = 0
-            current = _first_to_act(folded, game, round_)
-    else:
-        current = _next_active(folded, seat)
-    return HandState(game, hole, board, round_, spent, max_spent, folded, history, raises,
-                     round_raises, called, current)
+    history = (*history[:-1], history[-1] + token)
+    after = HandState(game, hole, board, round_, spent, max_spent, folded, history, raises,
+                      round_raises, called, seat, min_raise_to, aggressor, stack, round_pots)
+    if sum(folded) + 1 >= game.num_players:
+        return after._replace(current=-1)
+    acting = after.acting()
+    if called < acting:
+        return after._replace(current=_next_to_act(after, seat))
+    if acting <= 1:
+        # nobody left to bet against: the board runs out to the showdown
+        last = game.num_rounds - 1
+        pot = sum(spent)
+        return after._replace(history=(*history, *[""] * (last - round_)), round=last,
+                              round_pots=(*round_pots, *[pot] * (last - round_)), current=-1)
+    if round_ + 1 >= game.num_rounds:
+        return after._replace(current=-1)
+    next_min = 0 if game.is_limit else max(1, *game.blind) + max_spent
+    after = after._replace(round=round_ + 1, history=(*history, ""), round_raises=0,
+                           called=0, min_raise_to=next_min,
+                           round_pots=(*round_pots, sum(spent)))
+    return after._replace(current=_first_to_act(after, round_ + 1))
 
 
 def is_terminal(state: HandState) -> bool:
@@ -174,21 +257,36 @@ def showdown_seats(state: HandState) -> tuple[int, ...]:
 def payoffs(state: HandState, strengths: Sequence[int] | None = None) -> tuple[float, ...]:
     """Each seat's chips won or lost; ``strengths`` (higher wins) are needed at a showdown.
 
-    Ties split the pot evenly, as the ACPC dealer does (hence fractional payoffs).
+    The pot is cut in layers by what the seats put in (side pots): each layer goes to
+    the strongest live hands among the seats that paid into it, split evenly on a tie,
+    as the ACPC dealer's ``valueOfState`` does (hence fractional payoffs). Chips nobody
+    live matched go back to whoever put them in.
     """
     if not state.finished:
         raise ValueError("the hand is not over")
-    pot = sum(state.spent)
-    live = [p for p in range(state.game.num_players) if not state.folded[p]]
-    if len(live) > 1:
-        if strengths is None:
-            raise ValueError("a showdown needs the players' hand strengths")
-        best = max(strengths[p] for p in live)
-        live = [p for p in live if strengths[p] == best]
-    share = pot / len(live)
-    return tuple(
-        (share if p in live else 0.0) - state.spent[p] for p in range(state.game.num_players)
-    )
+    n = state.game.num_players
+    spent = state.spent
+    live = [p for p in range(n) if not state.folded[p]]
+    if len(live) == 1:
+        winner = live[0]
+        pot = sum(spent)
+        return tuple(float(pot - spent[p] if p == winner else -spent[p]) for p in range(n))
+    if strengths is None:
+        raise ValueError("a showdown needs the players' hand strengths")
+    won = [0.0] * n
+    floor = 0
+    for level in sorted(set(spent)):
+        if level <= floor:
+            continue
+        payers = [p for p in range(n) if spent[p] >= level]
+        layer = (level - floor) * len(payers)
+        eligible = [p for p in payers if not state.folded[p]] or payers
+        best = max(strengths[p] if not state.folded[p] else -1 for p in eligible)
+        winners = [p for p in eligible if (strengths[p] if not state.folded[p] else -1) == best]
+        for p in winners:
+            won[p] += layer / len(winners)
+        floor = level
+    return tuple(won[p] - spent[p] for p in range(n))
 
 
 def returns(state: HandState) -> tuple[float, ...]:
@@ -203,14 +301,17 @@ def returns(state: HandState) -> tuple[float, ...]:
     return payoffs(state, strengths)
 
 
-def _first_to_act(folded: tuple[bool, ...], game: GameDef, round_: int) -> int:
-    first = game.first_player[round_]
-    return first if not folded[first] else _next_active(folded, first)
+def _first_to_act(state: HandState, round_: int) -> int:
+    """The round's first player, or the next after it who can act."""
+    first = state.game.first_player[round_]
+    if not state.folded[first] and not state.all_in(first):
+        return first
+    return _next_to_act(state, first)
 
 
-def _next_active(folded: tuple[bool, ...], seat: int) -> int:
-    n = len(folded)
+def _next_to_act(state: HandState, seat: int) -> int:
+    n = len(state.folded)
     nxt = (seat + 1) % n
-    while folded[nxt]:
+    while state.folded[nxt] or state.all_in(nxt):
         nxt = (nxt + 1) % n
     return nxt

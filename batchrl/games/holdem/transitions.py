@@ -22,7 +22,7 @@ from typing import Any, Protocol
 import numpy as np
 from numpy.typing import NDArray
 
-from batchrl.games.holdem import features
+from batchrl.games.holdem import actions, features
 from batchrl.games.holdem.gamedef import GameDef
 from batchrl.games.holdem.replay import (
     Replayed,
@@ -30,11 +30,18 @@ from batchrl.games.holdem.replay import (
     check_payoffs,
     replay,
     replay_betting,
+    tokens,
 )
-from batchrl.games.holdem.rules import legal_mask
+from batchrl.games.holdem.rules import ACTION_CHARS
 from batchrl.store import Rows, RowsBatch
 
 AUDIT_COLUMNS = ("cards", "betting", "name")  # name: the acting player, as logged
+# no-limit stores add the move as logged: "f", "c" or "r<total>", the raise's exact size
+NOLIMIT_AUDIT = ("move",)
+
+
+def audit_columns(game: GameDef) -> tuple[str, ...]:
+    return AUDIT_COLUMNS if game.is_limit else AUDIT_COLUMNS + NOLIMIT_AUDIT
 
 
 class LoggedHandLike(Protocol):
@@ -104,10 +111,11 @@ def check_hands(
 class Template:
     """The rows one betting string gives, before the cards and payoffs are known.
 
-    Every public feature, the actions, the chips put in and the legal masks
-    follow from the betting alone, so they are computed once per distinct
-    betting string; only PV, the payoffs and the audit columns vary by hand.
-    Rows are ordered seat by seat, each seat's decisions in turn.
+    Every public feature, the actions (no-limit raises binned, ``actions.abstract``),
+    the chips put in and the legal masks follow from the betting alone, so they are
+    computed once per distinct betting string; only the equities, the payoffs and the
+    audit columns vary by hand. Rows are ordered seat by seat, each seat's decisions
+    in turn.
     """
 
     seat: NDArray[np.int8]
@@ -117,9 +125,10 @@ class Template:
     put_in: NDArray[np.float64]  # chips put in by the action (the blind on the first)
     last: NDArray[np.bool_]
     next_row: NDArray[np.int64]  # row of the same seat's next decision, -1 if last
-    next_legal: NDArray[np.bool_]  # (k, 3)
+    next_legal: NDArray[np.bool_]  # (k, actions)
     board_seen: NDArray[np.int64]  # board cards visible at each decision
     final_spent: NDArray[np.float64]  # (k,) what the row's seat put in over the hand
+    move: tuple[str, ...]  # the move as logged ("f", "c", "r300")
 
 
 @functools.lru_cache(maxsize=1 << 16)
@@ -128,6 +137,8 @@ def template(game: GameDef, betting: str) -> Template:
     rep = replay_betting(game, betting)
     final = rep.final
     decisions = rep.decisions
+    moves = [m for sequence in tokens(betting, game) for m in sequence]
+    n_actions = len(actions.action_names(game))
     after = [d[0] for d in decisions[1:]] + [final]
     seat_l: list[int] = []
     step_l: list[int] = []
@@ -136,7 +147,8 @@ def template(game: GameDef, betting: str) -> Template:
     put_in: list[float] = []
     last_l: list[bool] = []
     next_l: list[int] = []
-    legal_l: list[tuple[bool, bool, bool]] = []
+    legal_l: list[tuple[bool, ...]] = []
+    move_l: list[str] = []
     seen: list[int] = []
     spent_l: list[float] = []
     for seat in range(game.num_players):
@@ -147,12 +159,15 @@ def template(game: GameDef, betting: str) -> Template:
             last = i == len(mine) - 1
             seat_l.append(seat)
             step_l.append(i)
-            action_l.append(a)
+            _, size = moves[k]
+            action_l.append(actions.abstract(s, a, size))
+            move_l.append(ACTION_CHARS[a] + (str(size) if size else ""))
             state_l.append(features.public_features(s, seat))
             put_in.append(after[k].spent[seat] - (0 if i == 0 else s.spent[seat]))
             last_l.append(last)
             next_l.append(-1 if last else first + i + 1)
-            legal_l.append((False, False, False) if last else legal_mask(decisions[mine[i + 1]][0]))
+            legal_l.append((False,) * n_actions if last
+                           else actions.action_mask(decisions[mine[i + 1]][0]))
             seen.append(game.board_cards_before(s.round))
             spent_l.append(final.spent[seat])
     n_features = len(features.feature_names(game))
@@ -164,9 +179,10 @@ def template(game: GameDef, betting: str) -> Template:
         put_in=np.asarray(put_in, dtype=np.float64),
         last=np.asarray(last_l, dtype=bool),
         next_row=np.asarray(next_l, dtype=np.int64),
-        next_legal=np.asarray(legal_l, dtype=bool).reshape(len(seat_l), 3),
+        next_legal=np.asarray(legal_l, dtype=bool).reshape(len(seat_l), n_actions),
         board_seen=np.asarray(seen, dtype=np.int64),
         final_spent=np.asarray(spent_l, dtype=np.float64),
+        move=tuple(move_l),
     )
 
 
@@ -194,10 +210,12 @@ def build_rows(
         len(hands), game.num_players)
     # The last decision takes the seat's share of the pot: its payoff plus its stake.
     reward = -cat("put_in") + np.where(last, payoffs[hand_of_row, seat] + cat("final_spent"), 0.0)
+    columns = features.pv_columns(game)
     if pv:
-        state[:, features.PV_INDEX] = _pvs(hands, hand_of_row, seat, cat("board_seen"))
+        state[:, list(columns)] = _pvs(hands, hand_of_row, seat, cat("board_seen"),
+                                       len(columns))
     else:
-        state = np.ascontiguousarray(np.delete(state, features.PV_INDEX, axis=1))
+        state = np.ascontiguousarray(np.delete(state, columns, axis=1))
     has_next = next_row >= 0
     global_next = next_row + np.repeat(starts, counts)
     next_state = np.zeros_like(state)
@@ -212,6 +230,8 @@ def build_rows(
              for k, v in per_hand.items()}
     names = np.array([[*hand.names, *[""] * game.num_players][:game.num_players]
                       for hand, _ in hands], dtype=object).reshape(len(hands), game.num_players)
+    extra = {} if game.is_limit else {
+        "move": np.array([m for t in temps for m in t.move], dtype=object)}
     return {
         "episode": audit["episode"],
         "step": cat("step"),
@@ -227,18 +247,21 @@ def build_rows(
         "cards": audit["cards"],
         "betting": audit["betting"],
         "name": names[hand_of_row, seat],
+        **extra,
     }
 
 
 def _pvs(
     hands: Sequence[tuple[LoggedHandLike, Replayed]], hand_of_row: NDArray[np.int64],
-    seat: NDArray[np.int8], board_seen: NDArray[np.int64],
+    seat: NDArray[np.int8], board_seen: NDArray[np.int64], kinds: int = 1,
 ) -> NDArray[np.float64]:
-    """Each row's PV: its seat's hole cards against the board visible at its decision."""
+    """Each row's equities (``kinds`` columns: PV, then PV2): its seat's hole cards
+    against the board visible at its decision."""
     from batchrl.games.holdem.pv import pv_cards
+    from batchrl.games.holdem.pv2 import pv2_cards
 
     if not hands:
-        return np.zeros(0, dtype=np.float64)
+        return np.zeros((0, kinds), dtype=np.float64)
     n_seats = len(hands[0][0].hole)
     holes = np.full((len(hands), n_seats, 2), -1, dtype=np.int64)
     boards = np.full((len(hands), 5), -1, dtype=np.int64)
@@ -250,7 +273,7 @@ def _pvs(
         boards[h, : len(board)] = board
     rows = np.concatenate([holes[hand_of_row, seat], boards[hand_of_row]], axis=1)
     rows[:, 2:][np.arange(5) >= board_seen[:, None]] = -1
-    return pv_cards(rows)
+    return np.stack([pv_cards(rows), pv2_cards(rows)][:kinds], axis=1)
 
 
 def process_chunk(

@@ -53,8 +53,14 @@ def test_the_options_and_what_prepare_makes_of_them(tmp_path):
     assert GAME.prepare("ingest", {}) == {}
     assert GAME.prepare("ingest", {"gamedef": "glassfrog.limit.2p"})["gamedef"] \
         is gamedef.GLASSFROG_LIMIT
-    with pytest.raises(GameError, match=r"^--game holdem\.limit\.3p: a 3-player game"):
-        GAME.prepare("ingest", {"gamedef": "holdem.limit.3p"})
+    assert GAME.prepare("ingest", {"gamedef": "holdem.limit.3p"})["gamedef"] \
+        is gamedef.THREE_PLAYER_LIMIT
+    four = tmp_path / "four.game"
+    four.write_text(gamedef.THREE_PLAYER_LIMIT.to_text().replace("numPlayers = 3",
+                                                                 "numPlayers = 4")
+                    .replace("blind = 5 10 0", "blind = 5 10 0 0"))
+    with pytest.raises(GameError, match=r"four\.game: a 4-player game"):
+        GAME.prepare("ingest", {"gamedef": str(four)})
     with pytest.raises(GameError, match=r"no game file 'nothing\.game' and no built-in"):
         GAME.prepare("ingest", {"gamedef": "nothing.game"})
     split = tmp_path / "split.game"

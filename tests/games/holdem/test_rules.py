@@ -12,6 +12,7 @@ from batchrl.games.holdem.rules import (
     legal_actions,
     new_hand,
     payoffs,
+    raise_bounds,
     step,
 )
 
@@ -105,6 +106,75 @@ def test_new_hand_is_seeded():
     assert len(set(cards)) == 9
 
 
-def test_nolimit_is_refused_by_name():
-    with pytest.raises(gamedef.GameDefError, match="no-limit"):
-        deal(gamedef.HEADS_UP_NOLIMIT, hole=((0, 1), (2, 3)), board=(4, 5, 6, 7, 8))
+NL = gamedef.HEADS_UP_NOLIMIT
+
+
+def nl_play(state, betting):
+    """Play ACPC no-limit betting ("r300c/r600f") through the rules."""
+    import re
+    for letter, size in re.findall(r"([fcr])(\d*)", betting):
+        state = step(state, "fcr".index(letter), int(size or 0))
+    return state
+
+
+def nl_fresh(game=NL):
+    n = game.num_players
+    return deal(game, hole=tuple((2 * p, 2 * p + 1) for p in range(n)),
+                board=tuple(range(2 * n, 2 * n + 5)))
+
+
+def test_nolimit_raises_name_totals_and_the_minimum_is_the_last_raise():
+    s = nl_fresh()
+    assert s.current == 1 and s.spent == (100, 50) and raise_bounds(s) == (200, 20000)
+    with pytest.raises(IllegalAction, match="between 200 and 20000"):
+        step(s, RAISE, 150)
+    with pytest.raises(IllegalAction, match="between 200 and 20000"):
+        step(s, RAISE, 20001)
+    s = nl_play(s, "r300")           # raised by 200: the next raise adds at least 200
+    assert raise_bounds(s) == (500, 20000)
+    s = nl_play(s, "r900")           # by 600
+    assert raise_bounds(s) == (1500, 20000)
+    s = nl_play(s, "c")              # the flop: the minimum is a big blind over the bet
+    assert s.round == 1 and s.current == 0 and raise_bounds(s) == (1000, 20000)
+    assert nl_play(s, "r2250f").betting == "r300r900c/r2250f"
+
+
+def test_nolimit_all_in_runs_the_board_out_and_nobody_acts_after():
+    s = nl_play(nl_fresh(), "r20000")
+    assert legal_actions(s) == (FOLD, CALL)   # no raise past a stack
+    s = nl_play(s, "c")
+    assert s.finished and s.round == 3 and s.betting == "r20000c///"
+    assert payoffs(s, [2, 1]) == (20000.0, -20000.0)
+    # all-in after the flop: the empty rounds are the turn and the river
+    s = nl_play(nl_fresh(), "cc/r20000c")
+    assert s.finished and s.betting == "cc/r20000c//"
+
+
+def test_nolimit_call_of_an_all_in_by_a_shorter_stack_and_side_pots():
+    game = gamedef.parse("GAMEDEF\nnolimit\nnumPlayers = 3\nnumRounds = 4\n"
+                         "stack = 1000 5000 5000\nblind = 50 100 0\nfirstPlayer = 3 1 1 1\n"
+                         "numSuits = 4\nnumRanks = 13\nnumHoleCards = 2\n"
+                         "numBoardCards = 0 3 1 1\nEND GAMEDEF\n", name="short")
+    s = nl_play(nl_fresh(game), "r3000c")     # seat 2 raises, seat 0 calls all-in for 1000
+    assert s.spent == (1000, 100, 3000) and s.all_in(0) and s.current == 1
+    s = nl_play(s, "c")                       # seat 1 calls: on to the flop, seat 0 sits out
+    assert s.round == 1 and s.current == 1
+    s = nl_play(s, "cc/cc/cc")
+    assert s.finished and s.spent == (1000, 3000, 3000)
+    # seat 0 has the best hand: it takes the main pot (3 x 1000); the side pot (2 x 2000)
+    # goes to the better of seats 1 and 2, or is split
+    assert payoffs(s, [9, 5, 3]) == (2000.0, 1000.0, -3000.0)
+    assert payoffs(s, [9, 5, 5]) == (2000.0, -1000.0, -1000.0)
+    assert payoffs(s, [9, 9, 9]) == (0.0, 0.0, 0.0)
+    assert payoffs(s, [5, 9, 9]) == (-1000.0, 500.0, 500.0)
+
+
+def test_three_way_ties_pay_fractions():
+    game = gamedef.THREE_PLAYER_LIMIT
+    s = play(deal(game, ((0, 1), (2, 3), (4, 5)), (6, 7, 8, 9, 10)), "ccc/ccc/ccc/ccc")
+    assert s.spent == (10, 10, 10)
+    assert payoffs(s, [7, 7, 3]) == (5.0, 5.0, -10.0)
+    s = play(deal(game, ((0, 1), (2, 3), (4, 5)), (6, 7, 8, 9, 10)), "rcc/ccc/ccc/ccc")
+    assert payoffs(s, [7, 7, 7]) == (0.0, 0.0, 0.0)
+    s = play(deal(game, ((0, 1), (2, 3), (4, 5)), (6, 7, 8, 9, 10)), "cfc/cc/cc/cc")
+    assert payoffs(s, [1, 7, 7]) == (-5.0, 2.5, 2.5)
