@@ -1,17 +1,23 @@
-"""Limit hold'em players for the simulator: the thesis's random bot, a rule bot, a hero.
+"""Hold'em players for the simulator: the thesis's random bot, rule bots, a hero.
 
 Every bot acts on a batch: ``act(states, seats)`` gets the states of many tables
 and the seat to act at each, and returns one action per table, so a learned
-policy decides for thousands of tables in one call. Randomness comes only from
-the generator a bot is given.
+policy decides for thousands of tables in one call. The actions are the learner's
+(``actions.py``): fold, call, raise in limit games; in no-limit games a raise is one of
+four sizes against the pot, which the simulator plays as a legal total. Randomness
+comes only from the generator a bot is given.
 
 * ``RandomBot``: the thesis's random player (ch. 5.1): 10% fold, 50% call,
   40% raise. Where a choice is illegal its probability goes to calling: a fold
   with nothing to call is a check (the ACPC dealer refuses a free fold), and a
   raise past the round's cap is a call. So with nothing to call it checks 60%
-  of the time, and at the cap it calls 90%.
-* ``RuleBot``: a tight-aggressive fixed-limit player after the pokerstrategy.com
-  basic strategy the thesis played against (ch. 5.2), described at the class.
+  of the time, and at the cap it calls 90%. In no-limit its raises are half the
+  pot, the pot, two pots and all-in, 40/35/15/10 of them.
+* ``RuleBot`` (``rule`` in heads-up limit): a tight-aggressive fixed-limit player
+  after the pokerstrategy.com basic strategy the thesis played against (ch. 5.2),
+  described at the class.
+* ``EquityBot`` (``rule`` in no-limit and three-player games): equity thresholds,
+  pot-odds calls and value bets sized in pot fractions, described at the class.
 * ``HeroBot``: a model from ``batchrl fqi`` acting greedily through the same
   feature encoder the store's rows were written with (bound by the one model
   loader, ``Game.load_model``).
@@ -38,8 +44,10 @@ from typing import TYPE_CHECKING, Protocol
 import numpy as np
 from numpy.typing import NDArray
 
+from batchrl.games.holdem.actions import FIRST_RAISE, action_mask, action_names
+from batchrl.games.holdem.features import thesis
 from batchrl.games.holdem.gamedef import GameDef, GameDefError, evaluable
-from batchrl.games.holdem.rules import CALL, FOLD, RAISE, HandState, legal_mask
+from batchrl.games.holdem.rules import CALL, FOLD, RAISE, HandState
 
 if TYPE_CHECKING:
     from batchrl.games.base import Game
@@ -56,10 +64,15 @@ class Bot(Protocol):
         ...
 
 
+def _masks(states: Sequence[HandState]) -> NDArray[np.bool_]:
+    """The learner's legal actions of each state, one row each."""
+    width = len(action_names(states[0].game)) if states else 3
+    return np.array([action_mask(s) for s in states], dtype=bool).reshape(len(states), width)
+
+
 def _legal_or_call(states: Sequence[HandState], choice: NDArray[np.int64]) -> NDArray[np.int64]:
     """``choice`` where legal, a call where not (fold with nothing to call, raise at the cap)."""
-    masks = np.array([legal_mask(s) for s in states], dtype=bool).reshape(len(states), 3)
-    ok = masks[np.arange(len(states)), choice]
+    ok = _masks(states)[np.arange(len(states)), choice]
     return np.where(ok, choice, CALL).astype(np.int64)
 
 
@@ -85,6 +98,8 @@ class RandomBot:
     decision is still 10/50/40; only the pairing across runs changes.
     """
 
+    SIZES = (0.40, 0.35, 0.15, 0.10)  # no-limit: half pot, pot, two pots, all-in
+
     def __init__(self, rng: np.random.Generator | None = None, fold: float = 0.1,
                  call: float = 0.5, name: str = "random", keyed: bool = False) -> None:
         if min(fold, call) < 0 or fold + call > 1:
@@ -106,6 +121,11 @@ class RandomBot:
     def act(self, states: Sequence[HandState], seats: Sequence[int]) -> NDArray[np.int64]:
         u = self._draws(states, seats)
         choice = np.where(u < self.fold, FOLD, np.where(u < self.fold + self.call, CALL, RAISE))
+        if states and not states[0].game.is_limit:
+            # the raise's size from where u fell in the raise's share
+            share = (u - self.fold - self.call) / max(1e-12, 1 - self.fold - self.call)
+            bins = np.searchsorted(np.cumsum(self.SIZES)[:-1], share, side="right")
+            choice = np.where(choice == RAISE, FIRST_RAISE + bins, choice)
         return _legal_or_call(states, choice.astype(np.int64))
 
 
@@ -250,6 +270,60 @@ class RuleBot:
         return self._pot_odds(state, seat, pv)
 
 
+class EquityBot:
+    """``rule`` in no-limit and three-player games: an equity-threshold player.
+
+    Its hand's strength is its equity against as many random hands as opponents are
+    still in (``pv`` against one, ``pv2`` against two: the numbers the features hold),
+    scaled so that a fair share is 0.5 however many are in (``equity × players in / 2``).
+
+    * Strong (scaled equity ≥ ``strong``, after the flop ``value``): raise the pot,
+      re-raising up to ``max_raises`` raises in the round, then call.
+    * Good (≥ ``good``): raise half the pot when nobody has raised in the round, else
+      call whatever the pot odds.
+    * Anything else: check when it is free, call when the unscaled equity is at least
+      ``odds`` × the pot odds (the share of the pot after calling that the call is),
+      and fold otherwise.
+
+    In limit games every raise is the round's one size.
+    """
+
+    def __init__(self, strong: float = 0.62, good: float = 0.52, value: float = 0.75,
+                 odds: float = 1.0, max_raises: int = 3, name: str = "rule") -> None:
+        self.strong, self.good, self.value, self.odds = strong, good, value, odds
+        self.max_raises, self.name = max_raises, name
+
+    def act(self, states: Sequence[HandState], seats: Sequence[int]) -> NDArray[np.int64]:
+        from batchrl.games.holdem.pv import pv_many
+        from batchrl.games.holdem.pv2 import pv2_many
+
+        if not states:
+            return np.zeros(0, dtype=np.int64)
+        requests = [((s.hole[p][0], s.hole[p][1]), s.visible_board())
+                    for s, p in zip(states, seats, strict=True)]
+        live = np.array([s.game.num_players - sum(s.folded) for s in states])
+        equity = pv_many(requests)
+        three = np.flatnonzero(live >= 3)
+        if three.size:
+            equity[three] = pv2_many([requests[i] for i in three])
+        half, pot = (FIRST_RAISE, FIRST_RAISE + 1) if not states[0].game.is_limit \
+            else (RAISE, RAISE)
+        choice = np.empty(len(states), dtype=np.int64)
+        for i, (s, p) in enumerate(zip(states, seats, strict=True)):
+            e = float(equity[i])
+            scaled = e * live[i] / 2
+            owed = s.to_call(p)
+            if scaled >= (self.strong if s.round == 0 else self.value):
+                choice[i] = pot if s.round_raises < self.max_raises else CALL
+            elif scaled >= self.good:
+                choice[i] = half if s.round_raises == 0 else CALL
+            elif owed == 0:
+                choice[i] = CALL
+            else:
+                choice[i] = CALL if e >= self.odds * owed / (s.pot + owed) else FOLD
+        return _legal_or_call(states, choice)
+
+
 class HeroBot:
     """A Q-function from ``batchrl fqi`` playing greedily among the legal actions.
 
@@ -291,8 +365,7 @@ class HeroBot:
         from batchrl.games.holdem.features import encode_many
 
         x = encode_many(states, seats, pv=self.pv)
-        legal = np.array([legal_mask(s) for s in states], dtype=bool).reshape(len(states), 3)
-        return self.model.act_batch(x, legal)
+        return self.model.act_batch(x, _masks(states))
 
 
 BOT_NAMES = ("random", "rule")
@@ -349,7 +422,7 @@ def make_bot(spec: str, game: GameDef, rng: np.random.Generator, keyed: bool = F
     if spec == "random":
         return RandomBot(rng, keyed=keyed)
     if spec == "rule":
-        return RuleBot()
+        return RuleBot() if thesis(game) else EquityBot()
     path = spec.removeprefix("model:")
     model = load_models([spec], models)[spec]
     holdem = _holdem()
@@ -358,8 +431,12 @@ def make_bot(spec: str, game: GameDef, rng: np.random.Generator, keyed: bool = F
     return HeroBot(model, Path(path).stem)
 
 
-def check_heads_up(game: GameDef) -> None:
-    if game.num_players != 2 or not game.is_limit:
-        raise GameDefError(f"{game.name}: the bots play heads-up limit games only")
+PLAYABLE = (2, 3)  # players at a table the bots and the features know
+
+
+def check_playable(game: GameDef) -> None:
+    if game.num_players not in PLAYABLE:
+        raise GameDefError(f"{game.name}: the bots play games of 2 or 3 players, not "
+                           f"{game.num_players}")
     if why := evaluable(game):
         raise GameDefError(f"{game.name}: cannot score its showdowns: {why}")

@@ -3,8 +3,10 @@
 The thesis reported total chips over 3,000 hands from single runs. Here the
 same total is reported with the mean in big blinds per hand (and thousandths
 of a big blind, mbb), its 95% confidence interval, and the split by position.
-Duplicate play (``duplicate=True``) deals every hand twice with the seats
-swapped; the pair's sum is one sample, which takes the cards' luck out.
+Duplicate play (``duplicate=True``) deals every hand once per rotation of the
+seats (twice heads-up, three times at a three-player table); the set's sum is one
+sample, which takes the cards' luck out. In a three-player game the hero plays
+against two opponents (the one named, in both other seats, unless two are named).
 
 >>> r = evaluate_bots("rule", "random", hands=400, seed=1)
 >>> r.hands, r.bb_per_hand.n, r.chips == r.bb_per_hand.mean * 400 * r.big_blind
@@ -14,7 +16,7 @@ swapped; the pair's sum is one sample, which takes the cards' luck out.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -33,10 +35,10 @@ if TYPE_CHECKING:
 
 @dataclass(frozen=True)
 class HoldemReport:
-    """The hero's (bot 0's) results against the opponent; money in the game's chips."""
+    """The hero's (bot 0's) results against the opponents; money in the game's chips."""
 
     hero: str
-    opponent: str
+    opponent: str  # the others, seat order of the first hand: "rule" or "rule, random"
     game: str
     big_blind: int
     hands: int
@@ -71,7 +73,7 @@ class HoldemReport:
             f"hero       {self.hero}",
             f"opponent   {self.opponent}",
             f"game       {self.game} (big blind {self.big_blind})",
-            f"hands      {self.hands:,}" + (" (duplicate: each deal twice, seats swapped)"
+            f"hands      {self.hands:,}" + (" (duplicate: each deal once per seating)"
                                            if self.duplicate else "") + f", seed {self.seed}",
             f"chips won  {self.chips:+,.0f}",
             "",
@@ -95,14 +97,29 @@ def report(match: Match, seed: int, seconds: float) -> HoldemReport:
     """The summary of a played match from bot 0's side."""
     game, bb = match.game, match.game.big_blind
     won = match.payoffs[:, 0] / bb
-    overall = mean_ci(won, per_unit=2 if match.duplicate else 1)
+    n = game.num_players
+    overall = mean_ci(won, per_unit=n if match.duplicate else 1)
     positions = {}
-    for seat, label in ((game.small_blind_player, "small blind"),
-                        (1 - game.small_blind_player, "big blind")):
+    for seat, label in sorted(enumerate(position_labels(game)),
+                              key=lambda sl: _ORDER.index(sl[1].split(" ")[0])):
         positions[label] = mean_ci(won[match.seat[:, 0] == seat])
-    return HoldemReport(match.names[0], match.names[1], game.name, bb, len(match),
+    others = match.names[1:]
+    opponent = others[0] if len(set(others)) == 1 else ", ".join(others)
+    return HoldemReport(match.names[0], opponent, game.name, bb, len(match),
                         match.duplicate, seed, float(match.payoffs[:, 0].sum()), overall,
                         positions, seconds)
+
+
+_ORDER = ("small", "big", "button", "seat")
+
+
+def position_labels(game: GameDef) -> list[str]:
+    """Each seat's name at the table: small blind, big blind, button (no blind)."""
+    top = max(game.blind)
+    labels = ["big blind" if b == top else "small blind" if b > 0 else "button"
+              for b in game.blind]
+    return [label if labels.count(label) == 1 else f"seat {s}"
+            for s, label in enumerate(labels)]
 
 
 def play_bots(
@@ -111,23 +128,30 @@ def play_bots(
     progress: Callable[[int], None] | None = None, keyed: bool = False,
     keep_states: bool = False,
     models: Mapping[str, LoadedModel | GreedyPolicy] | None = None,
+    opponents: Sequence[str] | None = None,
 ) -> Match:
-    """Play ``hero`` against ``opponent`` (each ``random``, ``rule`` or a model file).
+    """Play ``hero`` against ``opponent`` (each ``random``, ``rule`` or a model file); at a
+    three-player table the opponent takes both other seats, unless ``opponents`` names
+    them.
 
-    The game is the hero model's (else the opponent model's, else ACPC heads-up
+    The game is the hero model's (else an opponent model's, else ACPC heads-up
     limit) unless given. Deals and each bot's randomness come from children of
     one ``SeedSequence(seed)``: the same seed deals the same cards to any pair,
     which makes two heroes' results on one seed common random numbers (and with
     ``keyed``, a random bot's decisions too: see ``RandomBot``). ``models`` holds model
     players already loaded (a model file is read once either way).
     """
-    loaded = load_models((hero, opponent), models)
+    loaded = load_models((hero, opponent, *(opponents or ())), models)
     if game is None:
         game = players_game(loaded, gamedef.HEADS_UP_LIMIT)
-    deals, hero_rng, opponent_rng = (np.random.default_rng(s)
-                                     for s in np.random.SeedSequence(seed).spawn(3))
-    bots = (make_bot(hero, game, hero_rng, keyed, loaded),
-            make_bot(opponent, game, opponent_rng, keyed, loaded))
+    others = list(opponents) if opponents else [opponent] * (game.num_players - 1)
+    if len(others) != game.num_players - 1:
+        raise ValueError(f"{game.name} seats {game.num_players} players: the hero and "
+                         f"{game.num_players - 1} opponents, not {len(others)}")
+    deals, *rngs = (np.random.default_rng(s)
+                    for s in np.random.SeedSequence(seed).spawn(1 + game.num_players))
+    bots = [make_bot(spec, game, rng, keyed, loaded)
+            for spec, rng in zip([hero, *others], rngs, strict=True)]
     return play(game, bots, hands, deals, duplicate=duplicate, batch=batch, progress=progress,
                 keep_states=keep_states)
 
@@ -137,9 +161,10 @@ def evaluate_bots(
     game: GameDef | None = None, duplicate: bool = False, batch: int = 4096,
     progress: Callable[[int], None] | None = None,
     models: Mapping[str, LoadedModel | GreedyPolicy] | None = None,
+    opponents: Sequence[str] | None = None,
 ) -> HoldemReport:
     """``play_bots``, summarised from the hero's side."""
     started = time.perf_counter()
     match = play_bots(hero, opponent, hands, seed, game=game, duplicate=duplicate, batch=batch,
-                      progress=progress, models=models)
+                      progress=progress, models=models, opponents=opponents)
     return report(match, seed, time.perf_counter() - started)

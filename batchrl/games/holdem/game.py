@@ -81,20 +81,22 @@ class Holdem(Game):
     Params = HoldemParams
     fqi = FQISettings()  # the thesis's: M=100, n_min=20, N=11, one joint model, full refits
     options = (
-        Option("gamedef", {"ingest": "--game", "generate": "--gamedef"},
+        Option("gamedef", {"ingest": "--game", "generate": "--gamedef",
+                           "evaluate": "--gamedef"},
                help="the game: an ACPC .game file, or a built-in game: "
                     f"{', '.join(gamedef.BUILTINS)}. Default: for ingest, the game the log's "
                     "header names, else the built-in whose rules give the logged payoffs "
-                    "(this picks a Glassfrog summary's units); for generate, a model "
-                    "player's game, else the format's usual units.",
+                    "(this picks a Glassfrog summary's units); for generate and evaluate, "
+                    "a model player's game, else heads-up limit in the format's usual "
+                    "units (three players: name the game).",
                metavar="FILE|NAME"),
         Option("pv", {"ingest": "--pv/--no-pv"}, type=bool,
                help="compute pv, the exact probability of victory, for every decision. "
                     "--no-pv leaves the feature out: ingest runs several times faster "
                     "[default: --pv]."),
         Option("duplicate", {"evaluate": "--duplicate"}, type=bool,
-               help="play every deal twice with the seats swapped, cutting the variance "
-                    "the cards add."),
+               help="play every deal once per seating (twice heads-up, three times with "
+                    "three players), cutting the variance the cards add."),
     )
     bots = ("random", "rule")
     default_players = ("random", "random")
@@ -105,7 +107,9 @@ class Holdem(Game):
                     "  batchrl generate --game holdem --hands 5000 --players random,random \\\n"
                     "      --seed 10 -o ROOM_90.dealer.summary\n"
                     "  batchrl generate --game holdem --hands 50000 --players random,rule \\\n"
-                    "      -o rule.log",
+                    "      -o rule.log\n"
+                    "  batchrl generate --game holdem --gamedef holdem.nolimit.3p \\\n"
+                    "      --players rule,random,rule --hands 20000 -o nl3.log",
         "evaluate": "plays the model against an opponent and reports the chips it won (the\n"
                     "thesis's figure), big blinds and mbb per hand with a 95% confidence\n"
                     "interval, and the split by position:\n"
@@ -244,9 +248,9 @@ class Holdem(Game):
     def generate(self, out: Path, players: Sequence[str], count: int, seed: int,
                  options: Mapping[str, Any],
                  progress: Callable[[int], None] | None = None) -> str:
-        """Two players' hands as an ACPC dealer log (or a Glassfrog summary: ``format``,
-        else told by the file name); the game is ``gamedef``, else a model player's, else
-        the format's usual units."""
+        """The players' hands as an ACPC dealer log (or, heads-up limit, a Glassfrog
+        summary: ``format``, else told by the file name); the game is ``gamedef``, else a
+        model player's, else heads-up limit in the format's usual units."""
         from batchrl.games.holdem.logs import generate
         from batchrl.policy import ModelError
 
@@ -261,21 +265,33 @@ class Holdem(Game):
     def evaluate(self, groups: Sequence[Sequence[str]], count: int | None, seed: int,
                  options: Mapping[str, Any],
                  progress: Callable[[int], None] | None = None) -> HoldemReport:
-        """The first player against the second, in the game of the model among them:
-        chips won, bb and mbb per hand with a 95% interval, by position (``duplicate``:
-        each deal played twice, the seats swapped)."""
+        """The first player against the others, in ``gamedef`` or the game of the model
+        among them: chips won, bb and mbb per hand with a 95% interval, by position
+        (``duplicate``: each deal played once per seating). At a three-player table two
+        players given mean the second takes both other seats."""
+        from batchrl.games.holdem.bots import load_models, players_game
         from batchrl.games.holdem.evaluate import evaluate_bots
         from batchrl.policy import ModelError
 
         group = single_group(self, groups)
-        if len(group) != 2:
-            raise GameError(f"heads-up hold'em needs two players, not {len(group)} "
+        if len(group) not in self.player_counts:
+            raise GameError(f"hold'em seats 2 or 3 players, not {len(group)} "
                             f"({','.join(group)})")
         try:
+            game = self.prepare("generate", options).get("gamedef")
+            if game is None:
+                game = players_game(load_models(group), gamedef.HEADS_UP_LIMIT)
+                if len(group) == 3 and game.num_players == 2:
+                    raise GameError("three players: say which game with --gamedef "
+                                    "(holdem.limit.3p, holdem.nolimit.3p or a .game file)")
+            others = list(group[1:]) if len(group) == game.num_players else None
+            if others is None and len(group) != 2:
+                raise GameError(f"{game.name} seats {game.num_players} players, not "
+                                f"{len(group)} ({','.join(group)})")
             return evaluate_bots(group[0], group[1], count or self.default_count, seed,
-                                 duplicate=bool(options.get("duplicate", False)),
-                                 progress=progress)
-        except ModelError as exc:
+                                 game=game, duplicate=bool(options.get("duplicate", False)),
+                                 progress=progress, opponents=others)
+        except (ModelError, GameDefError) as exc:
             raise GameError(str(exc)) from None
 
 

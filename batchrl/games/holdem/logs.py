@@ -58,19 +58,23 @@ def header_lines(match: str, game: GameDef, hands: int, seed: int) -> list[str]:
 
 def write_log(path: Path, hands: Iterable[tuple[HandState, Sequence[float]]],
               fmt: str = "acpc", match: str = "match", seed: int = 0,
-              players: tuple[str, str] = ("alice", "bob")) -> int:
-    """Write finished heads-up hands as a dealer log (``"acpc"``) or summary (``"glassfrog"``).
+              players: Sequence[str] = ("alice", "bob")) -> int:
+    """Write finished hands as a dealer log (``"acpc"``) or, heads-up limit, a Glassfrog
+    summary (``"glassfrog"``).
 
-    Seats rotate every hand, as the dealer rotates them, so the names alternate.
-    Returns the number of hands written.
+    Seats rotate every hand, as the dealer rotates them: player ``b`` sits in seat
+    ``(b + i) % n`` at hand ``i``. Returns the number of hands written.
     """
     played = list(hands)
+    n = len(players)
+    if fmt == "glassfrog" and played and (n != 2 or not played[0][0].game.is_limit):
+        raise ValueError("a Glassfrog summary holds heads-up limit hands: write an ACPC log")
     lines = []
     if fmt == "acpc" and played:
         lines += header_lines(match, played[0][0].game, len(played), seed)
     totals = dict.fromkeys(players, 0.0)
     for number, (state, payoff) in enumerate(played):
-        names = players if number % 2 == 0 else players[::-1]
+        names = [players[(s - number) % n] for s in range(n)]
         for name, value in zip(names, payoff, strict=True):
             totals[name] += value
         write = state_line if fmt == "acpc" else summary_line
@@ -95,11 +99,12 @@ def generate(
     path: Path, players: Sequence[str], hands: int, seed: int = 0, fmt: str | None = None,
     game: GameDef | None = None, progress: Callable[[int], None] | None = None,
 ) -> int:
-    """Play ``hands`` hands between two bots (``random``, ``rule`` or a model file) and
-    write them as a dealer log; what ``batchrl generate --game holdem`` runs.
+    """Play ``hands`` hands between bots (``random``, ``rule`` or a model file), one per
+    seat, and write them as a dealer log; what ``batchrl generate --game holdem`` runs.
 
-    The game is ``game``, else a model player's, else the format's usual units:
-    Glassfrog summaries in blinds 1/2, ACPC logs in the ACPC game (blinds 5/10).
+    The game is ``game``, else a model player's, else heads-up limit in the format's
+    usual units: Glassfrog summaries in blinds 1/2, ACPC logs in the ACPC game (blinds
+    5/10).
     """
     import numpy as np
 
@@ -107,22 +112,26 @@ def generate(
     from batchrl.games.holdem.bots import load_models, make_bot, players_game
     from batchrl.games.holdem.simulate import play
 
-    if len(players) != 2:
-        raise ValueError(f"heads-up hold'em needs two players, not {len(players)}")
+    if len(players) not in (2, 3):
+        raise ValueError(f"hold'em seats 2 or 3 players, not {len(players)}")
     fmt = log_format(path, fmt)
     models = load_models(players)
     if game is None:
         game = players_game(models, gamedef.GLASSFROG_LIMIT if fmt == "glassfrog"
                             else gamedef.HEADS_UP_LIMIT)
-    deals, *bot_seeds = np.random.SeedSequence(seed).spawn(3)
-    bots = tuple(make_bot(p, game, np.random.default_rng(s), models=models)
-                 for p, s in zip(players, bot_seeds, strict=True))
-    match = play(game, (bots[0], bots[1]), hands, np.random.default_rng(deals),
-                 keep_states=True, progress=progress)
+        if len(players) == 3 and game.num_players == 2:
+            raise ValueError("three players: say which game with --gamedef "
+                             "(holdem.limit.3p, holdem.nolimit.3p or a .game file)")
+    if len(players) != game.num_players:
+        raise ValueError(f"{game.name} seats {game.num_players} players, not {len(players)}")
+    deals, *bot_seeds = np.random.SeedSequence(seed).spawn(1 + len(players))
+    bots = [make_bot(p, game, np.random.default_rng(s), models=models)
+            for p, s in zip(players, bot_seeds, strict=True)]
+    match = play(game, bots, hands, np.random.default_rng(deals), keep_states=True,
+                 progress=progress)
     assert match.states is not None
     names = [b.name.replace("|", "_").replace(":", "_").replace(" ", "_") for b in bots]
-    if names[0] == names[1]:
-        names = [f"{names[0]}-1", f"{names[1]}-2"]
+    if len(set(names)) < len(names):
+        names = [f"{name}-{k}" for k, name in enumerate(names, 1)]
     return write_log(path, zip(match.states, match.seat_payoffs().tolist(), strict=True),
-                     fmt=fmt, match=path.name.split(".")[0], seed=seed,
-                     players=(names[0], names[1]))
+                     fmt=fmt, match=path.name.split(".")[0], seed=seed, players=names)

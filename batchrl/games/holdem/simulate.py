@@ -1,15 +1,17 @@
-"""Playing many hands of heads-up limit hold'em in lockstep, through the rules module.
+"""Playing many hands of hold'em in lockstep, through the rules module.
 
-``play`` deals every hand from one ``numpy.random.Generator``, seats the two
-bots, and advances a batch of tables together: at each step it gathers the
-tables where a bot is to act and asks that bot once for all of them, so a
-learned policy encodes and predicts for thousands of tables per call. The
-hands are played by ``rules.step``, the function the parser replays logs with.
+``play`` deals every hand from one ``numpy.random.Generator``, seats the bots (two or
+three, one per seat of the game), and advances a batch of tables together: at each
+step it gathers the tables where a bot is to act and asks that bot once for all of
+them, so a learned policy encodes and predicts for thousands of tables per call. The
+bots answer with the learner's actions (a no-limit raise as a size against the pot,
+``actions.concrete`` making it a legal total), and the hands are played by
+``rules.step``, the function the parser replays logs with.
 
-Seating follows the ACPC dealer: bot 0 sits in seat ``i % 2`` at hand ``i``
-(seat 0 is the big blind, seat 1 the small blind, in the standard game). With
-``duplicate=True`` every deal is played twice, bot 0 in each seat, so the luck
-of the cards cancels out of the difference between the bots.
+Seating follows the ACPC dealer: bot ``b`` sits in seat ``(b + i) % n`` at hand ``i``
+(heads-up: seat 0 is the big blind, seat 1 the small blind, in the standard games).
+With ``duplicate=True`` every deal is played ``n`` times, once per rotation of the
+seats, so the luck of the cards cancels out of the difference between the bots.
 
 >>> from batchrl.games.holdem.gamedef import HEADS_UP_LIMIT
 >>> from batchrl.games.holdem.bots import RandomBot
@@ -27,7 +29,8 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import NDArray
 
-from batchrl.games.holdem.bots import Bot, check_heads_up
+from batchrl.games.holdem.actions import concrete
+from batchrl.games.holdem.bots import Bot, check_playable
 from batchrl.games.holdem.evaluator import evaluate_many
 from batchrl.games.holdem.gamedef import GameDef
 from batchrl.games.holdem.rules import HandState, deal, payoffs, step
@@ -35,15 +38,15 @@ from batchrl.games.holdem.rules import HandState, deal, payoffs, step
 
 @dataclass(frozen=True)
 class Match:
-    """The hands two bots played: row i is hand i.
+    """The hands the bots played: row i is hand i.
 
     ``payoffs[i, b]`` is bot b's chips won in hand i, ``seat[i, b]`` the seat it
-    sat in, ``deal[i]`` the deal's number (a duplicate pair shares one), and
+    sat in, ``deal[i]`` the deal's number (a duplicate set shares one), and
     ``states`` the finished hands when they were kept (for writing logs).
     """
 
     game: GameDef
-    names: tuple[str, str]
+    names: tuple[str, ...]
     payoffs: NDArray[np.float64]
     seat: NDArray[np.int64]
     deal: NDArray[np.int64]
@@ -77,18 +80,19 @@ def _start(game: GameDef, row: NDArray[np.int64]) -> HandState:
 
 def _finish(game: GameDef, states: Sequence[HandState]) -> NDArray[np.float64]:
     """Each seat's payoff per hand, the showdowns scored in one batch."""
-    k = game.num_hole_cards
-    cards = np.array([[*s.hole[0], *s.hole[1], *s.board] for s in states], dtype=np.int64)
-    board = cards[:, 2 * k:]
+    k, n = game.num_hole_cards, game.num_players
+    cards = np.array([[*(c for h in s.hole for c in h), *s.board] for s in states],
+                     dtype=np.int64)
+    board = cards[:, n * k:]
     strengths = np.stack([evaluate_many(np.concatenate([cards[:, p * k:(p + 1) * k], board],
-                                                       axis=1)) for p in range(2)], axis=1)
+                                                       axis=1)) for p in range(n)], axis=1)
     return np.array([payoffs(s, strengths[i].tolist()) for i, s in enumerate(states)],
                     dtype=np.float64)
 
 
 def play(
     game: GameDef,
-    bots: tuple[Bot, Bot],
+    bots: Sequence[Bot],
     hands: int,
     rng: np.random.Generator,
     *,
@@ -97,23 +101,27 @@ def play(
     keep_states: bool = False,
     progress: Callable[[int], None] | None = None,
 ) -> Match:
-    """Play ``hands`` hands (with ``duplicate``, ``hands // 2`` deals, each twice).
+    """Play ``hands`` hands (with ``duplicate``, ``hands // n`` deals, each ``n`` times).
 
     ``progress`` is called with the number of hands finished after each batch.
     """
-    check_heads_up(game)
-    if duplicate and hands % 2:
-        raise ValueError(f"duplicate play needs an even number of hands, not {hands}")
-    deals = hands // 2 if duplicate else hands
+    check_playable(game)
+    n = game.num_players
+    if len(bots) != n:
+        raise ValueError(f"{game.name} seats {n} players, not {len(bots)}")
+    if duplicate and hands % n:
+        raise ValueError(f"duplicate play of {n} players needs a multiple of {n} hands, "
+                         f"not {hands}")
+    deals = hands // n if duplicate else hands
     cards = deal_cards(game, deals, rng)
     if duplicate:
-        deal_of = np.repeat(np.arange(deals), 2)
-        seat0 = np.tile(np.array([0, 1]), deals)
+        deal_of = np.repeat(np.arange(deals), n)
+        rotation = np.tile(np.arange(n), deals)
     else:
         deal_of = np.arange(deals)
-        seat0 = deal_of % 2
-    seat = np.stack([seat0, 1 - seat0], axis=1).astype(np.int64)
-    payoff = np.empty((hands, 2), dtype=np.float64)
+        rotation = deal_of % n
+    seat = ((np.arange(n)[None, :] + rotation[:, None]) % n).astype(np.int64)
+    payoff = np.empty((hands, n), dtype=np.float64)
     kept: list[HandState] = []
     for lo in range(0, hands, batch):
         hi = min(hands, lo + batch)
@@ -128,7 +136,7 @@ def play(
                     continue
                 actions = bot.act([states[j] for j in mine], [states[j].current for j in mine])
                 for j, a in zip(mine, actions.tolist(), strict=True):
-                    states[j] = step(states[j], a)
+                    states[j] = step(states[j], *concrete(states[j], a))
             live = [j for j in live if not states[j].finished]
         by_seat = _finish(game, states)
         payoff[lo:hi] = by_seat[np.arange(hi - lo)[:, None], seat[lo:hi]]
@@ -136,6 +144,6 @@ def play(
             kept.extend(states)
         if progress is not None:
             progress(hi - lo)
-    names = (bots[0].name, bots[1].name)
+    names = tuple(b.name for b in bots)
     return Match(game, names, payoff, seat, deal_of.astype(np.int64), duplicate,
                  tuple(kept) if keep_states else None)

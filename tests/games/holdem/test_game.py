@@ -48,7 +48,8 @@ def test_stores_name_their_game_definition():
 
 def test_the_options_and_what_prepare_makes_of_them(tmp_path):
     flags = {o.name: dict(o.flags) for o in GAME.options}
-    assert flags == {"gamedef": {"ingest": "--game", "generate": "--gamedef"},
+    assert flags == {"gamedef": {"ingest": "--game", "generate": "--gamedef",
+                                 "evaluate": "--gamedef"},
                      "pv": {"ingest": "--pv/--no-pv"}, "duplicate": {"evaluate": "--duplicate"}}
     assert GAME.prepare("ingest", {}) == {}
     assert GAME.prepare("ingest", {"gamedef": "glassfrog.limit.2p"})["gamedef"] \
@@ -200,7 +201,7 @@ def test_generate_and_evaluate_through_the_protocol(tmp_path):
     report = GAME.evaluate([("rule", "random")], 200, 1, {"duplicate": True})
     assert report.hands == 200 and report.duplicate and report.as_dict()["hero"] == "rule"
     assert "95% CI" in report.table()
-    with pytest.raises(GameError, match="two players"):
+    with pytest.raises(GameError, match="seats 2 or 3 players, not 1"):
         GAME.evaluate([("rule",)], 10, 1, {})
 
 

@@ -63,7 +63,7 @@ def test_duplicate_plays_each_deal_twice_with_the_seats_swapped():
     assert all(x.hole == y.hole and x.board == y.board for x, y in zip(first, second, strict=True))
     # the rule bot is deterministic: against itself each deal's two hands cancel exactly
     assert (m.payoffs[0::2, 0] + m.payoffs[1::2, 0] == 0).all()
-    with pytest.raises(ValueError, match="even number"):
+    with pytest.raises(ValueError, match="multiple of 2 hands, not 3"):
         play(GAME, (RuleBot(), RuleBot()), 3, rng, duplicate=True)
 
 
