@@ -45,6 +45,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from functools import lru_cache
+from itertools import chain
 
 import numpy as np
 
@@ -226,16 +227,24 @@ def legal_actions(state: State) -> tuple[int, ...]:
     return _legal(state.hands[state.turn], state.table, state.first)
 
 
+# The moves as tables: leading with k cards of rank r, opening with k 2s of which one is the
+# 2 of golds, following a set of `count` cards with rank r
+_LEAD = tuple(tuple(tuple(1 + N_SUITS * r + c for c in range(k)) for k in range(N_SUITS + 1))
+              for r in range(N_RANKS))
+_FOLLOW = tuple(tuple(1 + N_SUITS * r + count - 1 for r in range(N_RANKS))
+                for count in range(1, N_SUITS + 1))
+
+
 @lru_cache(maxsize=1 << 16)
 def _legal(hand: tuple[int, ...], table: tuple[int, int], first: bool) -> tuple[int, ...]:
     """The moves from a hand's rank counts (kept: a game meets the same ones often)."""
     if first:  # the 2 of golds, alone or with other 2s
-        return tuple(play_action(0, c) for c in range(1, hand[0] + 1))
+        return _LEAD[0][hand[0]]
     rank, count = table
     if rank < 0:  # leading: any set, no pass
-        return tuple(1 + N_SUITS * r + c for r in range(N_RANKS) for c in range(hand[r]))
-    return (PASS, *(1 + N_SUITS * r + count - 1 for r in range(rank + 1, N_RANKS)
-                    if hand[r] >= count))
+        return tuple(chain.from_iterable([_LEAD[r][k] for r, k in enumerate(hand)]))
+    moves = _FOLLOW[count - 1]
+    return (PASS, *[moves[r] for r in range(rank + 1, N_RANKS) if hand[r] >= count])
 
 
 def is_legal(state: State, action: int) -> bool:
