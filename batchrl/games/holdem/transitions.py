@@ -273,7 +273,8 @@ def _pvs(
         boards[h, : len(board)] = board
     rows = np.concatenate([holes[hand_of_row, seat], boards[hand_of_row]], axis=1)
     rows[:, 2:][np.arange(5) >= board_seen[:, None]] = -1
-    return np.stack([pv_cards(rows), pv2_cards(rows)][:kinds], axis=1)
+    kinds_of = (pv_cards, pv2_cards)[:kinds]
+    return np.stack([equity(rows) for equity in kinds_of], axis=1)
 
 
 def process_chunk(
