@@ -262,7 +262,9 @@ def info(store: Path | None, whole: bool, as_json: bool) -> None:
                    "[default: the game's].")
 @click.option("--player", "players", multiple=True, metavar="NAME[,NAME...]",
               help="Learn only from these players' decisions (names as batchrl info lists "
-                   "them): the seat that faced the opponent you want to beat.")
+                   "them): the seat that faced the opponent you want to beat. A name may be "
+                   "a shell pattern ('*.1'); !NAME leaves a player out ('!DeepStack': "
+                   "everyone else).")
 @click.option("--per-action/--joint", "per_action", default=None,
               help="One regressor per action, or one on (state, action) [default: the "
                    "game's].")
@@ -271,6 +273,13 @@ def info(store: Path | None, whole: bool, as_json: bool) -> None:
                    "each iteration is a fraction of a refit [default: the game's].")
 @click.option("--freeze-after", type=click.IntRange(min=0), default=None, metavar="K",
               help="Fast mode after K full refits (0 is --fast).")
+@click.option("--support", type=click.FloatRange(0, 1, min_open=True), default=None,
+              metavar="TAU",
+              help="Act only where the logs did (discrete BCQ): an action is chosen, and "
+                   "counted in each target's max over the next actions, only where the "
+                   "logged players took it with at least TAU times the probability of "
+                   "their likeliest action there (a behaviour model, trees on the same "
+                   "features, kept in the model file). 1 imitates them; off by default.")
 @click.option("--jobs", "-j", type=JOBS, default=-1, show_default=True,
               help="Worker threads for the trees (-1: every core). Results do not depend on it.")
 @click.option("--seed", default=0, show_default=True, help="Makes a run repeatable.")
@@ -282,8 +291,8 @@ def info(store: Path | None, whole: bool, as_json: bool) -> None:
 def fqi(store: Path | None, trees: int | None, nmin: int | None, k: int | None,
         iters: int | None, gamma: float, features: tuple[str, ...], drop: tuple[str, ...],
         players: tuple[str, ...], per_action: bool | None, fast: bool | None,
-        freeze_after: int | None, jobs: int, seed: int, out: Path | None,
-        resume: bool) -> None:
+        freeze_after: int | None, support: float | None, jobs: int, seed: int,
+        out: Path | None, resume: bool) -> None:
     """Fitted Q-iteration on a store: learn Q(state, action) with extremely randomized trees.
 
     Each iteration regresses reward + gamma * max over the legal next actions of
@@ -300,6 +309,7 @@ def fqi(store: Path | None, trees: int | None, nmin: int | None, k: int | None,
       batchrl fqi --trees 100 --nmin 20 --iters 11
       batchrl fqi --drop pv --fast --out models/no_pv.npz
       batchrl fqi --player random-1 --fast    # learn from the seat facing the bot
+      batchrl fqi --player DeepStack --support 0.3   # only moves DeepStack made
     """
     from batchrl.fqi import IterationStats
     from batchrl.store import StoreError, default_store_path
@@ -311,7 +321,8 @@ def fqi(store: Path | None, trees: int | None, nmin: int | None, k: int | None,
              "features": split_names(features) or None, "drop": split_names(drop) or None}
     try:
         config, said = recommended(root, given, gamma=gamma, players=split_names(players),
-                                   jobs=jobs, seed=seed, out=out, resume=resume)
+                                   jobs=jobs, seed=seed, out=out, resume=resume,
+                                   support=support)
     except (StoreError, ValueError) as exc:
         raise click.ClickException(str(exc)) from None
     click.echo(said)

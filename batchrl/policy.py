@@ -51,10 +51,11 @@ def predict(model: Any, x: NDArray[np.float32]) -> NDArray[np.float64]:
     if x.ndim != 2 or x.shape[1] != model.n_features_in_:  # the trees check nothing
         raise ValueError(f"the model takes {model.n_features_in_} inputs, not {x.shape[1:]}")
     workers = min(len(trees), os.cpu_count() or 1) if jobs < 0 else jobs
-    total = np.zeros(len(x))
+    total: NDArray[np.float64] | None = None
     with ThreadPoolExecutor(max_workers=workers) as pool:
         for part in pool.map(lambda tree: tree.predict(x, check_input=False), trees):
-            total += part
+            total = part.astype(np.float64) if total is None else total + part
+    assert total is not None
     return total / len(trees)
 
 
@@ -65,6 +66,10 @@ class QFunction:
     models: list[Any]  # None for an action no row ever took (per-action only)
     per_action: bool
     n_actions: int
+    # the support constraint (``batchrl.support``): the logged players' action
+    # frequencies, and the share of the likeliest an action needs to be chosen
+    behaviour: Any = None
+    support: float | None = None
 
     def q_values(self, states: NDArray[np.floating[Any]]) -> NDArray[np.float64]:
         """Q of every action in each state, shape (n, actions); NaN where no model knows."""
@@ -93,11 +98,15 @@ class ModelArtifact:
         """Write as arrays and JSON (`batchrl.modelfile`), atomically (a temporary name,
         then a rename). `ModelError` for a regressor or a meta value the file cannot hold
         (JSON values, numpy numbers and arrays, paths)."""
-        models, arrays = modelfile.encode_models(self.q.models, f"{Path(path)}")
-        document = {"version": self.version,
-                    "q": {"per_action": self.q.per_action, "n_actions": self.q.n_actions,
-                          "models": models},
-                    "meta": modelfile.to_json(self.meta, f"{path}: meta")}
+        extra = [self.q.behaviour] if self.q.behaviour is not None else []
+        models, arrays = modelfile.encode_models([*self.q.models, *extra], f"{Path(path)}")
+        document: dict[str, Any] = {
+            "version": self.version,
+            "q": {"per_action": self.q.per_action, "n_actions": self.q.n_actions,
+                  "models": models[: len(self.q.models)]},
+            "meta": modelfile.to_json(self.meta, f"{path}: meta")}
+        if extra:
+            document["support"] = {"tau": self.q.support, "behaviour": models[-1]}
         return modelfile.write(path, KIND, document, arrays)
 
     @classmethod
@@ -133,7 +142,23 @@ class ModelArtifact:
         if not isinstance(q, dict) or not isinstance(meta, dict):
             raise ModelError(f"{path} is not a batchrl model (no Q-function and metadata)")
         per_action, n_actions = q.get("per_action"), q.get("n_actions")
-        models = modelfile.decode_models(q.get("models"), arrays, path)
+        specs = q.get("models")
+        support = document.get("support")
+        behaviour, tau = None, None
+        if support is not None:
+            if not isinstance(support, dict) or not isinstance(specs, list) or \
+                    not isinstance(support.get("tau"), float) or \
+                    not 0 <= support["tau"] <= 1:
+                raise ModelError(f"{path}: its support constraint is not a share and a "
+                                 "behaviour model")
+            *models, behaviour = modelfile.decode_models([*specs, support.get("behaviour")],
+                                                         arrays, path)
+            tau = support["tau"]
+            if behaviour is None or behaviour.n_outputs_ != n_actions:
+                raise ModelError(f"{path}: its behaviour model does not give one "
+                                 f"frequency per action")
+        else:
+            models = modelfile.decode_models(specs, arrays, path)
         if not isinstance(per_action, bool) or not isinstance(n_actions, int) or \
                 len(models) != (n_actions if per_action else 1) or \
                 all(m is None for m in models):
@@ -145,7 +170,10 @@ class ModelArtifact:
             if any(m.n_features_in_ != inputs for m in models if m is not None):
                 raise ModelError(f"{path}: its regressors do not take the {inputs} inputs "
                                  "its feature names say")
-        return cls(QFunction(models, per_action, n_actions), meta, version)
+            if behaviour is not None and behaviour.n_features_in_ != len(features):
+                raise ModelError(f"{path}: its behaviour model does not take the "
+                                 f"{len(features)} features its names say")
+        return cls(QFunction(models, per_action, n_actions, behaviour, tau), meta, version)
 
 
 _LOADED: dict[tuple[str, int, int], ModelArtifact] = {}
@@ -168,13 +196,21 @@ class GreedyPolicy:
 
     def act_batch(self, states: NDArray[np.floating[Any]],
                   legal: NDArray[np.bool_] | None = None) -> NDArray[np.int64]:
-        """The greedy action in each state; ``legal`` (n, actions) masks the rest."""
+        """The greedy action in each state; ``legal`` (n, actions) masks the rest, and a
+        model learned with a support constraint also the actions the logged players
+        rarely took there (``batchrl.support``)."""
         q = self.q_values(states)
         if legal is None:
             legal = np.ones(q.shape, dtype=bool)
         legal = np.asarray(legal, dtype=bool)
         if not legal.any(axis=1).all():
             raise ValueError("a state with no legal action has nothing to choose")
+        function = self.artifact.q
+        if function.behaviour is not None and function.support is not None:
+            from batchrl.support import supported
+
+            legal = supported(function.behaviour, np.asarray(states, dtype=np.float32)
+                              .reshape(len(q), -1), legal, function.support)
         # An action no model knows ranks below every known one, but stays choosable;
         # an illegal one is never chosen.
         scored = np.where(np.isnan(q), np.finfo(np.float64).min, q)

@@ -7,6 +7,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import shutil
 import time
@@ -44,14 +45,30 @@ class FQIConfig:
     seed: int = 0
     out: Path | None = None
     resume: bool = False
+    # discrete BCQ's support constraint (batchrl.support): None, or the share tau
+    support: float | None = None
+
+
+def safe_name(text: str) -> str:
+    """``text`` for a file name: a log's player name can hold anything, even a path.
+
+    >>> safe_name("../../tmp/x"), safe_name("!DeepStack"), safe_name("*.1")
+    ('.._.._tmp_x', 'not-DeepStack', 'any.1')
+    """
+    text = text.replace("!", "not-", 1) if text.startswith("!") else text
+    text = text.replace("*", "any").replace("?", "one")
+    cleaned = "".join(c if c.isalnum() or c in "._-" else "_" for c in text)
+    return cleaned if cleaned.strip(".") else "_"
 
 
 def default_out(config: FQIConfig) -> Path:
     fast = "" if config.freeze_after is None else f"-fast{config.freeze_after}"
     per = "-peraction" if config.per_action else ""
-    who = "".join(f"-player-{p}" for p in config.players)
+    who = "".join(f"-player-{safe_name(p)}" for p in config.players)
     k = "" if config.k is None else f"-K{config.k}"  # None: every input
-    name = f"fqi-M{config.trees}-nmin{config.nmin}{k}-N{config.iters}{fast}{per}{who}.npz"
+    tau = "" if config.support is None else f"-support{config.support:g}"
+    name = (f"fqi-M{config.trees}-nmin{config.nmin}{k}-N{config.iters}{fast}{per}{tau}"
+            f"{who}.npz")
     return config.store / "models" / name
 
 
@@ -119,6 +136,14 @@ def run_fqi(
                          "--resume to train it again")
     if not config.resume and checkpoints.exists():
         shutil.rmtree(checkpoints)
+    behaviour = None
+    if config.support is not None:
+        from batchrl.support import behaviour_model, supported
+
+        behaviour = behaviour_model(data.state, data.action, len(data.action_names),
+                                    config.trees, config.nmin, config.seed, config.jobs)
+        data = dataclasses.replace(data, next_legal=supported(
+            behaviour, data.next_state, data.next_legal, config.support))
     fqi = FQI(
         extra_trees(config.trees, config.nmin, config.k, config.jobs),
         n_iterations=config.iters,
@@ -133,7 +158,9 @@ def run_fqi(
         if on_iteration is not None:
             on_iteration(stats)
     info = store.info()
-    artifact = ModelArtifact(fqi.q_function(), {
+    q = dataclasses.replace(fqi.q_function(), behaviour=behaviour,
+                            support=None if behaviour is None else float(config.support or 0))
+    artifact = ModelArtifact(q, {
         "game": info.game,
         "game_params": dict(store.schema.game_params),
         "feature_names": list(data.feature_names),

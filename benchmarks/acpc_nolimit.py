@@ -131,7 +131,7 @@ def cross_check() -> None:
                 warnings.simplefilter("ignore")
                 try:
                     parsed = list(HandHistory.from_acpc_protocol(poker, stack, line))
-                except Exception:  # noqa: BLE001 - whatever it raises, it did not parse
+                except Exception:  # whatever it raises, it did not parse
                     parsed = []
             if not parsed:
                 unparsed += 1

@@ -376,10 +376,12 @@ class Store:
 
     def _only_players(self, table: pa.Table, players: Sequence[str]) -> pa.Table:
         names = table.column("name")
-        if unknown := [p for p in players if p not in (known := _decisions_by_name(names))]:
-            raise StoreError(f"no decisions by {unknown} in {self.root}; its players are "
+        known = _decisions_by_name(names)
+        chosen = select_names(players, list(known))
+        if isinstance(chosen, str):
+            raise StoreError(f"{chosen} in {self.root}; its players are "
                              + ", ".join(f"{n} ({c:,} decisions)" for n, c in known.items()))
-        keep = pc.is_in(names, value_set=pa.array(list(players), pa.string()))
+        keep = pc.is_in(names, value_set=pa.array(chosen, pa.string()))
         return table.filter(keep).drop_columns(["name"])
 
     def _part_files(self) -> list[Path]:
@@ -467,6 +469,27 @@ def _codes(column: pa.ChunkedArray) -> NDArray[np.int64]:
     """A dictionary column's codes (its chunks share one dictionary), as int64."""
     return np.concatenate([np.empty(0, np.int64), *(c.indices.to_numpy().astype(np.int64)
                                                     for c in column.chunks)])
+
+
+def select_names(specs: Sequence[str], known: Sequence[str]) -> list[str] | str:
+    """The names among ``known`` that ``specs`` pick: a name, a shell pattern (``*.1``),
+    or ``!`` before either to leave those out (only exclusions: everyone else). A spec
+    that picks nobody gives a message (a string) saying which.
+
+    >>> select_names(["!DeepStack"], ["DeepStack", "laak.phil.1", "qin.youwei.2"])
+    ['laak.phil.1', 'qin.youwei.2']
+    >>> select_names(["*.1", "nobody"], ["DeepStack", "laak.phil.1"])
+    "no decisions by ['nobody']"
+    """
+    include = [s for s in specs if not s.startswith("!")]
+    exclude = [s[1:] for s in specs if s.startswith("!")]
+    if unmatched := [s for s in include + exclude
+                     if not any(fnmatch.fnmatchcase(n, s) for n in known)]:
+        return f"no decisions by {unmatched}"
+    picked = [n for n in known if not include or
+              any(fnmatch.fnmatchcase(n, s) for s in include)]
+    picked = [n for n in picked if not any(fnmatch.fnmatchcase(n, s) for s in exclude)]
+    return picked or f"{list(specs)} leave no player"
 
 
 def _decisions_by_name(names: pa.ChunkedArray) -> dict[str, int]:
