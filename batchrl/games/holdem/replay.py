@@ -102,11 +102,13 @@ def check_deal(game: GameDef, hole: Sequence[Sequence[int]], board: Sequence[Seq
 _TOKEN = re.compile(r"([fckbrFCKBR])(\d*)")
 
 
-def tokens(betting: str, game: GameDef) -> list[list[tuple[int, int]]]:
+@functools.lru_cache(maxsize=1 << 16)
+def tokens(betting: str, game: GameDef) -> tuple[tuple[tuple[int, int], ...], ...]:
     """``betting`` as (action, size) per round: ``r300`` is a raise to 300 in no-limit,
     ``r`` a raise of the round's size in limit; the letters' case and the server's ``b``
-    (bet) and ``k`` (check) are accepted."""
-    rounds: list[list[tuple[int, int]]] = []
+    (bet) and ``k`` (check) are accepted. Kept per betting string: the replay and the rows
+    both read it."""
+    rounds: list[tuple[tuple[int, int], ...]] = []
     for r, sequence in enumerate(betting.split("/")):
         moves: list[tuple[int, int]] = []
         at = 0
@@ -133,8 +135,8 @@ def tokens(betting: str, game: GameDef) -> list[list[tuple[int, int]]]:
         if at != len(sequence):
             raise ReplayError(f"betting {betting!r}, round {r + 1}: {sequence[at:at + 12]!r} "
                               f"is not an action (f, c, r<chips> or r)")
-        rounds.append(moves)
-    return rounds
+        rounds.append(tuple(moves))
+    return tuple(rounds)
 
 
 @functools.lru_cache(maxsize=1 << 16)

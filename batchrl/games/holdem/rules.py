@@ -96,7 +96,8 @@ class HandState(NamedTuple):
 
     def acting(self) -> int:
         """Players who can still act: neither folded nor all-in."""
-        return sum(1 for p, f in enumerate(self.folded) if not f and not self.all_in(p))
+        return sum(1 for f, s, k in zip(self.folded, self.spent, self.stack, strict=True)
+                   if not f and s < k)
 
     @property
     def pot(self) -> int:
