@@ -59,6 +59,34 @@ def predict(model: Any, x: NDArray[np.float32]) -> NDArray[np.float64]:
     return total / len(trees)
 
 
+SUPPORT_CHUNK = 65_536  # rows whose action frequencies are predicted at a time
+
+
+def probabilities(behaviour: Any, states: Any) -> NDArray[np.float64]:
+    """The behaviour model's action frequencies for ``states`` (an array, or anything that
+    slices to one), a chunk at a time."""
+    n = len(states)
+    out = np.empty((n, behaviour.n_outputs_), dtype=np.float64)
+    for lo in range(0, n, SUPPORT_CHUNK):
+        part = np.asarray(states[lo : lo + SUPPORT_CHUNK], dtype=np.float32)
+        out[lo : lo + SUPPORT_CHUNK] = predict(behaviour, part).reshape(len(part), -1)
+    return out
+
+
+def supported(behaviour: Any, states: Any, legal: NDArray[np.bool_],
+              tau: float) -> NDArray[np.bool_]:
+    """The legal actions the logged players took often enough: probability at least
+    ``tau`` times the likeliest legal action's. A state keeps at least its likeliest
+    legal action, and a state with no legal action keeps none."""
+    legal = np.asarray(legal, dtype=bool)
+    p = np.where(legal, probabilities(behaviour, states), -1.0)
+    best = p.max(axis=1, keepdims=True)
+    mask: NDArray[np.bool_] = legal & (p >= tau * best)
+    empty = legal.any(axis=1) & ~mask.any(axis=1)  # every legal action unseen there
+    mask[empty] = legal[empty]
+    return mask
+
+
 @dataclass
 class QFunction:
     """Q(s, a) from fitted regressors: one on (state, action), or one per action."""
@@ -207,8 +235,6 @@ class GreedyPolicy:
             raise ValueError("a state with no legal action has nothing to choose")
         function = self.artifact.q
         if function.behaviour is not None and function.support is not None:
-            from batchrl.support import supported
-
             legal = supported(function.behaviour, np.asarray(states, dtype=np.float32)
                               .reshape(len(q), -1), legal, function.support)
         # An action no model knows ranks below every known one, but stays choosable;

@@ -27,15 +27,13 @@ when it plays.
 
 from __future__ import annotations
 
-from typing import Any
-
 import numpy as np
 from numpy.typing import NDArray
 from sklearn.ensemble import ExtraTreesRegressor
 
-from batchrl.policy import predict
+from batchrl.policy import supported
 
-CHUNK = 65_536  # rows predicted at a time
+__all__ = ["behaviour_model", "supported"]
 
 
 def behaviour_model(states: NDArray[np.float32], actions: NDArray[np.int64], n_actions: int,
@@ -48,28 +46,3 @@ def behaviour_model(states: NDArray[np.float32], actions: NDArray[np.int64], n_a
     model = ExtraTreesRegressor(n_estimators=trees, min_samples_split=nmin, max_features=1.0,
                                 n_jobs=jobs, random_state=seed)
     return model.fit(states, onehot)
-
-
-def probabilities(behaviour: Any, states: Any) -> NDArray[np.float64]:
-    """The behaviour model's action frequencies for ``states`` (an array, or anything that
-    slices to one), a chunk at a time."""
-    n = len(states)
-    out = np.empty((n, behaviour.n_outputs_), dtype=np.float64)
-    for lo in range(0, n, CHUNK):
-        part = np.asarray(states[lo : lo + CHUNK], dtype=np.float32)
-        out[lo : lo + CHUNK] = predict(behaviour, part).reshape(len(part), -1)
-    return out
-
-
-def supported(behaviour: Any, states: Any, legal: NDArray[np.bool_],
-              tau: float) -> NDArray[np.bool_]:
-    """The legal actions the logged players took often enough: probability at least
-    ``tau`` times the likeliest legal action's. A state keeps at least its likeliest
-    legal action, and a state with no legal action keeps none."""
-    legal = np.asarray(legal, dtype=bool)
-    p = np.where(legal, probabilities(behaviour, states), -1.0)
-    best = p.max(axis=1, keepdims=True)
-    mask: NDArray[np.bool_] = legal & (p >= tau * best)
-    empty = legal.any(axis=1) & ~mask.any(axis=1)  # every legal action unseen there
-    mask[empty] = legal[empty]
-    return mask
