@@ -31,6 +31,7 @@ from batchrl.games import FORMATS, GameError, game_for
 from batchrl.ingest import IngestConfig, IngestError, SourceReport
 from batchrl.ingest import ingest as run_ingest
 
+STEP_EVERY = 30.0  # seconds between progress lines inside an iteration, output piped
 _TABLE_HEADER = (f"{'iter':>4} {'bellman residual':>17} {'mean |Q|':>10} {'max |Q|':>10} "
                  f"{'seconds':>8}  trees")
 
@@ -337,27 +338,46 @@ def fqi(store: Path | None, trees: int | None, nmin: int | None, k: int | None,
     started = time.perf_counter()
     try:
         if sys.stderr.isatty():
-            # On a terminal: a bar with the last iteration's residual, the table at the end.
+            # On a terminal: a bar with the last iteration's residual and what the current
+            # iteration is doing; the table at the end.
             with click.progressbar(length=iterations, label="fqi", file=sys.stderr,
                                    show_eta=True, show_pos=True) as bar:
+                residual = [""]
 
                 def advance(stats: IterationStats) -> None:
                     rows.append(row(stats))
-                    bar.label = f"fqi (residual {stats.bellman_residual:.4g})"
+                    residual[0] = f"residual {stats.bellman_residual:.4g}"
+                    bar.label = f"fqi ({residual[0]})"
                     bar.update(1)
 
-                path, _ = run_fqi(config, on_iteration=advance)
+                def step(what: str, done: int, total: int) -> None:
+                    parts = filter(None, [residual[0], f"{done}/{total} {what}"])
+                    bar.label = f"fqi ({', '.join(parts)})"
+                    bar.render_progress()
+
+                path, _ = run_fqi(config, on_iteration=advance, on_step=step)
             click.echo(_TABLE_HEADER)
             click.echo("\n".join(rows))
         else:
             header = [_TABLE_HEADER]
 
+            last = [time.perf_counter()]
+
             def echo(stats: IterationStats) -> None:
                 while header:  # the header with the first row: an error comes before it
                     click.echo(header.pop())
-                click.echo(row(stats))
+                rows.append(row(stats))
+                click.echo(rows[-1])
+                last[0] = time.perf_counter()
 
-            path, _ = run_fqi(config, on_iteration=echo)
+            def step(what: str, done: int, total: int) -> None:
+                # a long iteration says what it is doing, every STEP_EVERY seconds at most
+                if done and time.perf_counter() - last[0] >= STEP_EVERY:
+                    click.echo(f"  ... iteration {len(rows) + 1}: {done} of {total} {what}",
+                               err=True)
+                    last[0] = time.perf_counter()
+
+            path, _ = run_fqi(config, on_iteration=echo, on_step=step)
     except (StoreError, ValueError) as exc:
         raise click.ClickException(str(exc)) from None
     click.echo(f"done in {time.perf_counter() - started:.1f} s: model in {path}")

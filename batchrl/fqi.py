@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import re
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -76,12 +76,14 @@ class IterationStats:
 
 @dataclass
 class _Frozen:
-    """Frozen trees: leaf ids (numbered across the forest: tree t's nodes start at
-    ``offsets[t]``) of the training rows, the probe rows and the legal next inputs."""
+    """Frozen trees: the leaf of each training row, probe row and legal next input in each
+    tree, numbered within its tree (uint16 where every tree has fewer than 65,536 nodes,
+    else int32: half the memory of the largest arrays fast mode holds); tree t's values
+    sit at ``offsets[t]`` in a model's value vector."""
 
-    train: list[NDArray[np.int32]]  # per model: (rows, trees), column-major
-    probe: list[NDArray[np.int32]]  # per model: the probe rows' leaves
-    nxt: list[dict[int, NDArray[np.int32]]]  # per model, per action: (legal next rows, trees)
+    train: list[NDArray[np.integer[Any]]]  # per model: (rows, trees), column-major
+    probe: list[NDArray[np.integer[Any]]]  # per model: the probe rows' leaves
+    nxt: list[dict[int, NDArray[np.integer[Any]]]]  # per model, per action: (next rows, trees)
     offsets: list[NDArray[np.int64]]  # per model: (trees + 1,)
     values: list[NDArray[np.float64]] = field(default_factory=list)
 
@@ -114,6 +116,7 @@ class FQI:
         freeze_after: int | None = None,
         random_state: int | None = None,
         checkpoint_dir: str | Path | None = None,
+        on_step: Callable[[str, int, int], None] | None = None,
     ) -> None:
         self.regressor = regressor
         self.n_iterations = n_iterations
@@ -122,6 +125,8 @@ class FQI:
         self.freeze_after = freeze_after
         self.random_state = random_state
         self.checkpoint_dir = checkpoint_dir
+        # progress inside an iteration: (what, done, of), e.g. ("models fitted", 3, 40)
+        self.on_step = on_step
 
     # --- the loop ------------------------------------------------------------
 
@@ -196,19 +201,24 @@ class FQI:
             raise ValueError("fast mode recomputes leaf means from all rows: it needs trees "
                              "grown without bootstrap")
 
+    def _step(self, what: str, done: int, total: int) -> None:
+        if self.on_step is not None:
+            self.on_step(what, done, total)
+
     def _base(self) -> Any:
         return self.regressor if self.regressor is not None else extra_trees()
 
     def _fit_models(self, inputs: _Inputs, target: NDArray[np.float64], seed: int) -> list[Any]:
         models: list[Any] = []
-        for m, (x, rows) in enumerate(zip(inputs.x, inputs.rows, strict=True)):
+        for m, rows in enumerate(inputs.rows):
+            self._step("models fitted", m, len(inputs.rows))
             if not len(rows):
                 models.append(None)
                 continue
             model = clone(self._base())
             if "random_state" in model.get_params():
                 model.set_params(random_state=(seed + m) % 2**32)
-            models.append(model.fit(x, target[rows]))
+            models.append(model.fit(inputs.x(m), target[rows]))
         return models
 
     def _freeze(self, inputs: _Inputs, target: NDArray[np.float64], seed: int) -> _Frozen:
@@ -216,11 +226,12 @@ class FQI:
         return self._freeze_fitted(inputs)
 
     def _freeze_fitted(self, inputs: _Inputs) -> _Frozen:
-        train: list[NDArray[np.int32]] = []
-        probe: list[NDArray[np.int32]] = []
-        nxt: list[dict[int, NDArray[np.int32]]] = []
+        train: list[NDArray[np.integer[Any]]] = []
+        probe: list[NDArray[np.integer[Any]]] = []
+        nxt: list[dict[int, NDArray[np.integer[Any]]]] = []
         offsets: list[NDArray[np.int64]] = []
         for m, model in enumerate(self.models_):
+            self._step("models' leaves found", m, len(self.models_))
             if model is None:
                 train.append(np.zeros((0, 0), np.int32))
                 probe.append(np.zeros((0, 0), np.int32))
@@ -229,7 +240,7 @@ class FQI:
                 continue
             sizes = [e.tree_.node_count for e in model.estimators_]
             offsets.append(np.cumsum([0, *sizes]))
-            train.append(_leaves(model, inputs.x[m], offsets[-1]))
+            train.append(_leaves(model, inputs.x(m), offsets[-1]))
             probe.append(train[-1][inputs.probe_local[m]])
             nxt.append({a: _leaves(model, x, offsets[-1]) for a, x in inputs.next_inputs(m)})
         return _Frozen(train, probe, nxt, offsets)
@@ -243,12 +254,12 @@ class FQI:
             if model is None:
                 continue
             if frozen is not None and frozen.values:
-                values = frozen.values[m]
-                q_probe[inputs.probe_of[m]] = _mean_values(values, frozen.probe[m])
+                values, offsets = frozen.values[m], frozen.offsets[m]
+                q_probe[inputs.probe_of[m]] = _mean_values(values, frozen.probe[m], offsets)
                 for a, leaves in frozen.nxt[m].items():
-                    q_next[inputs.next_rows[a], a] = _mean_values(values, leaves)
+                    q_next[inputs.next_rows[a], a] = _mean_values(values, leaves, offsets)
             else:
-                q_probe[inputs.probe_of[m]] = predict(model, inputs.x[m][inputs.probe_local[m]])
+                q_probe[inputs.probe_of[m]] = predict(model, inputs.probe_x(m))
                 for a, x in inputs.next_inputs(m):
                     if len(x):
                         q_next[inputs.next_rows[a], a] = predict(model, x)
@@ -322,9 +333,15 @@ class FQI:
 
 
 class _Inputs:
-    """The regression inputs, built once: per model the rows it learns from and their x;
-    for the rows that bootstrap, the legal (next state, action) inputs; and a fixed
-    sample of rows (the probe) on which the diagnostics are measured."""
+    """The regression inputs: per model the rows it learns from; for the rows that
+    bootstrap, where their next states are and which actions are legal there; and a
+    fixed sample of rows (the probe) on which the diagnostics are measured.
+
+    Memory is the data's, once: a per-action model's inputs are gathered from the state
+    matrix when it is fitted and dropped after, and next states are gathered per action
+    when their leaves or values are needed (a "following" store's are rows of the same
+    matrix). Only the joint model keeps a second matrix, the states with the action as a
+    last column, which scikit-learn needs in one piece."""
 
     def __init__(self, data: Transitions, n_actions: int, per_action: bool,
                  seed: int | None) -> None:
@@ -334,15 +351,17 @@ class _Inputs:
         self.has_next = ~data.terminal & data.next_legal.any(axis=1)
         self.next_legal = data.next_legal[self.has_next]
         self.n_next = int(self.has_next.sum())
-        self._next_states = data.next_state[self.has_next]
+        self._state = data.state
+        self._next_states = data.next_state  # gathered from on demand
+        self._next_at = np.flatnonzero(self.has_next)
         # Q is only ever needed where the action is legal: predict nothing else.
         self.next_rows = [np.flatnonzero(self.next_legal[:, a]) for a in range(n_actions)]
         if per_action:
             self.rows = [np.flatnonzero(data.action == a) for a in range(n_actions)]
-            self.x = [data.state[r] for r in self.rows]
+            self._joint: NDArray[np.float32] | None = None
         else:
             self.rows = [np.arange(self.n)]
-            self.x = [_with_action(data.state, data.action)]
+            self._joint = _with_action(data.state, data.action)
         rng = np.random.default_rng(seed)
         self.probe = np.sort(rng.choice(self.n, min(self.n, PROBE_ROWS), replace=False))
         in_probe = np.zeros(self.n, dtype=bool)
@@ -352,12 +371,29 @@ class _Inputs:
         self.probe_of = [position[r[local]] for r, local in zip(self.rows, self.probe_local,
                                                                  strict=True)]
 
-    def next_inputs(self, model: int) -> list[tuple[int, NDArray[np.float32]]]:
-        """(action, inputs) pairs that ``model`` predicts for the legal next states."""
-        if self.per_action:
-            return [(model, self._next_states[self.next_rows[model]])]
-        return [(a, _with_action(self._next_states[rows], np.full(len(rows), a)))
-                for a, rows in enumerate(self.next_rows)]
+    def x(self, model: int) -> NDArray[np.float32]:
+        """``model``'s regression inputs (per action: gathered now, a copy to drop after)."""
+        if self._joint is not None:
+            return self._joint
+        return self._state[self.rows[model]]
+
+    def probe_x(self, model: int) -> NDArray[np.float32]:
+        """The inputs of ``model``'s probe rows."""
+        if self._joint is not None:
+            return self._joint[self.probe_local[model]]
+        return self._state[self.rows[model][self.probe_local[model]]]
+
+    def next_inputs(self, model: int) -> Iterator[tuple[int, NDArray[np.float32]]]:
+        """(action, inputs) pairs that ``model`` predicts for the legal next states, each
+        gathered when it is reached."""
+        actions = [model] if self.per_action else range(self.n_actions)
+        for a in actions:
+            states = np.asarray(self._next_states[self._next_at[self.next_rows[a]]],
+                                dtype=np.float32)
+            if self.per_action:
+                yield a, states
+            else:
+                yield a, _with_action(states, np.full(len(states), a))
 
 
 def _with_action(states: NDArray[np.float32], actions: NDArray[Any]) -> NDArray[np.float32]:
@@ -372,32 +408,41 @@ def _legal_max(q: NDArray[np.float64], legal: NDArray[np.bool_]) -> NDArray[np.f
 
 
 def _leaves(model: Any, x: NDArray[np.float32], offsets: NDArray[np.int64]
-            ) -> NDArray[np.int32]:
-    """Forest-wide leaf ids of ``x``, column-major; built in chunks to bound memory."""
-    out = np.empty((len(x), len(offsets) - 1), dtype=np.int32, order="F")
+            ) -> NDArray[np.integer[Any]]:
+    """The leaf of each row of ``x`` in each tree, numbered within the tree, column-major;
+    built in chunks to bound memory."""
+    biggest = int(np.diff(offsets).max(initial=0))
+    dtype = np.uint16 if biggest <= np.iinfo(np.uint16).max else np.int32
+    out = np.empty((len(x), len(offsets) - 1), dtype=dtype, order="F")
     for lo in range(0, len(x), CHUNK_ROWS):
-        out[lo : lo + CHUNK_ROWS] = model.apply(x[lo : lo + CHUNK_ROWS]) + offsets[:-1]
+        out[lo : lo + CHUNK_ROWS] = model.apply(x[lo : lo + CHUNK_ROWS])
     return out
 
 
-def _leaf_means(leaves: NDArray[np.int32], offsets: NDArray[np.int64],
+def _leaf_means(leaves: NDArray[np.integer[Any]], offsets: NDArray[np.int64],
                 target: NDArray[np.float64]) -> NDArray[np.float64]:
     """Mean target of the rows in each leaf, tree by tree (0 for nodes no row reaches)."""
     sums = np.zeros(int(offsets[-1]))
     counts = np.zeros(int(offsets[-1]))
     for t in range(leaves.shape[1]):
         size = int(offsets[t + 1] - offsets[t])
-        local = leaves[:, t] - offsets[t]
+        local = leaves[:, t]
         sums[offsets[t] : offsets[t + 1]] = np.bincount(local, weights=target, minlength=size)
         counts[offsets[t] : offsets[t + 1]] = np.bincount(local, minlength=size)
     return np.divide(sums, counts, out=np.zeros_like(sums), where=counts > 0)
 
 
-def _mean_values(values: NDArray[np.float64], leaves: NDArray[np.int32]) -> NDArray[np.float64]:
+def _mean_values(values: NDArray[np.float64], leaves: NDArray[np.integer[Any]],
+                 offsets: NDArray[np.int64]) -> NDArray[np.float64]:
     """The forest's prediction: the mean over trees of each row's leaf value, in chunks."""
     out = np.empty(len(leaves))
+    trees = leaves.shape[1]
     for lo in range(0, len(leaves), CHUNK_ROWS):
-        out[lo : lo + CHUNK_ROWS] = values[leaves[lo : lo + CHUNK_ROWS]].mean(axis=1)
+        block = leaves[lo : lo + CHUNK_ROWS]
+        total = np.zeros(len(block))
+        for t in range(trees):
+            total += values[offsets[t] : offsets[t + 1]][block[:, t]]
+        out[lo : lo + CHUNK_ROWS] = total / trees
     return out
 
 

@@ -122,9 +122,11 @@ def store_digest(store: Store) -> str:
 
 
 def run_fqi(
-    config: FQIConfig, on_iteration: Callable[[IterationStats], None] | None = None
+    config: FQIConfig, on_iteration: Callable[[IterationStats], None] | None = None,
+    on_step: Callable[[str, int, int], None] | None = None,
 ) -> tuple[Path, ModelArtifact]:
-    """Train on the store, checkpointing every iteration; returns where the model went."""
+    """Train on the store, checkpointing every iteration; returns where the model went.
+    ``on_step(what, done, of)`` hears the progress inside an iteration."""
     store = Store.open(config.store)
     data = store.arrays(features=config.features, drop=config.drop, players=config.players)
     if not len(data):
@@ -152,6 +154,7 @@ def run_fqi(
         freeze_after=config.freeze_after,
         random_state=config.seed,
         checkpoint_dir=checkpoints,
+        on_step=on_step,
     )
     started = time.perf_counter()
     for stats in fqi.fit_iter(data, resume=config.resume):
