@@ -45,6 +45,7 @@ from batchrl.store import Transitions
 # only while the trees change; a kill between the two leaves the state and its trees.
 CHECKPOINT = "checkpoint.npz"
 OLD_CHECKPOINT = "checkpoint.joblib"  # a pickle, from before: not read
+ASIDE = "frozen"  # a checkpoint whose frozen trees are set aside, one file a model
 # Rows on which each iteration's diagnostics are measured: predicting every training
 # row would add a sixth to a full iteration's time, for a number a sample gives as well.
 PROBE_ROWS = 20_000
@@ -146,19 +147,20 @@ class FQI:
         self.history_: list[IterationStats] = []
         self.models_: list[Any] = []
         self._checkpoint_models: str | None = None  # the trees' file in the checkpoint
+        self._values: _Frozen | None = None  # the leaf values of trees set aside
         frozen: _Frozen | None = None
         q_probe = np.zeros(len(inputs.probe))
-        q_next = np.zeros((inputs.n_next, n_actions))
+        best_next = np.zeros(inputs.n_next)  # max over legal a' of Q_0(s', a') = 0
         if resume:
             start, frozen = self._load_checkpoint(inputs)
             if start:
-                q_probe, q_next = self._predict(inputs, frozen)
+                q_probe, best_next = self._predict(inputs, frozen)
         for it in range(start, self.n_iterations):
             began = time.perf_counter()
             if self.freeze_after == 0 and frozen is None:
                 frozen = self._freeze(inputs, return_to_go(data, self.gamma), int(seeds[-1]))
             target = data.reward.copy()
-            target[inputs.has_next] += self.gamma * _legal_max(q_next, inputs.next_legal)
+            target[inputs.has_next] += self.gamma * best_next
             residual = float(np.sqrt(np.mean((target[inputs.probe] - q_probe) ** 2)))
             if frozen is None:
                 self.models_ = self._fit_models(inputs, target, int(seeds[it]))
@@ -168,9 +170,10 @@ class FQI:
                 frozen.values = [_leaf_means(frozen.train[m], frozen.offsets[m],
                                              target[inputs.rows[m]])
                                  for m in range(len(frozen.train))]
+                self._values = frozen
                 # The trees themselves predict Q_N, even if the caller stops here.
                 _write_leaf_values(self.models_, frozen)
-            q_probe, q_next = self._predict(inputs, frozen)
+            q_probe, best_next = self._predict(inputs, frozen)
             stats = IterationStats(it + 1, residual, float(np.mean(np.abs(q_probe))),
                                    float(np.max(np.abs(q_probe), initial=0.0)),
                                    time.perf_counter() - began, frozen is not None)
@@ -181,7 +184,12 @@ class FQI:
     # --- Q ---------------------------------------------------------------------
 
     def q_function(self) -> QFunction:
-        """The fitted Q-function (what a model artifact holds)."""
+        """The fitted Q-function (what a model artifact holds); trees set aside on disk
+        are read back and given the last iteration's leaf values."""
+        if any(isinstance(m, _Aside) for m in self.models_):
+            self.models_ = [m.load() if isinstance(m, _Aside) else m for m in self.models_]
+            if self._values is not None:
+                _write_leaf_values(self.models_, self._values)
         return QFunction(self.models_, self.per_action, self.n_actions_)
 
     def q_values(self, states: NDArray[np.floating[Any]]) -> NDArray[np.float64]:
@@ -208,48 +216,77 @@ class FQI:
     def _base(self) -> Any:
         return self.regressor if self.regressor is not None else extra_trees()
 
+    def _fit_one(self, inputs: _Inputs, target: NDArray[np.float64], seed: int,
+                 m: int) -> Any:
+        """Model ``m`` fitted to ``target`` (None for an action no row took)."""
+        rows = inputs.rows[m]
+        if not len(rows):
+            return None
+        model = clone(self._base())
+        if "random_state" in model.get_params():
+            model.set_params(random_state=(seed + m) % 2**32)
+        return model.fit(inputs.x(m), target[rows])
+
     def _fit_models(self, inputs: _Inputs, target: NDArray[np.float64], seed: int) -> list[Any]:
         models: list[Any] = []
-        for m, rows in enumerate(inputs.rows):
+        for m in range(len(inputs.rows)):
             self._step("models fitted", m, len(inputs.rows))
-            if not len(rows):
-                models.append(None)
-                continue
-            model = clone(self._base())
-            if "random_state" in model.get_params():
-                model.set_params(random_state=(seed + m) % 2**32)
-            models.append(model.fit(inputs.x(m), target[rows]))
+            models.append(self._fit_one(inputs, target, seed, m))
         return models
 
     def _freeze(self, inputs: _Inputs, target: NDArray[np.float64], seed: int) -> _Frozen:
-        self.models_ = self._fit_models(inputs, target, seed)
-        return self._freeze_fitted(inputs)
+        """Fast mode's trees, grown once on ``target`` and frozen, one model at a time:
+        grown, its leaves found, and (with a checkpoint directory) its trees set aside on
+        disk until the end, so that only one model's trees are ever held (on 75,000
+        Tressette hands, 2.6 GB of trees)."""
+        parts = []
+        self.models_ = []
+        for m in range(len(inputs.rows)):
+            self._step("models grown and frozen", m, len(inputs.rows))
+            model = self._fit_one(inputs, target, seed, m)
+            parts.append(self._freeze_one(inputs, m, model))
+            self.models_.append(self._set_aside(m, model))
+        return _Frozen(*(list(p) for p in zip(*parts, strict=True)))
 
     def _freeze_fitted(self, inputs: _Inputs) -> _Frozen:
-        train: list[NDArray[np.integer[Any]]] = []
-        probe: list[NDArray[np.integer[Any]]] = []
-        nxt: list[dict[int, NDArray[np.integer[Any]]]] = []
-        offsets: list[NDArray[np.int64]] = []
+        """The leaves of the models in ``models_`` (trees set aside are read back one at a
+        time, and set aside again)."""
+        parts = []
         for m, model in enumerate(self.models_):
             self._step("models' leaves found", m, len(self.models_))
-            if model is None:
-                train.append(np.zeros((0, 0), np.int32))
-                probe.append(np.zeros((0, 0), np.int32))
-                nxt.append({})
-                offsets.append(np.zeros(1, np.int64))
-                continue
-            sizes = [e.tree_.node_count for e in model.estimators_]
-            offsets.append(np.cumsum([0, *sizes]))
-            train.append(_leaves(model, inputs.x(m), offsets[-1]))
-            probe.append(train[-1][inputs.probe_local[m]])
-            nxt.append({a: _leaves(model, x, offsets[-1]) for a, x in inputs.next_inputs(m)})
-        return _Frozen(train, probe, nxt, offsets)
+            held = model.load() if isinstance(model, _Aside) else model
+            parts.append(self._freeze_one(inputs, m, held))
+        return _Frozen(*(list(p) for p in zip(*parts, strict=True)))
+
+    def _freeze_one(self, inputs: _Inputs, m: int, model: Any) -> tuple[Any, Any, Any, Any]:
+        """Model ``m``'s leaves: of its training rows, its probe rows and the legal next
+        inputs it scores; and its trees' offsets."""
+        if model is None:
+            empty = np.zeros((0, 0), np.int32)
+            return empty, empty, {}, np.zeros(1, np.int64)
+        sizes = [e.tree_.node_count for e in model.estimators_]
+        offsets = np.cumsum([0, *sizes])
+        train = _leaves(model, inputs.x(m), offsets)
+        nxt = {a: _leaves(model, x, offsets) for a, x in inputs.next_inputs(m)}
+        return train, train[inputs.probe_local[m]], nxt, offsets
+
+    def _set_aside(self, m: int, model: Any) -> Any:
+        """A frozen model's trees written to the checkpoint directory, and what stands for
+        them in ``models_`` until the end (`_Aside`); the model itself without one."""
+        if model is None or self.checkpoint_dir is None:
+            return model
+        path = Path(self.checkpoint_dir) / f"frozen-{m}.npz"
+        specs, arrays = modelfile.encode_models([model], str(path))
+        modelfile.write(path, "fqi-models", {"models": specs}, arrays)
+        return _Aside(path)
 
     def _predict(self, inputs: _Inputs, frozen: _Frozen | None
                  ) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
-        """Q on the probe rows, and on every legal (next state, action); NaN elsewhere."""
+        """Q on the probe rows, and each next state's max of Q over its legal actions (0
+        where no model knows any of them), kept as a running max: never a (next states,
+        actions) matrix."""
         q_probe = np.zeros(len(inputs.probe))
-        q_next = np.full((inputs.n_next, inputs.n_actions), np.nan)
+        best_next = np.full(inputs.n_next, -np.inf)
         for m, model in enumerate(self.models_):
             if model is None:
                 continue
@@ -257,13 +294,14 @@ class FQI:
                 values, offsets = frozen.values[m], frozen.offsets[m]
                 q_probe[inputs.probe_of[m]] = _mean_values(values, frozen.probe[m], offsets)
                 for a, leaves in frozen.nxt[m].items():
-                    q_next[inputs.next_rows[a], a] = _mean_values(values, leaves, offsets)
+                    _raise_to(best_next, inputs.next_rows[a],
+                              _mean_values(values, leaves, offsets))
             else:
                 q_probe[inputs.probe_of[m]] = predict(model, inputs.probe_x(m))
                 for a, x in inputs.next_inputs(m):
                     if len(x):
-                        q_next[inputs.next_rows[a], a] = predict(model, x)
-        return q_probe, q_next
+                        _raise_to(best_next, inputs.next_rows[a], predict(model, x))
+        return q_probe, np.where(np.isfinite(best_next), best_next, 0.0)
 
     # --- checkpoints -----------------------------------------------------------
 
@@ -278,13 +316,17 @@ class FQI:
         root = Path(self.checkpoint_dir)
         # The trees change only until they freeze: save them once they stop changing.
         trees = self._checkpoint_models
-        if frozen is None or trees is None or done == 1 or (
+        aside = [m for m, model in enumerate(self.models_) if isinstance(model, _Aside)]
+        if aside:
+            trees = ASIDE  # each model's trees in its frozen-M.npz, written as it froze
+        elif frozen is None or trees is None or done == 1 or (
                 self.freeze_after and done == self.freeze_after):
             trees = f"models-{done}.npz"
             specs, arrays = modelfile.encode_models(self.models_, str(root / trees))
             modelfile.write(root / trees, "fqi-models", {"models": specs}, arrays)
         values = frozen.values if frozen is not None else None
         state = {"params": self._params(), "done": done, "models": trees,
+                 "aside": aside, "n_models": len(self.models_),
                  "history": [asdict(h) for h in self.history_],
                  "values": None if values is None else len(values)}
         modelfile.write(root / CHECKPOINT, "fqi-checkpoint", state,
@@ -309,10 +351,15 @@ class FQI:
                 raise ValueError(f"the checkpoint in {root} was made with other parameters "
                                  f"({state.get('params')}): remove it or run with those")
             name = str(state["models"])
-            if not re.fullmatch(r"models-\d+\.npz", name):
+            if name == ASIDE:
+                aside = {int(m) for m in state["aside"]}
+                models = [_Aside(root / f"frozen-{m}.npz") if m in aside else None
+                          for m in range(int(state["n_models"]))]
+            elif not re.fullmatch(r"models-\d+\.npz", name):
                 raise KeyError(name)
-            trees, arrays = modelfile.read(root / name, "fqi-models")
-            models = modelfile.decode_models(trees.get("models"), arrays, root / name)
+            else:
+                trees, arrays = modelfile.read(root / name, "fqi-models")
+                models = modelfile.decode_models(trees.get("models"), arrays, root / name)
             history = [IterationStats(**h) for h in state["history"]]
             done, n_values = int(state["done"]), state["values"]
             saved = None if n_values is None else [
@@ -327,9 +374,22 @@ class FQI:
         if saved is not None:
             frozen = self._freeze_fitted(inputs)
             frozen.values = saved
+            self._values = frozen
             _write_leaf_values(self.models_, frozen)
         return done, frozen
 
+
+
+@dataclass(frozen=True)
+class _Aside:
+    """A frozen model whose trees wait on disk (in the checkpoint directory) until the
+    Q-function is asked for: fast mode needs only their leaf values meanwhile."""
+
+    path: Path
+
+    def load(self) -> Any:
+        header, arrays = modelfile.read(self.path, "fqi-models")
+        return modelfile.decode_models(header.get("models"), arrays, self.path)[0]
 
 
 class _Inputs:
@@ -400,11 +460,10 @@ def _with_action(states: NDArray[np.float32], actions: NDArray[Any]) -> NDArray[
     return np.column_stack([states, actions.astype(np.float32)]).astype(np.float32)
 
 
-def _legal_max(q: NDArray[np.float64], legal: NDArray[np.bool_]) -> NDArray[np.float64]:
-    """Max of Q over the legal actions; an action no model knows counts as not there."""
-    masked = np.where(legal & ~np.isnan(q), q, -np.inf)
-    best = masked.max(axis=1, initial=-np.inf)
-    return np.where(np.isfinite(best), best, 0.0)
+def _raise_to(best: NDArray[np.float64], rows: NDArray[np.intp],
+              q: NDArray[np.float64]) -> None:
+    """``best[rows]`` raised to ``q`` where ``q`` is larger (``rows`` distinct)."""
+    best[rows] = np.maximum(best[rows], q)
 
 
 def _leaves(model: Any, x: NDArray[np.float32], offsets: NDArray[np.int64]
@@ -449,7 +508,7 @@ def _mean_values(values: NDArray[np.float64], leaves: NDArray[np.integer[Any]],
 def _write_leaf_values(models: list[Any], frozen: _Frozen) -> None:
     """Put the frozen leaf values into the trees, so the model predicts with them."""
     for model, values in zip(models, frozen.values, strict=True):
-        if model is None:
+        if model is None or isinstance(model, _Aside):
             continue
         start = 0
         for tree in model.estimators_:

@@ -36,12 +36,13 @@ file is written.
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import re
 import shlex
 import zipfile
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -63,10 +64,12 @@ class ModelError(ValueError):
 
 
 def write(path: str | Path, kind: str, document: Mapping[str, Any],
-          arrays: Mapping[str, NDArray[Any]]) -> Path:
+          arrays: Mapping[str, NDArray[Any] | Callable[[], NDArray[Any]]]) -> Path:
     """Write ``document`` (JSON values, numpy scalars and arrays, paths: `to_json`) and
-    ``arrays`` (numbers, no objects) as one file, atomically (a temporary name, then a
-    rename). `ModelError` if something cannot be stored."""
+    ``arrays`` (numbers, no objects; an array, or a function that makes it when it is
+    written, so a model's trees are held in arrays one forest at a time) as one file,
+    atomically (a temporary name, then a rename). `ModelError` if something cannot be
+    stored."""
     path = Path(path)
     text = json.dumps({"format": FORMAT, "kind": kind, **to_json(document, kind)}, indent=1)
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -74,8 +77,8 @@ def write(path: str | Path, kind: str, document: Mapping[str, Any],
     try:
         with zipfile.ZipFile(tmp, "w", zipfile.ZIP_STORED, allowZip64=True) as zf:
             zf.writestr(HEADER, text, compress_type=zipfile.ZIP_DEFLATED)
-            for name, array in arrays.items():
-                array = np.asarray(array)
+            for name, given in arrays.items():
+                array = np.asarray(given() if callable(given) else given)
                 if array.dtype.hasobject:
                     raise ModelError(f"{path}: {name} holds Python objects, which a model "
                                      "file cannot")
@@ -227,12 +230,14 @@ def _classes() -> dict[str, tuple[str, Any, Any]]:
 
 
 def encode_models(models: Sequence[Any], where: str = "the model"
-                  ) -> tuple[list[dict[str, Any] | None], dict[str, NDArray[Any]]]:
+                  ) -> tuple[list[dict[str, Any] | None], dict[str, Any]]:
     """Each fitted regressor (or None) as a JSON description, and the arrays of all of
-    them (``model{i}.…``). `ModelError` for a regressor a model file cannot hold."""
+    them (``model{i}.…``; a forest's node arrays as functions that gather them when
+    `write` writes them, so they are not all held at once). `ModelError` for a
+    regressor a model file cannot hold."""
     classes = _classes()
     specs: list[dict[str, Any] | None] = []
-    arrays: dict[str, NDArray[Any]] = {}
+    arrays: dict[str, Any] = {}
     for i, model in enumerate(models):
         if model is None:
             specs.append(None)
@@ -260,18 +265,20 @@ def encode_models(models: Sequence[Any], where: str = "the model"
                                            .items() if k != "random_state"}, here),
                         "random_state": [to_json(t.random_state, here) for t in trees]}
                 spec["max_features_"] = int(trees[0].max_features_)
-                arrays.update({f"model{i}.{k}": v for k, v in _tree_arrays(trees).items()})
+                arrays.update({f"model{i}.{k}": functools.partial(_tree_array, trees, k)
+                               for k in ("nodes", "values", "node_count")})
         except AttributeError as exc:
             raise ModelError(f"{here} is not fitted ({exc})") from None
         specs.append(spec)
     return specs, arrays
 
 
-def _tree_arrays(trees: Sequence[Any]) -> dict[str, NDArray[Any]]:
-    states = [tree.tree_.__getstate__() for tree in trees]
-    return {"nodes": np.concatenate([s["nodes"] for s in states]),
-            "values": np.concatenate([s["values"] for s in states]),
-            "node_count": np.array([s["node_count"] for s in states], dtype=np.int64)}
+def _tree_array(trees: Sequence[Any], key: str) -> NDArray[Any]:
+    """One of a forest's arrays, its trees end to end: ``nodes`` (scikit-learn's node
+    records), ``values`` or ``node_count``."""
+    if key == "node_count":
+        return np.array([t.tree_.node_count for t in trees], dtype=np.int64)
+    return np.concatenate([t.tree_.__getstate__()[key] for t in trees])
 
 
 def decode_models(specs: Any, arrays: Mapping[str, NDArray[Any]], path: str | Path

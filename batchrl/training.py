@@ -160,17 +160,19 @@ def run_fqi(
     for stats in fqi.fit_iter(data, resume=config.resume):
         if on_iteration is not None:
             on_iteration(stats)
+    features, actions, rows = list(data.feature_names), list(data.action_names), len(data)
+    del data  # the rows' matrices go before the trees set aside on disk come back
     info = store.info()
     q = dataclasses.replace(fqi.q_function(), behaviour=behaviour,
                             support=None if behaviour is None else float(config.support or 0))
     artifact = ModelArtifact(q, {
         "game": info.game,
         "game_params": dict(store.schema.game_params),
-        "feature_names": list(data.feature_names),
-        "action_names": list(data.action_names),
+        "feature_names": features,
+        "action_names": actions,
         "store": str(config.store),
         "store_digest": store_digest(store),
-        "rows": len(data),
+        "rows": rows,
         "episodes": info.episodes,
         "params": {k: (str(v) if isinstance(v, Path) else v)
                    for k, v in asdict(config).items() if k not in ("store", "out", "resume")},

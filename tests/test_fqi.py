@@ -186,3 +186,25 @@ def test_threads_do_not_change_the_result():
              random_state=2).fit(data).q_values(probe) for jobs in (1, 2, -1, 2)]
     for other in q[1:]:
         np.testing.assert_array_equal(other, q[0])
+
+
+def test_fast_mode_sets_its_trees_aside_on_disk_and_gets_the_same_q(tmp_path):
+    """With a checkpoint directory, each frozen model's trees wait on disk (only the leaf
+    values stay in memory); the Q-function read back is the one kept in memory."""
+    from batchrl.fqi import _Aside
+
+    data = noisy()
+    probe = np.random.default_rng(9).random((50, 3))
+
+    def fqi(ckpt=None):
+        return FQI(extra_trees(trees=5, nmin=10), n_iterations=4, freeze_after=0,
+                   per_action=True, random_state=7, checkpoint_dir=ckpt)
+
+    in_memory = fqi().fit(data)
+    assert not any(isinstance(m, _Aside) for m in in_memory.models_)
+    on_disk = fqi(tmp_path / "ckpt")
+    for _ in on_disk.fit_iter(data):
+        aside = [m for m in on_disk.models_ if isinstance(m, _Aside)]
+        assert aside and all(m.path.exists() for m in aside)
+    np.testing.assert_array_equal(on_disk.q_values(probe), in_memory.q_values(probe))
+    assert not any(isinstance(m, _Aside) for m in on_disk.models_)

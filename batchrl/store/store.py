@@ -307,6 +307,10 @@ class Store:
                                          out["episode"], out["player"])
         out["next_legal"] = self._matrix(table, "next_legal")
         ids = episodes[0].dictionary.to_pylist() if episodes else []
+        del table, episodes
+        # Arrow's allocator keeps what it freed for later: the columns were copied into
+        # the matrices, so hand it back (on 3M rows of 206 features, 1.4 GB)
+        pa.default_memory_pool().release_unused()
         return Transitions(**out, episode_ids=np.array(ids, dtype=object),
                            feature_names=tuple(names[i] for i in keep),
                            action_names=self.schema.action_names)
