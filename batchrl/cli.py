@@ -283,6 +283,10 @@ def info(store: Path | None, whole: bool, as_json: bool) -> None:
                    "features, kept in the model file). 1 imitates them; off by default.")
 @click.option("--jobs", "-j", type=JOBS, default=-1, show_default=True,
               help="Worker threads for the trees (-1: every core). Results do not depend on it.")
+@click.option("--scheduler", envvar="BATCHRL_SCHEDULER", default=None, metavar="ADDRESS",
+              help="Grow the trees on a Dask cluster (tcp://HOST:8786; or set "
+                   "BATCHRL_SCHEDULER): the same model as here. Needs pip install "
+                   "'batchrl[dask]'; see the README's Dask section.")
 @click.option("--seed", default=0, show_default=True, help="Makes a run repeatable.")
 @click.option("--out", type=click.Path(dir_okay=False, path_type=Path), default=None,
               help="Model file [default: STORE/models/fqi-M…-nmin…-N….npz].")
@@ -292,8 +296,8 @@ def info(store: Path | None, whole: bool, as_json: bool) -> None:
 def fqi(store: Path | None, trees: int | None, nmin: int | None, k: int | None,
         iters: int | None, gamma: float, features: tuple[str, ...], drop: tuple[str, ...],
         players: tuple[str, ...], per_action: bool | None, fast: bool | None,
-        freeze_after: int | None, support: float | None, jobs: int, seed: int,
-        out: Path | None, resume: bool) -> None:
+        freeze_after: int | None, support: float | None, jobs: int, scheduler: str | None,
+        seed: int, out: Path | None, resume: bool) -> None:
     """Fitted Q-iteration on a store: learn Q(state, action) with extremely randomized trees.
 
     Each iteration regresses reward + gamma * max over the legal next actions of
@@ -312,6 +316,7 @@ def fqi(store: Path | None, trees: int | None, nmin: int | None, k: int | None,
       batchrl fqi --player random-1 --fast    # learn from the seat facing the bot
       batchrl fqi --player DeepStack --support 0.3   # only moves DeepStack made
     """
+    from batchrl.cluster import ClusterError
     from batchrl.fqi import IterationStats
     from batchrl.store import StoreError, default_store_path
     from batchrl.training import recommended, run_fqi
@@ -323,7 +328,7 @@ def fqi(store: Path | None, trees: int | None, nmin: int | None, k: int | None,
     try:
         config, said = recommended(root, given, gamma=gamma, players=split_names(players),
                                    jobs=jobs, seed=seed, out=out, resume=resume,
-                                   support=support)
+                                   support=support, scheduler=scheduler)
     except (StoreError, ValueError) as exc:
         raise click.ClickException(str(exc)) from None
     click.echo(said)
@@ -378,7 +383,7 @@ def fqi(store: Path | None, trees: int | None, nmin: int | None, k: int | None,
                     last[0] = time.perf_counter()
 
             path, _ = run_fqi(config, on_iteration=echo, on_step=step)
-    except (StoreError, ValueError) as exc:
+    except (StoreError, ValueError, ClusterError) as exc:
         raise click.ClickException(str(exc)) from None
     click.echo(f"done in {time.perf_counter() - started:.1f} s: model in {path}")
 

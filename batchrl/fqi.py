@@ -24,6 +24,7 @@ notebook and the tests share one loop; ``fit`` drains it.
 
 from __future__ import annotations
 
+import functools
 import re
 import time
 from collections.abc import Callable, Iterator
@@ -118,6 +119,7 @@ class FQI:
         random_state: int | None = None,
         checkpoint_dir: str | Path | None = None,
         on_step: Callable[[str, int, int], None] | None = None,
+        client: Any = None,
     ) -> None:
         self.regressor = regressor
         self.n_iterations = n_iterations
@@ -128,6 +130,9 @@ class FQI:
         self.checkpoint_dir = checkpoint_dir
         # progress inside an iteration: (what, done, of), e.g. ("models fitted", 3, 40)
         self.on_step = on_step
+        # a dask.distributed Client: the trees are grown on its workers (batchrl.cluster),
+        # the same trees as here
+        self.client = client
 
     # --- the loop ------------------------------------------------------------
 
@@ -163,6 +168,8 @@ class FQI:
             target[inputs.has_next] += self.gamma * best_next
             residual = float(np.sqrt(np.mean((target[inputs.probe] - q_probe) ** 2)))
             if frozen is None:
+                # the last Q's predictions are taken: its trees go before the new ones grow
+                self.models_ = []
                 self.models_ = self._fit_models(inputs, target, int(seeds[it]))
                 if self.freeze_after is not None and it + 1 >= self.freeze_after:
                     frozen = self._freeze_fitted(inputs)
@@ -229,10 +236,40 @@ class FQI:
 
     def _fit_models(self, inputs: _Inputs, target: NDArray[np.float64], seed: int) -> list[Any]:
         models: list[Any] = []
-        for m in range(len(inputs.rows)):
-            self._step("models fitted", m, len(inputs.rows))
-            models.append(self._fit_one(inputs, target, seed, m))
+        for m, model in enumerate(self._fitted(inputs, target, seed)):
+            self._step("models fitted", m + 1, len(inputs.rows))
+            models.append(model)
         return models
+
+    def _fitted(self, inputs: _Inputs, target: NDArray[np.float64], seed: int
+                ) -> Iterator[Any]:
+        """Each model fitted to ``target``, in order: here one at a time, or on the
+        cluster all at once (each model's trees in shares), taken back in order."""
+        if self.client is None:
+            for m in range(len(inputs.rows)):
+                yield self._fit_one(inputs, target, seed, m)
+            return
+        from batchrl.cluster import RemoteFits, workers
+
+        if getattr(self, "_remote", None) is None:
+            self._remote = RemoteFits(self.client)
+        remote = self._remote
+        n = len(inputs.rows)
+        shares = max(1, -(-2 * workers(self.client) // n))
+        pending: list[tuple[Any, list[Any]] | None] = []
+        for m, rows in enumerate(inputs.rows):
+            if not len(rows):
+                pending.append(None)
+                continue
+            model = clone(self._base())
+            if "random_state" in model.get_params():
+                model.set_params(random_state=(seed + m) % 2**32)
+            futures = remote.submit(model, m, functools.partial(inputs.x, m), target[rows],
+                                    shares)
+            pending.append((model, futures))
+        features = inputs.n_inputs
+        for item in pending:
+            yield None if item is None else remote.gather(item[0], item[1], features)
 
     def _freeze(self, inputs: _Inputs, target: NDArray[np.float64], seed: int) -> _Frozen:
         """Fast mode's trees, grown once on ``target`` and frozen, one model at a time:
@@ -241,11 +278,10 @@ class FQI:
         Tressette hands, 2.6 GB of trees)."""
         parts = []
         self.models_ = []
-        for m in range(len(inputs.rows)):
-            self._step("models grown and frozen", m, len(inputs.rows))
-            model = self._fit_one(inputs, target, seed, m)
+        for m, model in enumerate(self._fitted(inputs, target, seed)):
             parts.append(self._freeze_one(inputs, m, model))
             self.models_.append(self._set_aside(m, model))
+            self._step("models grown and frozen", m + 1, len(inputs.rows))
         return _Frozen(*(list(p) for p in zip(*parts, strict=True)))
 
     def _freeze_fitted(self, inputs: _Inputs) -> _Frozen:
@@ -412,6 +448,7 @@ class _Inputs:
         self.next_legal = data.next_legal[self.has_next]
         self.n_next = int(self.has_next.sum())
         self._state = data.state
+        self.n_inputs = data.state.shape[1] + (0 if per_action else 1)
         self._next_states = data.next_state  # gathered from on demand
         self._next_at = np.flatnonzero(self.has_next)
         # Q is only ever needed where the action is legal: predict nothing else.

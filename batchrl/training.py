@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from batchrl import __version__
+from batchrl.cluster import connect, scheduler_address
 from batchrl.fqi import FQI, IterationStats, extra_trees
 from batchrl.games import FQISettings, GameError, game_for
 from batchrl.policy import ModelArtifact
@@ -47,6 +48,8 @@ class FQIConfig:
     resume: bool = False
     # discrete BCQ's support constraint (batchrl.support): None, or the share tau
     support: float | None = None
+    # a Dask scheduler's address: the trees are grown on its workers (the same model)
+    scheduler: str | None = None
 
 
 def safe_name(text: str) -> str:
@@ -146,20 +149,22 @@ def run_fqi(
                                     config.trees, config.nmin, config.seed, config.jobs)
         data = dataclasses.replace(data, next_legal=supported(
             behaviour, data.next_state, data.next_legal, config.support))
-    fqi = FQI(
-        extra_trees(config.trees, config.nmin, config.k, config.jobs),
-        n_iterations=config.iters,
-        gamma=config.gamma,
-        per_action=config.per_action,
-        freeze_after=config.freeze_after,
-        random_state=config.seed,
-        checkpoint_dir=checkpoints,
-        on_step=on_step,
-    )
     started = time.perf_counter()
-    for stats in fqi.fit_iter(data, resume=config.resume):
-        if on_iteration is not None:
-            on_iteration(stats)
+    with connect(scheduler_address(config.scheduler)) as client:
+        fqi = FQI(
+            extra_trees(config.trees, config.nmin, config.k, config.jobs),
+            n_iterations=config.iters,
+            gamma=config.gamma,
+            per_action=config.per_action,
+            freeze_after=config.freeze_after,
+            random_state=config.seed,
+            checkpoint_dir=checkpoints,
+            on_step=on_step,
+            client=client,
+        )
+        for stats in fqi.fit_iter(data, resume=config.resume):
+            if on_iteration is not None:
+                on_iteration(stats)
     features, actions, rows = list(data.feature_names), list(data.action_names), len(data)
     del data  # the rows' matrices go before the trees set aside on disk come back
     info = store.info()
@@ -175,7 +180,8 @@ def run_fqi(
         "rows": rows,
         "episodes": info.episodes,
         "params": {k: (str(v) if isinstance(v, Path) else v)
-                   for k, v in asdict(config).items() if k not in ("store", "out", "resume")},
+                   for k, v in asdict(config).items()
+                   if k not in ("store", "out", "resume", "scheduler")},
         "history": [asdict(h) for h in fqi.history_],
         "seconds": round(time.perf_counter() - started, 3),
         "created_at": datetime.now(UTC).isoformat(timespec="seconds"),

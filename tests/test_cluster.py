@@ -1,0 +1,78 @@
+"""The same commands on a Dask cluster give the local run's results: a LocalCluster of two
+worker processes on loopback, started once for these tests and closed after them."""
+
+import logging
+
+import numpy as np
+import pytest
+from click.testing import CliRunner
+
+from batchrl.cli import main
+from batchrl.cluster import connect, forest_seeds, scheduler_address
+from batchrl.fqi import FQI, extra_trees
+from batchrl.policy import GreedyPolicy
+from batchrl.store import Store
+
+distributed = pytest.importorskip("distributed", reason="the dask extra is not installed")
+
+
+@pytest.fixture(scope="module")
+def cluster():
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
+                                  host="127.0.0.1", dashboard_address=None,
+                                  silence_logs=logging.ERROR) as local:
+        yield local.scheduler_address
+
+
+def invoke(*args):
+    return CliRunner().invoke(main, [str(a) for a in args], catch_exceptions=False)
+
+
+def chain_data():
+    from test_fqi import noisy
+
+    return noisy()
+
+
+@pytest.mark.parametrize("per_action, freeze_after", [(False, None), (True, 0), (False, 1)])
+def test_fqi_on_the_cluster_is_the_local_fqi(cluster, per_action, freeze_after):
+    data = chain_data()
+    probe = np.random.default_rng(9).random((200, 3)).astype(np.float32)
+
+    def fit(client):
+        return FQI(extra_trees(trees=9, nmin=10), n_iterations=3, per_action=per_action,
+                   freeze_after=freeze_after, random_state=5, client=client).fit(data)
+
+    local = fit(None)
+    with connect(cluster) as client:
+        remote = fit(client)
+    np.testing.assert_array_equal(remote.q_values(probe), local.q_values(probe))
+    for mine, theirs in zip(local.models_, remote.models_, strict=True):
+        if mine is not None:
+            assert [t.random_state for t in theirs.estimators_] == \
+                forest_seeds(mine).tolist()
+
+
+def test_fqi_command_with_a_scheduler(cluster, sample_log, tmp_path, monkeypatch):
+    store = tmp_path / "s"
+    assert invoke("ingest", sample_log, "--store", store).exit_code == 0
+    args = ("fqi", "--store", store, "--trees", 6, "--iters", 3)
+    assert invoke(*args, "--out", tmp_path / "local.npz").exit_code == 0
+    result = invoke(*args, "--out", tmp_path / "remote.npz", "--scheduler", cluster)
+    assert result.exit_code == 0, result.output
+    monkeypatch.setenv("BATCHRL_SCHEDULER", cluster)
+    assert scheduler_address(None) == cluster
+    assert invoke(*args, "--fast", "--out", tmp_path / "env.npz").exit_code == 0
+    states = Store.open(store).arrays().state
+    local, remote = (GreedyPolicy.load(tmp_path / f"{n}.npz") for n in ("local", "remote"))
+    np.testing.assert_array_equal(remote.q_values(states), local.q_values(states))
+
+
+def test_a_scheduler_that_does_not_answer_is_one_line(sample_log, tmp_path):
+    store = tmp_path / "s"
+    assert invoke("ingest", sample_log, "--store", store).exit_code == 0
+    result = invoke("fqi", "--store", store, "--trees", 2, "--iters", 1, "--scheduler",
+                    "tcp://127.0.0.1:9")
+    assert result.exit_code != 0
+    assert "no Dask scheduler answers there" in result.output
+    assert "dask worker tcp://127.0.0.1:9" in result.output
