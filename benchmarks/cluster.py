@@ -1,0 +1,97 @@
+"""One against two Dask worker processes on this machine, for ``fqi``, as a ratio in one run.
+
+    python benchmarks/cluster.py [--hands 15000] [--repeat 2] [--quick]
+
+Generates a heads-up limit log of two random bots (``--hands``), ingests it, and runs
+``batchrl fqi`` with hold'em's settings (M=100, n_min=20, N=11, one forest on state and
+action, full refits) three ways: locally on one thread (``--jobs 1``, the baseline), and
+with ``--scheduler`` on a LocalCluster of one worker process (one thread) and of two.
+Every run's model must predict what the local one does (checked). The runs alternate
+``--repeat`` times; the medians are printed with the ratios.
+
+Needs the dask extra (``pip install -e '.[dask]'``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+BATCHRL = [sys.executable, "-m", "batchrl"]
+
+
+def timed(args: list[str]) -> float:
+    started = time.perf_counter()
+    subprocess.run([*BATCHRL, *args], check=True, stdout=subprocess.DEVNULL)
+    return time.perf_counter() - started
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--hands", type=int, default=15_000)
+    parser.add_argument("--repeat", type=int, default=2)
+    parser.add_argument("--quick", action="store_true", help="1,000 hands, one run")
+    args = parser.parse_args()
+    hands, repeat = (1_000, 1) if args.quick else (args.hands, args.repeat)
+    sys.path.insert(0, str(ROOT))
+    import numpy as np
+    from distributed import LocalCluster
+
+    from batchrl.policy import GreedyPolicy
+    from batchrl.store import Store
+
+    with tempfile.TemporaryDirectory() as tmp:
+        work = Path(tmp)
+        log, store = work / "rr.log", work / "store"
+        subprocess.run([*BATCHRL, "generate", "--game", "holdem", "--players", "random,random",
+                        "--hands", str(hands), "--seed", "3", "-o", str(log)], check=True,
+                       stdout=subprocess.DEVNULL)
+        subprocess.run([*BATCHRL, "ingest", str(log), "--store", str(store)], check=True,
+                       stdout=subprocess.DEVNULL)
+        rows = Store.open(store).info().rows
+        fqi = ["fqi", "--store", str(store)]
+        times: dict[str, list[float]] = {"local, one thread (baseline)": [],
+                                         "LocalCluster, 1 worker": [],
+                                         "LocalCluster, 2 workers": []}
+        outs = {name: work / f"m{k}.npz" for k, name in enumerate(times)}
+        clusters = {}
+        for name, n in (("LocalCluster, 1 worker", 1), ("LocalCluster, 2 workers", 2)):
+            clusters[name] = LocalCluster(n_workers=n, threads_per_worker=1, processes=True,
+                                          host="127.0.0.1", dashboard_address=None,
+                                          silence_logs=logging.ERROR)
+        try:
+            for _ in range(repeat):
+                for name in times:
+                    extra = ["--jobs", "1"] if name not in clusters else \
+                        ["--scheduler", clusters[name].scheduler_address]
+                    times[name].append(timed([*fqi, *extra, "--out", str(outs[name])]))
+        finally:
+            for c in clusters.values():
+                c.close()
+        states = Store.open(store).arrays().state
+        base = GreedyPolicy.load(outs["local, one thread (baseline)"]).q_values(states)
+        for name, path in outs.items():
+            if not np.array_equal(GreedyPolicy.load(path).q_values(states), base):
+                raise SystemExit(f"{name}: its model predicts otherwise than the local one")
+    medians = {name: statistics.median(t) for name, t in times.items()}
+    first = medians["local, one thread (baseline)"]
+    one = medians["LocalCluster, 1 worker"]
+    print(f"batchrl fqi, hold'em's settings (M=100 n_min=20 N=11, joint, full refits), "
+          f"{rows:,} rows; runs: {repeat}, the median; every model the same\n")
+    print(f"{'run':<32}{'seconds':>9}{'x baseline':>12}{'x 1 worker':>12}   every run")
+    for name, t in medians.items():
+        each = ", ".join(f"{s:.1f}" for s in times[name])
+        print(f"{name:<32}{t:>9.1f}{first / t:>12.2f}{one / t:>12.2f}   {each}")
+    print(f"\ntarget: 2 workers >= 1.7x 1 worker: "
+          f"{one / medians['LocalCluster, 2 workers']:.2f}x")
+
+
+if __name__ == "__main__":
+    main()
