@@ -102,9 +102,13 @@ def _formats_help() -> str:
               help="On a bad line, an illegal hand or a file it cannot ingest: stop (nothing "
                    "of that file is stored; files before it are), or skip it, say so and keep "
                    "the good hands and files.")
+@click.option("--scheduler", envvar="BATCHRL_SCHEDULER", default=None, metavar="ADDRESS",
+              help="Make the rows on a Dask cluster (tcp://HOST:8786; or set "
+                   "BATCHRL_SCHEDULER): chunks of hands as tasks, the same rows written "
+                   "here in order (pip install 'batchrl[dask]').")
 @game_options("ingest")
 def ingest(paths: tuple[Path, ...], store: Path | None, fmt: str, on_error: str,
-           **kwargs: Any) -> None:
+           scheduler: str | None, **kwargs: Any) -> None:
     """Turn game logs into store rows, one per decision.
 
     Every hand is replayed through the rules: each action must be legal and the
@@ -134,12 +138,14 @@ def ingest(paths: tuple[Path, ...], store: Path | None, fmt: str, on_error: str,
           --on-error skip
       batchrl ingest tressette.jsonl --store datasets/tressette
     """
+    from batchrl.cluster import ClusterError
     from batchrl.ingest import source_bytes
     from batchrl.store import StoreError, default_store_path
 
     root = store if store is not None else default_store_path()
     options = take_game_options("ingest", kwargs, None)
-    config = IngestConfig(paths=paths, store=root, fmt=fmt, on_error=on_error, options=options)
+    config = IngestConfig(paths=paths, store=root, fmt=fmt, on_error=on_error, options=options,
+                          scheduler=scheduler)
     total = sum(source_bytes(p) for p in paths)
     try:
         if sys.stderr.isatty():
@@ -148,7 +154,7 @@ def ingest(paths: tuple[Path, ...], store: Path | None, fmt: str, on_error: str,
                 reports = run_ingest(config, progress=bar.update, on_report=_print_report)
         else:
             reports = run_ingest(config, on_report=_print_report)
-    except (IngestError, StoreError) as exc:
+    except (IngestError, StoreError, ClusterError) as exc:
         raise click.ClickException(str(exc)) from None
     except OSError as exc:
         raise click.ClickException(f"{exc.filename or root}: {exc.strerror}") from None

@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Any
 
 import parsers  # noqa: F401  (the built-in log formats register themselves)
+from batchrl.cluster import connect, scheduler_address, workers
 from batchrl.games import (
     FORMATS,
     GAMES,
@@ -57,6 +58,8 @@ class IngestConfig:
     # game, reward, suits, jobs, ...); each reaches the games that declare it
     options: Mapping[str, Any] = field(default_factory=dict)
     chunk_size: int = 2048
+    # a Dask scheduler's address: chunks' rows made on its workers (the same rows)
+    scheduler: str | None = None
 
 
 @dataclass
@@ -126,13 +129,14 @@ def ingest(
     options = _prepare(config.options)
     new_store = not (Path(config.store) / "store.json").exists()
     reports = []
-    try:
+    with connect(scheduler_address(config.scheduler)) as client, \
+            _finally_remove_if_empty(Path(config.store), new_store):
         for path, unknown in _sources(config):
             if unknown:  # a file of a directory that no format reads: passed over, said
                 report = SourceReport(path=path, error=unknown)
             else:
                 try:
-                    report = ingest_file(path, config, options, progress)
+                    report = ingest_file(path, config, options, progress, client)
                 except (IngestError, StoreError) as exc:
                     if config.on_error == "fail":
                         hint = "" if "--on-error skip" in str(exc) else (
@@ -143,10 +147,17 @@ def ingest(
             reports.append(report)
             if on_report is not None:
                 on_report(report)
-    finally:
-        if new_store:  # a store this ingest made, and nothing landed in it: not left behind
-            _remove_if_empty(Path(config.store))
     return reports
+
+
+@contextlib.contextmanager
+def _finally_remove_if_empty(root: Path, new_store: bool) -> Iterator[None]:
+    """A store this ingest made, and nothing landed in it: not left behind."""
+    try:
+        yield
+    finally:
+        if new_store:
+            _remove_if_empty(root)
 
 
 def _sources(config: IngestConfig) -> Iterator[tuple[Path, str]]:
@@ -218,8 +229,9 @@ def _described(formats: Any) -> str:
 
 
 def ingest_file(path: Path, config: IngestConfig, options: Mapping[str, Mapping[str, Any]],
-                progress: ProgressFn | None) -> SourceReport:
-    """One source into the store (see ``ingest``)."""
+                progress: ProgressFn | None, client: Any = None) -> SourceReport:
+    """One source into the store (see ``ingest``); with a Dask ``client``, its chunks'
+    rows are made on the cluster's workers (the same rows, written here in order)."""
     if not path.exists():
         raise IngestError(f"{path}: no such file")
     if not path.is_file() and not path.is_dir():
@@ -244,7 +256,7 @@ def ingest_file(path: Path, config: IngestConfig, options: Mapping[str, Mapping[
                                                            report.notes))
             report.game, report.unit = plan.variant or game.name, plan.unit
             store = Store.create(config.store, plan.schema)
-            run = _Run(config, report, plan.rows)
+            run = _Run(config, report, plan.rows, client)
             with store.writer(path, digest) as writer, run:
                 for record in plan.records:
                     if isinstance(record, BadLine):
@@ -280,11 +292,14 @@ class _Run:
     them all, so errors and notes come out as if it ran in one thread."""
 
     def __init__(self, config: IngestConfig, report: SourceReport,
-                 process: Callable[[list[Any]], RowsBatch]) -> None:
+                 process: Callable[[list[Any]], RowsBatch], client: Any = None) -> None:
         self.config, self.report, self.process = config, report, process
         self.chunk: list[Any] = []
         self.pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="batchrl-rows")
-        self.pending: deque[Future[RowsBatch]] = deque()
+        # on a cluster, chunks are tasks: a few per worker in flight
+        self.client = client
+        self.in_flight = 1 if client is None else 2 * workers(client)
+        self.pending: deque[Any] = deque()
         # one writing thread: the writer sees its batches one at a time, in order
         self.writes = ThreadPoolExecutor(max_workers=1, thread_name_prefix="batchrl-write")
         self.written: deque[Future[None]] = deque()
@@ -301,7 +316,7 @@ class _Run:
     def record(self, record: Any, writer: Any) -> None:
         self.chunk.append(record)
         if len(self.chunk) >= self.config.chunk_size:
-            self._send(writer, keep=1)
+            self._send(writer, keep=self.in_flight)
 
     def skipped(self, record: Skipped, writer: Any) -> None:
         if record.message is None:  # passed over, counted only
@@ -328,7 +343,10 @@ class _Run:
     def _send(self, writer: Any, keep: int) -> None:
         """Hand the chunk to the worker; store results until ``keep`` are in flight."""
         if self.chunk:
-            self.pending.append(self.pool.submit(self.process, self.chunk))
+            if self.client is None:
+                self.pending.append(self.pool.submit(self.process, self.chunk))
+            else:
+                self.pending.append(self.client.submit(self.process, self.chunk, pure=False))
             self.chunk = []
         while len(self.pending) > keep:
             self._store(self.pending.popleft().result(), writer)

@@ -76,3 +76,30 @@ def test_a_scheduler_that_does_not_answer_is_one_line(sample_log, tmp_path):
     assert result.exit_code != 0
     assert "no Dask scheduler answers there" in result.output
     assert "dask worker tcp://127.0.0.1:9" in result.output
+
+
+@pytest.mark.parametrize("game, players, extra", [
+    ("holdem", "rule,random", ()),
+    ("holdem", "rule,random,random", ("--gamedef", "holdem.nolimit.3p")),
+    ("tressette", "rule,random", ()),
+    ("president", "rule,random,random,random", ()),
+    ("sette-mezzo", "random", ()),
+])
+def test_ingest_on_the_cluster_stores_the_local_rows(cluster, tmp_path, game, players, extra):
+    log = tmp_path / ("log.log" if game == "holdem" else "log.jsonl")
+    result = invoke("generate", "--game", game, "--players", players, "--games", 300,
+                    "--seed", 2, *extra, "-o", log)
+    assert result.exit_code == 0, result.output
+    for where in ("here", "there"):
+        args = ["ingest", log, "--store", tmp_path / where]
+        if where == "there":
+            args += ["--scheduler", cluster]
+        result = invoke(*args)
+        assert result.exit_code == 0, result.output
+    here, there = (Store.open(tmp_path / w).arrays() for w in ("here", "there"))
+    assert len(here) > 0
+    for name in ("state", "action", "reward", "next_legal", "terminal", "episode", "step",
+                 "player"):
+        np.testing.assert_array_equal(np.asarray(getattr(there, name)),
+                                      np.asarray(getattr(here, name)), err_msg=name)
+    assert list(there.episode_ids) == list(here.episode_ids)
