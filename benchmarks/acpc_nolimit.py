@@ -1,6 +1,7 @@
 """No-limit ingest against pokerkit's ACPC parser, on DeepStack's 45,037 hands, in one run.
 
     python benchmarks/acpc_nolimit.py [--hands 45037] [--pokerkit-hands 5000] [--repeat 3]
+                                      [--workers 2]
     python benchmarks/acpc_nolimit.py --cross-check      # payoffs, every real ACPC log
 
 Needs the real logs (``../shared/data/acpc``) and pokerkit (the test and bench extras).
@@ -13,6 +14,10 @@ Needs the real logs (``../shared/data/acpc``) and pokerkit (the test and bench e
   ``--pokerkit-hands`` hands of the same text (the log's lines without their ``# time``
   suffixes): pokerkit builds each hand's state and applies its actions, the part of
   the work that parses and replays, with no features and no store.
+
+* ``batchrl ingest --scheduler`` (with ``--workers N``): the same ingest with its chunks
+  made on a Dask LocalCluster of N worker processes on this machine (the dask extra);
+  the cluster is started before the timing.
 
 Runs alternate ``--repeat`` times; the medians are printed as hands/s and as a ratio
 to pokerkit. ``--cross-check`` replays every hand of every real log with pokerkit too
@@ -49,22 +54,24 @@ def _lines(path: Path, hands: int) -> list[str]:
     return out
 
 
-def _ingest_child(path: str, store: str, queue: Any) -> None:
+def _ingest_child(path: str, store: str, queue: Any, scheduler: str | None = None) -> None:
     sys.path.insert(0, str(ROOT))
     from batchrl.ingest import IngestConfig, ingest
 
     started = time.perf_counter()
-    (report,) = ingest(IngestConfig(paths=(Path(path),), store=Path(store)))
+    (report,) = ingest(IngestConfig(paths=(Path(path),), store=Path(store),
+                                    scheduler=scheduler))
     seconds = time.perf_counter() - started
     peak_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     queue.put((report.hands, report.rows, seconds, peak_mb))
 
 
-def time_ingest(path: Path) -> tuple[int, int, float, float]:
+def time_ingest(path: Path, scheduler: str | None = None) -> tuple[int, int, float, float]:
     ctx = multiprocessing.get_context("spawn")
     queue = ctx.Queue()
     with tempfile.TemporaryDirectory() as tmp:
-        proc = ctx.Process(target=_ingest_child, args=(str(path), f"{tmp}/s", queue))
+        proc = ctx.Process(target=_ingest_child, args=(str(path), f"{tmp}/s", queue,
+                                                       scheduler))
         proc.start()
         result = queue.get()
         proc.join()
@@ -156,6 +163,8 @@ def main() -> None:
     parser.add_argument("--pokerkit-hands", type=int, default=5_000)
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--cross-check", action="store_true")
+    parser.add_argument("--workers", type=int, default=0,
+                        help="also ingest on a LocalCluster of this many workers")
     args = parser.parse_args()
     if not DEEPSTACK.exists():
         sys.exit(f"{DEEPSTACK} is missing: this benchmark reads the real logs")
@@ -163,13 +172,26 @@ def main() -> None:
         cross_check()
         return
     lines = _lines(DEEPSTACK, args.hands)
+    cluster: Any = None
+    if args.workers:
+        import logging
+
+        from distributed import LocalCluster
+
+        cluster = LocalCluster(n_workers=args.workers, threads_per_worker=1, processes=True,
+                               host="127.0.0.1", dashboard_address=None,
+                               silence_logs=logging.ERROR)
     with tempfile.TemporaryDirectory() as tmp:
         log = Path(tmp) / "deepstack.log"
         log.write_text("\n".join(lines) + "\n")
-        ours, theirs = [], []
+        ours, theirs, spread = [], [], []
         for _ in range(args.repeat):
             ours.append(time_ingest(log))
             theirs.append(time_pokerkit(lines[: args.pokerkit_hands]))
+            if cluster is not None:
+                spread.append(time_ingest(log, cluster.scheduler_address))
+    if cluster is not None:
+        cluster.close()
     hands, rows = ours[0][0], ours[0][1]
     rate = statistics.median(h / s for h, _, s, _ in ours)
     base = statistics.median(n / s for n, s in theirs)
@@ -182,6 +204,11 @@ def main() -> None:
     each = ", ".join(f"{h / s:,.0f}" for h, _, s, _ in ours)
     print(f"{'batchrl ingest, with PV (' + f'{rows:,} rows)':<46}{hands:>8,}{rate:>10,.0f}"
           f"{rate / base:>12.2f}   {each}")
+    if spread:
+        rate2 = statistics.median(h / s for h, _, s, _ in spread)
+        each = ", ".join(f"{h / s:,.0f}" for h, _, s, _ in spread)
+        label = f"the same, --scheduler: {args.workers} workers"
+        print(f"{label:<46}{hands:>8,}{rate2:>10,.0f}{rate2 / base:>12.2f}   {each}")
     print(f"\npeak memory of the ingest: {peak:,.0f} MB (its process's resident set)")
     print(f"targets: >= 10x pokerkit: {rate / base:.1f}x, "
           f"{'met' if rate >= 10 * base else 'NOT met'}; under 1 GB: "
