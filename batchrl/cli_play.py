@@ -43,8 +43,9 @@ def _players(text: str) -> tuple[str, ...]:
                        lambda g: ", ".join(g.bots) + f" [default {','.join(g.default_players)}]"
                        if g.can("generate") else None)
                    + "). holdem: a model file without model: works too; tressette: A,B "
-                     "means teams 0+2 and 1+3; hanabi: model:PATH is a network from "
-                     "batchrl imitate.")
+                     "means teams 0+2 and 1+3, and NAME~EPS a bot that plays a random card "
+                     "with probability EPS (rule~0.3: good play that tries every move); "
+                     "hanabi: model:PATH is a network from batchrl imitate.")
 @click.option("--policy", "policy_name", default=None, metavar="PLAYER",
               help="A one-player game's player (sette-mezzo: random, optimal or a model "
                    "file): the same as --players PLAYER.")

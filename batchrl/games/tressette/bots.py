@@ -350,12 +350,55 @@ class RuleBot:
 BOT_NAMES = ("random", "seed-heuristic", "rule")
 
 
+class NoisyBot:
+    """``base`` with a uniformly random legal card instead, with probability ``eps``
+    (name ``NAME~EPS``, say ``rule~0.2``): logs of good play that still try every move
+    now and then, which an offline learner needs to weigh the moves the bot never makes.
+    """
+
+    def __init__(self, base: Bot, eps: float, rng: np.random.Generator | None = None) -> None:
+        self.base, self.eps = base, eps
+        self.rng = rng if rng is not None else np.random.default_rng()
+        self.name = f"{base.name}~{eps:g}"
+
+    def act(self, state: State) -> int:
+        if self.rng.random() < self.eps:
+            legal = legal_cards(state)
+            return legal[int(self.rng.integers(len(legal)))]
+        return self.base.act(state)
+
+
+def is_bot_name(name: str) -> bool:
+    """A name ``make_bot`` knows: one of ``BOT_NAMES``, or one with ``~EPS`` noise.
+
+    >>> is_bot_name("rule~0.2"), is_bot_name("rule~2"), is_bot_name("rules")
+    (True, False, False)
+    """
+    base, sep, eps = name.partition("~")
+    if base not in BOT_NAMES:
+        return False
+    if not sep:
+        return True
+    try:
+        return 0.0 <= float(eps) <= 1.0
+    except ValueError:
+        return False
+
+
 def make_bot(name: str, rng: np.random.Generator | None = None) -> Bot:
-    """The bot called ``name`` (one of ``BOT_NAMES``); ``rng`` feeds the random one."""
+    """The bot called ``name`` (one of ``BOT_NAMES``, or ``NAME~EPS`` for that bot playing a
+    random legal card with probability EPS); ``rng`` feeds the randomness."""
+    base, sep, eps = name.partition("~")
+    if sep:
+        if not is_bot_name(name):
+            raise ValueError(f"unknown Tressette bot {name!r}: want NAME~EPS with NAME one of "
+                             f"{', '.join(BOT_NAMES)} and EPS between 0 and 1, say rule~0.2")
+        return NoisyBot(make_bot(base, rng), float(eps), rng)
     if name == "random":
         return RandomBot(rng)
     if name == "seed-heuristic":
         return SeedHeuristicBot()
     if name == "rule":
         return RuleBot()
-    raise ValueError(f"unknown Tressette bot {name!r}: want one of {', '.join(BOT_NAMES)}")
+    raise ValueError(f"unknown Tressette bot {name!r}: want one of {', '.join(BOT_NAMES)}, "
+                     f"or NAME~EPS (say rule~0.2)")

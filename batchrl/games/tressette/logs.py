@@ -53,7 +53,7 @@ from typing import Any
 import numpy as np
 
 from batchrl.games.jsonlines import game_object
-from batchrl.games.tressette.bots import BOT_NAMES, make_bot
+from batchrl.games.tressette.bots import BOT_NAMES, is_bot_name, make_bot
 from batchrl.games.tressette.rules import (
     CARDS,
     SEATS,
@@ -251,8 +251,9 @@ def play(names: Sequence[str], hands: int, seed: int, first_leader: int = 0) -> 
     seats = tuple(names)
     if len(seats) != SEATS:
         raise ValueError(f"four bot names, one per seat, not {len(seats)}")
-    if unknown := [n for n in seats if n not in BOT_NAMES]:
-        raise ValueError(f"unknown Tressette bots {unknown}: want {', '.join(BOT_NAMES)}")
+    if unknown := [n for n in seats if not is_bot_name(n)]:
+        raise ValueError(f"unknown Tressette bots {unknown}: want {', '.join(BOT_NAMES)}, or "
+                         f"NAME~EPS (say rule~0.2)")
     if hands < 0:
         raise ValueError(f"hands {hands}: want 0 or more")
     np.random.SeedSequence([seed, 0])  # a bad seed fails here, not at the first game

@@ -49,6 +49,27 @@ def test_bots_by_name():
         make_bot("dqn", rng)
 
 
+def test_a_noisy_bot_is_its_base_now_and_then_a_random_legal_card():
+    rng = np.random.default_rng(4)
+    assert make_bot("rule~0.25", rng).name == "rule~0.25"
+    for bad in ("rule~1.5", "rule~x", "dqn~0.1"):
+        with pytest.raises(ValueError, match="NAME~EPS"):
+            make_bot(bad, rng)
+    rule, quiet, noisy = RuleBot(), make_bot("rule~0", rng), make_bot("rule~0.5", rng)
+    differ = decisions = 0
+    for hand in range(60):
+        s = deal(rng, hand % 4)
+        while not is_terminal(s):
+            c = noisy.act(s)
+            assert c in legal_cards(s)
+            assert quiet.act(s) == rule.act(s)
+            differ += c != rule.act(s)
+            decisions += 1
+            s = step(s, c)
+    # half the decisions are random; among them the rule's card is drawn now and then
+    assert 0.2 < differ / decisions < 0.5
+
+
 def test_every_bot_plays_legal_cards():
     rng = np.random.default_rng(1)
     bots = (RuleBot(), SeedHeuristicBot(), RandomBot(rng), SeedHeuristicBot(strength_base=1))
