@@ -106,15 +106,20 @@ def _formats_help() -> str:
               help="Make the rows on a Dask cluster (tcp://HOST:8786; or set "
                    "BATCHRL_SCHEDULER): chunks of hands as tasks, the same rows written "
                    "here in order (pip install 'batchrl[dask]').")
+@click.option("--wait", type=click.FloatRange(min=0), default=None, metavar="SECONDS",
+              help="A store takes one writer at a time: wait at most this long for another "
+                   "ingest into it to finish, then give up (0: at once) [default: as long "
+                   "as it takes].")
 @game_options("ingest")
 def ingest(paths: tuple[Path, ...], store: Path | None, fmt: str, on_error: str,
-           scheduler: str | None, **kwargs: Any) -> None:
+           scheduler: str | None, wait: float | None, **kwargs: Any) -> None:
     """Turn game logs into store rows, one per decision.
 
     Every hand is replayed through the rules: each action must be legal and the
     payoffs the rules compute must equal the logged ones. Rows hold the thesis's
     features from the acting seat's view (its own cards only). Ingesting a file
-    again replaces its rows; a killed ingest leaves the store as it was.
+    again replaces its rows; a killed ingest leaves the store as it was. One
+    ingest writes a store at a time: a second one waits for it (see --wait).
 
     Hanabi: a path is a game's file or a directory of games (one source). Rows
     hold the report's 195 numbers from the mover's view, the 20 action classes,
@@ -145,15 +150,20 @@ def ingest(paths: tuple[Path, ...], store: Path | None, fmt: str, on_error: str,
     root = store if store is not None else default_store_path()
     options = take_game_options("ingest", kwargs, None)
     config = IngestConfig(paths=paths, store=root, fmt=fmt, on_error=on_error, options=options,
-                          scheduler=scheduler)
+                          scheduler=scheduler, wait=wait)
     total = sum(source_bytes(p) for p in paths)
+
+    def waiting(message: str) -> None:
+        click.echo(message, err=True)
+
     try:
         if sys.stderr.isatty():
             with click.progressbar(length=total, label="ingesting", file=sys.stderr,
                                    show_eta=True, show_percent=True) as bar:
-                reports = run_ingest(config, progress=bar.update, on_report=_print_report)
+                reports = run_ingest(config, progress=bar.update, on_report=_print_report,
+                                     on_wait=waiting)
         else:
-            reports = run_ingest(config, on_report=_print_report)
+            reports = run_ingest(config, on_report=_print_report, on_wait=waiting)
     except (IngestError, StoreError, ClusterError) as exc:
         raise click.ClickException(str(exc)) from None
     except OSError as exc:

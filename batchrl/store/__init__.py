@@ -20,13 +20,15 @@ A part lands whole or not at all: `SourceWriter` streams into ``parts/.<key>.tmp
 and ``os.replace``-s it onto the part's name, replacing any earlier part of the same
 source, so re-ingesting a path is idempotent. Readers list only ``parts/*.parquet``.
 
-Concurrency: one writer per store at a time; nothing locks. A reader beside the writer
-sees each part before or after its replacement, never half of it (but a part removed by
-`Store.remove_source` between listing and reading makes that read fail).
+Concurrency: one writer per store at a time, held by an OS lock on ``ROOT/.lock``
+(`batchrl.store.lock`; an ingest holds it over all its sources, and a second writer waits
+or gives up). Readers take no lock: a reader beside the writer sees each part before or
+after its replacement, never half of it (but a part removed by `Store.remove_source`
+between listing and reading makes that read fail).
 
 Modules: `batchrl.store.schema` (identity, ids, errors), `batchrl.store.rows` (rows on
-their way in), `batchrl.store.writer` (writing a source), `batchrl.store.store` (`Store`
-and what it reads back). Import from here.
+their way in), `batchrl.store.writer` (writing a source), `batchrl.store.lock` (one
+writer at a time), `batchrl.store.store` (`Store` and what it reads back). Import from here.
 """
 
 from __future__ import annotations

@@ -10,6 +10,7 @@ import json
 import os
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import AbstractContextManager
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -21,6 +22,7 @@ import pyarrow.parquet as pq
 from numpy.typing import NDArray
 
 from batchrl.store.files import fsync, now
+from batchrl.store.lock import LOCK_NAME, store_lock
 from batchrl.store.rows import following_rows
 from batchrl.store.schema import (
     CORE_COLUMNS,
@@ -167,27 +169,38 @@ class Store:
         self.parts_dir = root / "parts"
 
     @classmethod
-    def create(cls, root: str | Path, schema: StoreSchema) -> Store:
-        """A new store at ``root``, or the one already there if its schema is equal."""
+    def create(cls, root: str | Path, schema: StoreSchema, wait: float | None = None,
+               on_wait: Callable[[str], None] | None = None) -> Store:
+        """A new store at ``root``, or the one already there if its schema is equal.
+
+        Under the store's lock (`batchrl.store.lock`; ``wait`` and ``on_wait`` as there),
+        so of two ingests into a fresh store one makes it and the other finds it made:
+        with another game, it is refused, naming the game the store holds."""
         root = Path(root)
-        if (root / "store.json").exists():
-            store = cls.open(root)
-            if store.schema == schema:
-                return store
-            if store._part_files():
-                raise StoreError(f"store {root} holds {describe_difference(store.schema, schema)}: "
-                                 "use another --store directory")
-            # A store without parts has no rows to protect: it takes the new schema.
-        elif root.exists() and (not root.is_dir() or any(root.iterdir())):
-            raise StoreError(f"{root} exists and is not a batchrl store (no store.json): "
-                             "use a new or empty --store directory")
-        (root / "parts").mkdir(parents=True, exist_ok=True)
-        tmp = root / f".store.json.tmp-{os.getpid()}"
-        tmp.write_text(json.dumps(schema.identity() | {"created_at": now()}, indent=2))
-        fsync(tmp)
-        os.replace(tmp, root / "store.json")
-        fsync(root)
+        with store_lock(root, wait, on_wait):
+            if (root / "store.json").exists():
+                store = cls.open(root)
+                if store.schema == schema:
+                    (root / "parts").mkdir(exist_ok=True)
+                    return store
+                if store._part_files():
+                    raise StoreError(f"store {root} holds "
+                                     f"{describe_difference(store.schema, schema)}: "
+                                     "use another --store directory")
+                # A store without parts has no rows to protect: it takes the new schema.
+            tmp = root / f".store.json.tmp-{os.getpid()}"
+            tmp.write_text(json.dumps(schema.identity() | {"created_at": now()}, indent=2))
+            fsync(tmp)
+            os.replace(tmp, root / "store.json")
+            (root / "parts").mkdir(exist_ok=True)
+            fsync(root)
         return cls(root, schema)
+
+    def lock(self, wait: float | None = None,
+             on_wait: Callable[[str], None] | None = None) -> AbstractContextManager[None]:
+        """Hold this store for writing (see `batchrl.store.lock`): what changes it takes
+        this, and a reader never needs it."""
+        return store_lock(self.root, wait, on_wait)
 
     @classmethod
     def open(cls, root: str | Path) -> Store:
@@ -221,15 +234,16 @@ class Store:
 
     def remove_source(self, source_path: str | Path) -> bool:
         """Delete a source's part, found by its path now or as recorded; False if none."""
-        part = self.parts_dir / f"{source_key(source_path)}.parquet"
-        if not part.exists():  # the log may have moved since its ingest: try the recorded path
-            recorded = [p for p in self._part_files()
-                        if self._read_source(p).path == str(source_path)]
-            if not recorded:
-                return False
-            part = recorded[0]
-        part.unlink()
-        fsync(self.parts_dir)
+        with self.lock():
+            part = self.parts_dir / f"{source_key(source_path)}.parquet"
+            if not part.exists():  # the log may have moved since its ingest: the recorded path
+                recorded = [p for p in self._part_files()
+                            if self._read_source(p).path == str(source_path)]
+                if not recorded:
+                    return False
+                part = recorded[0]
+            part.unlink()
+            fsync(self.parts_dir)
         return True
 
     def info(self) -> StoreInfo:
@@ -240,7 +254,8 @@ class Store:
             players=tuple(sorted({p for s in sources for p in s.players})),
             features=self.schema.feature_names, actions=self.schema.action_names,
             sources=sources,
-            bytes_on_disk=sum(p.stat().st_size for p in [self.root / "store.json", *parts]))
+            bytes_on_disk=sum(p.stat().st_size for p in [
+                self.root / "store.json", *parts, *self.root.glob(LOCK_NAME)]))
 
     def iter_batches(self, columns: Sequence[str] | None = None,
                      batch_size: int = 65_536) -> Iterator[pa.RecordBatch]:

@@ -23,6 +23,7 @@ import pyarrow.parquet as pq
 from numpy.typing import NDArray
 
 from batchrl.store.files import fsync, now
+from batchrl.store.lock import store_lock
 from batchrl.store.rows import Rows, following_rows
 from batchrl.store.schema import (
     CORE_COLUMNS,
@@ -82,8 +83,18 @@ class SourceWriter:
         # same player has not come yet (player -> (line, the next_state they gave))
         self._open: dict[int, tuple[int, NDArray[Any]]] = {}
         self._last_open_episode: str | None = None
+        self._lock = contextlib.ExitStack()
 
     def __enter__(self) -> SourceWriter:
+        # the store's lock, from here to the part's landing (an ingest holds it already)
+        self._lock.enter_context(store_lock(self._final.parent.parent))
+        try:
+            return self._start()
+        except BaseException:
+            self._lock.close()
+            raise
+
+    def _start(self) -> SourceWriter:
         _remove_stale_temps(self._tmp.parent)
         # The matrices' columns: no dictionary (a feature's values are few, but hashing
         # every value cost more than it saved) and no min/max statistics (5% of the writing,
@@ -113,6 +124,7 @@ class SourceWriter:
                 self._writer.close()
             self._tmp.unlink(missing_ok=True)
             self._writer = None
+            self._lock.close()
 
     def write(self, batch: Rows | Mapping[str, Any]) -> None:
         """Append rows: a `Rows`, or column name -> array (``source`` may be left out)."""
