@@ -217,6 +217,7 @@ def run_ablation(config: AblationConfig,
     from batchrl.training import FAST_FREEZE_AFTER
 
     store = Store.open(config.store)
+    store.check()
     check(config, store)
     names = store.schema.feature_names
     variants = _variants(config, names)

@@ -197,10 +197,15 @@ def _listing(names: tuple[str, ...] | list[str], whole: bool, head: int = 24) ->
 @click.option("--json", "as_json", is_flag=True,
               help="Print it all as one JSON object (every feature, every source), for "
                    "scripts.")
-def info(store: Path | None, whole: bool, as_json: bool) -> None:
+@click.option("--quick", is_flag=True,
+              help="Check only the parts' footers, not every page of every part (a full "
+                   "read of the store: seconds for millions of rows).")
+def info(store: Path | None, whole: bool, as_json: bool, quick: bool) -> None:
     """What a store holds: rows, episodes, players, features, actions, sources.
 
-    STORE defaults to datasets/store (or $BATCHRL_STORE).
+    STORE defaults to datasets/store (or $BATCHRL_STORE). Every part is checked
+    first, each page against its checksum (--quick: the footers only); a damaged
+    part is named, with what to do.
 
     \b
     Examples:
@@ -212,6 +217,7 @@ def info(store: Path | None, whole: bool, as_json: bool) -> None:
     root = store if store is not None else default_store_path()
     try:
         opened = Store.open(root)
+        opened.check(pages=not quick)
         summary = opened.info()
     except StoreError as exc:
         raise click.ClickException(str(exc)) from None
@@ -568,7 +574,9 @@ def imitate(store: Path | None, epochs: int, players: tuple[str, ...], hidden: s
 
     root = store if store is not None else default_store_path()
     try:  # the store's game must have a network: one clear line if it has none
-        schema = Store.open(root).schema
+        opened = Store.open(root)
+        opened.check()
+        schema = opened.schema
         game = game_for(schema.game, schema.game_params)
         options = take_game_options("imitate", kwargs, game)
         spec = game.imitation(options)  # what the network reads and masks: the game's

@@ -178,6 +178,7 @@ def load_rows(store: Path, spec: ImitationSpec, players: Sequence[str] = ()) -> 
     """A store's states (the spec's columns), moves and episodes (only ``players``' moves
     if given)."""
     opened = Store.open(store)
+    opened.check()  # each page is checked as it is read
     have = opened.schema.feature_names
     if not set(spec.columns) <= set(have):
         raise ImitationError(f"{store}: the network reads {spec.store_kind}s ({spec.inputs}), "

@@ -82,7 +82,9 @@ def recommended(store: Path, given: Mapping[str, Any], **rest: Any) -> tuple[FQI
     fields. Also the line that says what was chosen. ``features`` and ``drop`` go
     together: either given, both are the user's.
     """
-    schema = Store.open(store).schema
+    opened = Store.open(store)
+    opened.check()  # store.json's game is the parts' before its settings are taken
+    schema = opened.schema
     try:
         game = game_for(schema.game, schema.game_params)
         settings, whose = game.fqi, f"{game.name}'s recommended settings"
@@ -131,6 +133,7 @@ def run_fqi(
     """Train on the store, checkpointing every iteration; returns where the model went.
     ``on_step(what, done, of)`` hears the progress inside an iteration."""
     store = Store.open(config.store)
+    store.check()  # every part sound and of store.json's game; each page checked as read
     data = store.arrays(features=config.features, drop=config.drop, players=config.players)
     if not len(data):
         raise ValueError(f"store {config.store} has no rows: ingest logs first")

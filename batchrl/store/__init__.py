@@ -14,7 +14,9 @@ of its own, that DuckDB, Polars or pandas read by name without batchrl (the layo
 
 Each part's footer holds, as JSON under key ``b"batchrl"``, the store identity plus the
 source's path, digest, counts and ingest stats; `Store.sources` reads footers only, so no
-separate manifest can disagree with the parts.
+separate manifest can disagree with the parts. Every page carries a CRC32 that each read
+checks: `Store.check` (what every reader runs first) names a damaged part, a part of
+another store, or a store.json that disagrees with its parts, and what to do.
 
 A part lands whole or not at all: `SourceWriter` streams into ``parts/.<key>.tmp-<pid>``
 and ``os.replace``-s it onto the part's name, replacing any earlier part of the same
