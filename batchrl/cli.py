@@ -314,7 +314,8 @@ def info(store: Path | None, whole: bool, as_json: bool, quick: bool) -> None:
               help="Model file [default: STORE/models/fqi-M…-nmin…-N….npz].")
 @click.option("--resume", is_flag=True,
               help="Continue a killed run from its last complete iteration (same result as "
-                   "an uninterrupted run).")
+                   "an uninterrupted run); refused, saying what changed, where the store's "
+                   "logs, the players, the features or --support are not the killed run's.")
 def fqi(store: Path | None, trees: int | None, nmin: int | None, k: int | None,
         iters: int | None, gamma: float, features: tuple[str, ...], drop: tuple[str, ...],
         players: tuple[str, ...], per_action: bool | None, fast: bool | None,

@@ -126,6 +126,17 @@ def store_digest(store: Store) -> str:
     return hashlib.sha256(joined.encode()).hexdigest()[:16]
 
 
+def checkpoint_data(store: Store, config: FQIConfig) -> dict[str, Any]:
+    """What a checkpoint records of the data, beyond the rows `batchrl.fqi.data_key` sees:
+    the store's game and sources (each log's sha256, rows and ingest time: a log added,
+    removed or re-ingested changes it) and the selection (players; the features are the
+    rows'; --support, which changes the legal next actions)."""
+    return {"game": store.schema.game, "game_params": dict(store.schema.game_params),
+            "sources": {s.path: {"sha256": s.digest[:16], "rows": s.rows,
+                                 "ingested_at": s.ingested_at} for s in store.sources()},
+            "players": list(config.players), "support": config.support}
+
+
 def run_fqi(
     config: FQIConfig, on_iteration: Callable[[IterationStats], None] | None = None,
     on_step: Callable[[str, int, int], None] | None = None,
@@ -164,6 +175,7 @@ def run_fqi(
             checkpoint_dir=checkpoints,
             on_step=on_step,
             client=client,
+            checkpoint_data=checkpoint_data(store, config),
         )
         for stats in fqi.fit_iter(data, resume=config.resume):
             if on_iteration is not None:
