@@ -3,6 +3,8 @@
 >>> cfg = FQIConfig(store=Path("datasets/store"), trees=100, nmin=20, iters=11)
 >>> default_out(cfg).as_posix()
 'datasets/store/models/fqi-M100-nmin20-N11.npz'
+>>> default_out(FQIConfig(store=Path("s"), players=("../../../../tmp/x",))).name
+'fqi-M100-nmin20-N11-player-tmp_x-6e26be7d.npz'
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ from typing import Any
 
 from batchrl import __version__
 from batchrl.cluster import connect, scheduler_address
+from batchrl.filenames import inside, safe_name
 from batchrl.fqi import FQI, IterationStats, extra_trees
 from batchrl.games import FQISettings, GameError, game_for
 from batchrl.policy import ModelArtifact
@@ -52,18 +55,6 @@ class FQIConfig:
     scheduler: str | None = None
 
 
-def safe_name(text: str) -> str:
-    """``text`` for a file name: a log's player name can hold anything, even a path.
-
-    >>> safe_name("../../tmp/x"), safe_name("!DeepStack"), safe_name("*.1")
-    ('.._.._tmp_x', 'not-DeepStack', 'any.1')
-    """
-    text = text.replace("!", "not-", 1) if text.startswith("!") else text
-    text = text.replace("*", "any").replace("?", "one")
-    cleaned = "".join(c if c.isalnum() or c in "._-" else "_" for c in text)
-    return cleaned if cleaned.strip(".") else "_"
-
-
 def default_out(config: FQIConfig) -> Path:
     fast = "" if config.freeze_after is None else f"-fast{config.freeze_after}"
     per = "-peraction" if config.per_action else ""
@@ -72,7 +63,7 @@ def default_out(config: FQIConfig) -> Path:
     tau = "" if config.support is None else f"-support{config.support:g}"
     name = (f"fqi-M{config.trees}-nmin{config.nmin}{k}-N{config.iters}{fast}{per}{tau}"
             f"{who}.npz")
-    return config.store / "models" / name
+    return inside(config.store / "models", name)
 
 
 def recommended(store: Path, given: Mapping[str, Any], **rest: Any) -> tuple[FQIConfig, str]:
