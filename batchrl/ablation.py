@@ -34,6 +34,7 @@ from numpy.typing import NDArray
 
 from batchrl.evaluation import mean_ci
 from batchrl.experiments import Hero, data_digest, train
+from batchrl.filenames import inside
 from batchrl.games.holdem.bots import BOT_NAMES, load_models
 from batchrl.policy import GreedyPolicy, LoadedModel, QFunction
 from batchrl.store import Store, StoreError, Transitions
@@ -147,8 +148,8 @@ def _per_hand(model: Path, policy: GreedyPolicy, config: AblationConfig, cache: 
     """The hero's bb won per hand on the shared duplicate deals (cached)."""
     from batchrl.games.holdem.evaluate import play_bots
 
-    key = cache / f"{model.stem}--{config.opponent.replace('/', '_')}-{config.hands}-" \
-                  f"{config.seed}-crn.npy"
+    key = inside(cache, f"{model.stem}--{config.opponent.replace('/', '_')}-{config.hands}-"
+                        f"{config.seed}-crn.npy")
     if key.exists() and key.stat().st_mtime_ns >= model.stat().st_mtime_ns:
         loaded: NDArray[np.float64] = np.load(key)
         return loaded
@@ -217,6 +218,7 @@ def run_ablation(config: AblationConfig,
     from batchrl.training import FAST_FREEZE_AFTER
 
     store = Store.open(config.store)
+    store.check()
     check(config, store)
     names = store.schema.feature_names
     variants = _variants(config, names)
@@ -289,7 +291,7 @@ def run_ablation(config: AblationConfig,
     table = pd.DataFrame(rows)
     stem = f"ablation-{full.name}-{config.opponent.replace('/', '_')}-{config.hands}-" \
            f"{config.seed}" + ("-groups" if config.groups else "")
-    path = out / f"{stem}.csv"
+    path = inside(out, f"{stem}.csv")
     table.to_csv(path, index=False)
     table.to_parquet(path.with_suffix(".parquet"), index=False)
     return AblationResult(table, seconds, path, config.max_half_width)

@@ -106,15 +106,20 @@ def _formats_help() -> str:
               help="Make the rows on a Dask cluster (tcp://HOST:8786; or set "
                    "BATCHRL_SCHEDULER): chunks of hands as tasks, the same rows written "
                    "here in order (pip install 'batchrl[dask]').")
+@click.option("--wait", type=click.FloatRange(min=0), default=None, metavar="SECONDS",
+              help="A store takes one writer at a time: wait at most this long for another "
+                   "ingest into it to finish, then give up (0: at once) [default: as long "
+                   "as it takes].")
 @game_options("ingest")
 def ingest(paths: tuple[Path, ...], store: Path | None, fmt: str, on_error: str,
-           scheduler: str | None, **kwargs: Any) -> None:
+           scheduler: str | None, wait: float | None, **kwargs: Any) -> None:
     """Turn game logs into store rows, one per decision.
 
     Every hand is replayed through the rules: each action must be legal and the
     payoffs the rules compute must equal the logged ones. Rows hold the thesis's
     features from the acting seat's view (its own cards only). Ingesting a file
-    again replaces its rows; a killed ingest leaves the store as it was.
+    again replaces its rows; a killed ingest leaves the store as it was. One
+    ingest writes a store at a time: a second one waits for it (see --wait).
 
     Hanabi: a path is a game's file or a directory of games (one source). Rows
     hold the report's 195 numbers from the mover's view, the 20 action classes,
@@ -145,15 +150,20 @@ def ingest(paths: tuple[Path, ...], store: Path | None, fmt: str, on_error: str,
     root = store if store is not None else default_store_path()
     options = take_game_options("ingest", kwargs, None)
     config = IngestConfig(paths=paths, store=root, fmt=fmt, on_error=on_error, options=options,
-                          scheduler=scheduler)
+                          scheduler=scheduler, wait=wait)
     total = sum(source_bytes(p) for p in paths)
+
+    def waiting(message: str) -> None:
+        click.echo(message, err=True)
+
     try:
         if sys.stderr.isatty():
             with click.progressbar(length=total, label="ingesting", file=sys.stderr,
                                    show_eta=True, show_percent=True) as bar:
-                reports = run_ingest(config, progress=bar.update, on_report=_print_report)
+                reports = run_ingest(config, progress=bar.update, on_report=_print_report,
+                                     on_wait=waiting)
         else:
-            reports = run_ingest(config, on_report=_print_report)
+            reports = run_ingest(config, on_report=_print_report, on_wait=waiting)
     except (IngestError, StoreError, ClusterError) as exc:
         raise click.ClickException(str(exc)) from None
     except OSError as exc:
@@ -187,10 +197,15 @@ def _listing(names: tuple[str, ...] | list[str], whole: bool, head: int = 24) ->
 @click.option("--json", "as_json", is_flag=True,
               help="Print it all as one JSON object (every feature, every source), for "
                    "scripts.")
-def info(store: Path | None, whole: bool, as_json: bool) -> None:
+@click.option("--quick", is_flag=True,
+              help="Check only the parts' footers, not every page of every part (a full "
+                   "read of the store: seconds for millions of rows).")
+def info(store: Path | None, whole: bool, as_json: bool, quick: bool) -> None:
     """What a store holds: rows, episodes, players, features, actions, sources.
 
-    STORE defaults to datasets/store (or $BATCHRL_STORE).
+    STORE defaults to datasets/store (or $BATCHRL_STORE). Every part is checked
+    first, each page against its checksum (--quick: the footers only); a damaged
+    part is named, with what to do.
 
     \b
     Examples:
@@ -202,6 +217,7 @@ def info(store: Path | None, whole: bool, as_json: bool) -> None:
     root = store if store is not None else default_store_path()
     try:
         opened = Store.open(root)
+        opened.check(pages=not quick)
         summary = opened.info()
     except StoreError as exc:
         raise click.ClickException(str(exc)) from None
@@ -298,7 +314,8 @@ def info(store: Path | None, whole: bool, as_json: bool) -> None:
               help="Model file [default: STORE/models/fqi-M…-nmin…-N….npz].")
 @click.option("--resume", is_flag=True,
               help="Continue a killed run from its last complete iteration (same result as "
-                   "an uninterrupted run).")
+                   "an uninterrupted run); refused, saying what changed, where the store's "
+                   "logs, the players, the features or --support are not the killed run's.")
 def fqi(store: Path | None, trees: int | None, nmin: int | None, k: int | None,
         iters: int | None, gamma: float, features: tuple[str, ...], drop: tuple[str, ...],
         players: tuple[str, ...], per_action: bool | None, fast: bool | None,
@@ -558,7 +575,9 @@ def imitate(store: Path | None, epochs: int, players: tuple[str, ...], hidden: s
 
     root = store if store is not None else default_store_path()
     try:  # the store's game must have a network: one clear line if it has none
-        schema = Store.open(root).schema
+        opened = Store.open(root)
+        opened.check()
+        schema = opened.schema
         game = game_for(schema.game, schema.game_params)
         options = take_game_options("imitate", kwargs, game)
         spec = game.imitation(options)  # what the network reads and masks: the game's

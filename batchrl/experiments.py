@@ -23,6 +23,7 @@ from typing import Any
 
 import pandas as pd
 
+from batchrl.filenames import inside, safe_name
 from batchrl.policy import GreedyPolicy
 from batchrl.store import Store, StoreError
 from batchrl.training import FAST_FREEZE_AFTER, FQIConfig, run_fqi, store_digest
@@ -47,8 +48,9 @@ class Hero:
         parts = [f"M{self.trees}", f"nmin{self.nmin}", f"N{self.iters}", f"s{self.seed}"]
         parts += ["fast"] if self.fast else []
         parts += ["peraction"] if self.per_action else []
-        parts += list(self.players)
-        parts += [f"no-{d}" for d in self.drop]
+        # players' names come from logs, features' from a store: never a path
+        parts += [safe_name(p) for p in self.players]
+        parts += [f"no-{safe_name(d)}" for d in self.drop]
         return "-".join(parts)
 
     def with_(self, **changes: Any) -> Hero:
@@ -84,7 +86,7 @@ def train(store: Path, hero: Hero, models: Path, jobs: int = -1,
     """The hero's model file and its policy, trained on ``store`` unless already there from
     the same data (a model from another store, or from before more logs were ingested, is
     retrained). ``digest``: the store's, when the caller has it."""
-    out = models / f"{hero.name}.npz"
+    out = inside(models, f"{hero.name}.npz")
     if out.exists():
         policy = GreedyPolicy.load(out)
         if policy.artifact.meta.get("store_digest") == (digest or data_digest(store)):
@@ -142,7 +144,7 @@ def sweep(
         for seed in seeds:
             key = f"{hero.name}--{opponent.replace('/', '_')}-{hands}-{seed}" \
                   f"{'-dup' if duplicate else ''}.json"
-            cached = results / key
+            cached = inside(results, key)
             record = json.loads(cached.read_text()) if cached.exists() else {}
             if record.get("store_digest", digest) != digest:
                 record = {}  # made from other data: the store changed since

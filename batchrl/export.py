@@ -431,6 +431,7 @@ def export(store: str | Path | Store, to: str, out: str | Path, *,
         _library("minari", to)
         _library("gymnasium", to)
     opened = store if isinstance(store, Store) else Store.open(Path(store))
+    opened.check()  # each page is checked as it is read
     if to == "minari":
         dataset_id = dataset_id or default_dataset_id(opened)
         if out.exists() and not out.is_dir():

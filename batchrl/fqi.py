@@ -25,9 +25,11 @@ notebook and the tests share one loop; ``fit`` drains it.
 from __future__ import annotations
 
 import functools
+import hashlib
+import json
 import re
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -120,6 +122,7 @@ class FQI:
         checkpoint_dir: str | Path | None = None,
         on_step: Callable[[str, int, int], None] | None = None,
         client: Any = None,
+        checkpoint_data: Mapping[str, Any] | None = None,
     ) -> None:
         self.regressor = regressor
         self.n_iterations = n_iterations
@@ -133,6 +136,10 @@ class FQI:
         # a dask.distributed Client: the trees are grown on its workers (batchrl.cluster),
         # the same trees as here
         self.client = client
+        # what the data is beyond its rows (the store's sources, the players chosen, ...):
+        # each checkpoint records it with the rows' own digest, and a resume on other data
+        # is refused, saying what changed
+        self.checkpoint_data = checkpoint_data
 
     # --- the loop ------------------------------------------------------------
 
@@ -156,6 +163,7 @@ class FQI:
         frozen: _Frozen | None = None
         q_probe = np.zeros(len(inputs.probe))
         best_next = np.zeros(inputs.n_next)  # max over legal a' of Q_0(s', a') = 0
+        self._data = data_key(data, self.checkpoint_data) if self.checkpoint_dir else {}
         if resume:
             start, frozen = self._load_checkpoint(inputs)
             if start:
@@ -361,7 +369,7 @@ class FQI:
             specs, arrays = modelfile.encode_models(self.models_, str(root / trees))
             modelfile.write(root / trees, "fqi-models", {"models": specs}, arrays)
         values = frozen.values if frozen is not None else None
-        state = {"params": self._params(), "done": done, "models": trees,
+        state = {"params": self._params(), "data": self._data, "done": done, "models": trees,
                  "aside": aside, "n_models": len(self.models_),
                  "history": [asdict(h) for h in self.history_],
                  "values": None if values is None else len(values)}
@@ -386,6 +394,12 @@ class FQI:
             if state.get("params") != self._params():
                 raise ValueError(f"the checkpoint in {root} was made with other parameters "
                                  f"({state.get('params')}): remove it or run with those")
+            if (saved_data := state.get("data")) != self._data:
+                what = ("it does not record its data (an older batchrl's)" if saved_data
+                        is None else what_changed(saved_data, self._data))
+                raise ValueError(f"the checkpoint in {root} was made on other data than this "
+                                 f"run's: {what}; run without --resume to start again on "
+                                 "this data")
             name = str(state["models"])
             if name == ASIDE:
                 aside = {int(m) for m in state["aside"]}
@@ -414,6 +428,52 @@ class FQI:
             _write_leaf_values(self.models_, frozen)
         return done, frozen
 
+
+
+def data_key(data: Transitions, given: Mapping[str, Any] | None = None) -> dict[str, Any]:
+    """What a checkpoint records of the data it was made on: the rows (their count, and a
+    digest of their actions, rewards, ends, episodes and next legal actions), the feature
+    and action names, and ``given`` (a caller's own: the store's sources, the players)."""
+    rows = hashlib.blake2b(digest_size=8)
+    for column in (data.action, data.reward, data.terminal, data.truncated, data.episode,
+                   data.next_legal):
+        rows.update(np.ascontiguousarray(column).data)
+    key = {"rows": len(data), "features": list(data.feature_names),
+           "actions": list(data.action_names), **dict(given or {}),
+           "row_values": rows.hexdigest()}
+    loaded: dict[str, Any] = json.loads(json.dumps(key))  # as a checkpoint reads it back
+    return loaded
+
+
+def what_changed(saved: Mapping[str, Any], now: Mapping[str, Any]) -> str:
+    """How ``now`` differs from ``saved`` (two `data_key`), in words.
+
+    >>> what_changed({"rows": 5, "sources": {"a.log": 1}, "players": ["x"], "row_values": "1"},
+    ...              {"rows": 9, "sources": {"a.log": 1, "b.log": 2}, "players": ["y"],
+    ...               "row_values": "2"})
+    "rows 5 then, 9 now; sources: added b.log; players ['x'] then, ['y'] now"
+    """
+    said = []
+    for key in dict.fromkeys([*saved, *now]):
+        old, new = saved.get(key), now.get(key)
+        if old == new or key == "row_values":
+            continue
+        if isinstance(old, dict) and isinstance(new, dict):
+            said.append(f"{key}: " + "; ".join(
+                f"{how} {', '.join(names)}" for how, names in (
+                    ("added", [k for k in new if k not in old]),
+                    ("removed", [k for k in old if k not in new]),
+                    ("changed", [k for k in new if k in old and old[k] != new[k]])) if names))
+        elif isinstance(old, list) and isinstance(new, list) and len(old) + len(new) > 8:
+            gone, added = [x for x in old if x not in new], [x for x in new if x not in old]
+            said.append(f"{key}: " + ("; ".join(
+                f"{how} {', '.join(map(str, names))}" for how, names in (
+                    ("added", added), ("removed", gone)) if names) or "another order"))
+        else:
+            said.append(f"{key} {old!r} then, {new!r} now")
+    if not said and saved.get("row_values") != now.get("row_values"):
+        said.append("as many rows, with other actions, rewards or episodes")
+    return "; ".join(said)
 
 
 @dataclass(frozen=True)

@@ -35,6 +35,7 @@ from typing import Any, Protocol
 import numpy as np
 from numpy.typing import NDArray
 
+from batchrl.filenames import inside, safe_name
 from batchrl.store import Store
 
 SPLIT = (0.7, 0.2, 0.1)
@@ -178,6 +179,7 @@ def load_rows(store: Path, spec: ImitationSpec, players: Sequence[str] = ()) -> 
     """A store's states (the spec's columns), moves and episodes (only ``players``' moves
     if given)."""
     opened = Store.open(store)
+    opened.check()  # each page is checked as it is read
     have = opened.schema.feature_names
     if not set(spec.columns) <= set(have):
         raise ImitationError(f"{store}: the network reads {spec.store_kind}s ({spec.inputs}), "
@@ -196,7 +198,8 @@ def default_out(store: Path, spec: ImitationSpec, players: Sequence[str] = ()) -
     >>> default_out(Path("s"), SimpleNamespace(tag="-colour"), ["human"]).as_posix()
     's/models/imitation-human-colour.pt'
     """
-    return store / "models" / f"imitation{''.join(f'-{p}' for p in players)}{spec.tag}.pt"
+    who = "".join(f"-{safe_name(p)}" for p in players)  # a name from a log: never a path
+    return inside(store / "models", f"imitation{who}{spec.tag}.pt")
 
 
 def train(store: Path, out: Path, config: NetworkConfig, spec: ImitationSpec,

@@ -39,6 +39,7 @@ from batchrl.games import (
 )
 from batchrl.records import SNIFF_LINES, BadLine, LogLines, Skipped
 from batchrl.store import RowsBatch, Store, StoreError, file_digest
+from batchrl.store.lock import LOCK_NAME, store_lock
 
 # Examples of each kind of skipped line kept for the report.
 EXAMPLES_PER_KIND = 3
@@ -60,6 +61,8 @@ class IngestConfig:
     chunk_size: int = 2048
     # a Dask scheduler's address: chunks' rows made on its workers (the same rows)
     scheduler: str | None = None
+    # seconds to wait for another writer of the store (None: as long as it takes)
+    wait: float | None = None
 
 
 @dataclass
@@ -117,20 +120,24 @@ def ingest_options() -> dict[str, list[str]]:
 
 
 def ingest(
-    config: IngestConfig, progress: ProgressFn | None = None, on_report: ReportFn | None = None
+    config: IngestConfig, progress: ProgressFn | None = None, on_report: ReportFn | None = None,
+    on_wait: Callable[[str], None] | None = None,
 ) -> list[SourceReport]:
     """Ingest every path in ``config`` in turn; ``progress`` gets bytes read, ``on_report``
-    each file's report as soon as the file is stored (before a later file can fail)."""
+    each file's report as soon as the file is stored (before a later file can fail).
+
+    The store is held for writing throughout (`batchrl.store.lock`): another ingest into
+    it waits, and ``on_wait`` hears, in words, that this one waits for another."""
     if config.fmt != "auto" and config.fmt not in FORMATS:
         raise IngestError(f"unknown format {config.fmt!r}: use one of auto, "
                           f"{', '.join(sorted(FORMATS))}")
     if config.on_error not in ("fail", "skip"):
         raise IngestError(f"--on-error is fail or skip, not {config.on_error!r}")
     options = _prepare(config.options)
-    new_store = not (Path(config.store) / "store.json").exists()
     reports = []
-    with connect(scheduler_address(config.scheduler)) as client, \
-            _finally_remove_if_empty(Path(config.store), new_store):
+    with store_lock(config.store, config.wait, on_wait), \
+            _finally_remove_if_empty(Path(config.store)), \
+            connect(scheduler_address(config.scheduler)) as client:
         for path, unknown in _sources(config):
             if unknown:  # a file of a directory that no format reads: passed over, said
                 report = SourceReport(path=path, error=unknown)
@@ -151,8 +158,10 @@ def ingest(
 
 
 @contextlib.contextmanager
-def _finally_remove_if_empty(root: Path, new_store: bool) -> Iterator[None]:
-    """A store this ingest made, and nothing landed in it: not left behind."""
+def _finally_remove_if_empty(root: Path) -> Iterator[None]:
+    """A store this ingest made, and nothing landed in it: not left behind (taken away
+    under the store's lock, before it is let go)."""
+    new_store = not (root / "store.json").exists()
     try:
         yield
     finally:
@@ -182,14 +191,21 @@ def _sources(config: IngestConfig) -> Iterator[tuple[Path, str]]:
 def _remove_if_empty(root: Path) -> None:
     """Remove the store at ``root`` if it holds no part (and the directory if empty)."""
     parts = root / "parts"
-    if parts.is_dir() and not any(parts.glob("*.parquet")):
+    if parts.is_dir():
+        if any(parts.glob("*.parquet")):
+            return
         for leftover in parts.iterdir():  # temp parts of this failed run are gone already
             if leftover.name.startswith("."):
                 leftover.unlink(missing_ok=True)
         with contextlib.suppress(OSError):
             parts.rmdir()
-            (root / "store.json").unlink(missing_ok=True)
-            root.rmdir()
+    if parts.exists():
+        return
+    with contextlib.suppress(OSError):
+        (root / "store.json").unlink(missing_ok=True)
+        # a writer waiting on this lock file sees it gone, and makes the store anew
+        (root / LOCK_NAME).unlink(missing_ok=True)
+        root.rmdir()
 
 
 def _prepare(given: Mapping[str, Any]) -> dict[str, Mapping[str, Any]]:

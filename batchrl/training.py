@@ -3,6 +3,8 @@
 >>> cfg = FQIConfig(store=Path("datasets/store"), trees=100, nmin=20, iters=11)
 >>> default_out(cfg).as_posix()
 'datasets/store/models/fqi-M100-nmin20-N11.npz'
+>>> default_out(FQIConfig(store=Path("s"), players=("../../../../tmp/x",))).name
+'fqi-M100-nmin20-N11-player-tmp_x-6e26be7d.npz'
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ from typing import Any
 
 from batchrl import __version__
 from batchrl.cluster import connect, scheduler_address
+from batchrl.filenames import inside, safe_name
 from batchrl.fqi import FQI, IterationStats, extra_trees
 from batchrl.games import FQISettings, GameError, game_for
 from batchrl.policy import ModelArtifact
@@ -52,18 +55,6 @@ class FQIConfig:
     scheduler: str | None = None
 
 
-def safe_name(text: str) -> str:
-    """``text`` for a file name: a log's player name can hold anything, even a path.
-
-    >>> safe_name("../../tmp/x"), safe_name("!DeepStack"), safe_name("*.1")
-    ('.._.._tmp_x', 'not-DeepStack', 'any.1')
-    """
-    text = text.replace("!", "not-", 1) if text.startswith("!") else text
-    text = text.replace("*", "any").replace("?", "one")
-    cleaned = "".join(c if c.isalnum() or c in "._-" else "_" for c in text)
-    return cleaned if cleaned.strip(".") else "_"
-
-
 def default_out(config: FQIConfig) -> Path:
     fast = "" if config.freeze_after is None else f"-fast{config.freeze_after}"
     per = "-peraction" if config.per_action else ""
@@ -72,7 +63,7 @@ def default_out(config: FQIConfig) -> Path:
     tau = "" if config.support is None else f"-support{config.support:g}"
     name = (f"fqi-M{config.trees}-nmin{config.nmin}{k}-N{config.iters}{fast}{per}{tau}"
             f"{who}.npz")
-    return config.store / "models" / name
+    return inside(config.store / "models", name)
 
 
 def recommended(store: Path, given: Mapping[str, Any], **rest: Any) -> tuple[FQIConfig, str]:
@@ -82,7 +73,9 @@ def recommended(store: Path, given: Mapping[str, Any], **rest: Any) -> tuple[FQI
     fields. Also the line that says what was chosen. ``features`` and ``drop`` go
     together: either given, both are the user's.
     """
-    schema = Store.open(store).schema
+    opened = Store.open(store)
+    opened.check()  # store.json's game is the parts' before its settings are taken
+    schema = opened.schema
     try:
         game = game_for(schema.game, schema.game_params)
         settings, whose = game.fqi, f"{game.name}'s recommended settings"
@@ -124,6 +117,17 @@ def store_digest(store: Store) -> str:
     return hashlib.sha256(joined.encode()).hexdigest()[:16]
 
 
+def checkpoint_data(store: Store, config: FQIConfig) -> dict[str, Any]:
+    """What a checkpoint records of the data, beyond the rows `batchrl.fqi.data_key` sees:
+    the store's game and sources (each log's sha256, rows and ingest time: a log added,
+    removed or re-ingested changes it) and the selection (players; the features are the
+    rows'; --support, which changes the legal next actions)."""
+    return {"game": store.schema.game, "game_params": dict(store.schema.game_params),
+            "sources": {s.path: {"sha256": s.digest[:16], "rows": s.rows,
+                                 "ingested_at": s.ingested_at} for s in store.sources()},
+            "players": list(config.players), "support": config.support}
+
+
 def run_fqi(
     config: FQIConfig, on_iteration: Callable[[IterationStats], None] | None = None,
     on_step: Callable[[str, int, int], None] | None = None,
@@ -131,6 +135,7 @@ def run_fqi(
     """Train on the store, checkpointing every iteration; returns where the model went.
     ``on_step(what, done, of)`` hears the progress inside an iteration."""
     store = Store.open(config.store)
+    store.check()  # every part sound and of store.json's game; each page checked as read
     data = store.arrays(features=config.features, drop=config.drop, players=config.players)
     if not len(data):
         raise ValueError(f"store {config.store} has no rows: ingest logs first")
@@ -161,6 +166,7 @@ def run_fqi(
             checkpoint_dir=checkpoints,
             on_step=on_step,
             client=client,
+            checkpoint_data=checkpoint_data(store, config),
         )
         for stats in fqi.fit_iter(data, resume=config.resume):
             if on_iteration is not None:

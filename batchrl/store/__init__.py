@@ -14,19 +14,23 @@ of its own, that DuckDB, Polars or pandas read by name without batchrl (the layo
 
 Each part's footer holds, as JSON under key ``b"batchrl"``, the store identity plus the
 source's path, digest, counts and ingest stats; `Store.sources` reads footers only, so no
-separate manifest can disagree with the parts.
+separate manifest can disagree with the parts. Every page carries a CRC32 that each read
+checks: `Store.check` (what every reader runs first) names a damaged part, a part of
+another store, or a store.json that disagrees with its parts, and what to do.
 
 A part lands whole or not at all: `SourceWriter` streams into ``parts/.<key>.tmp-<pid>``
 and ``os.replace``-s it onto the part's name, replacing any earlier part of the same
 source, so re-ingesting a path is idempotent. Readers list only ``parts/*.parquet``.
 
-Concurrency: one writer per store at a time; nothing locks. A reader beside the writer
-sees each part before or after its replacement, never half of it (but a part removed by
-`Store.remove_source` between listing and reading makes that read fail).
+Concurrency: one writer per store at a time, held by an OS lock on ``ROOT/.lock``
+(`batchrl.store.lock`; an ingest holds it over all its sources, and a second writer waits
+or gives up). Readers take no lock: a reader beside the writer sees each part before or
+after its replacement, never half of it (but a part removed by `Store.remove_source`
+between listing and reading makes that read fail).
 
 Modules: `batchrl.store.schema` (identity, ids, errors), `batchrl.store.rows` (rows on
-their way in), `batchrl.store.writer` (writing a source), `batchrl.store.store` (`Store`
-and what it reads back). Import from here.
+their way in), `batchrl.store.writer` (writing a source), `batchrl.store.lock` (one
+writer at a time), `batchrl.store.store` (`Store` and what it reads back). Import from here.
 """
 
 from __future__ import annotations

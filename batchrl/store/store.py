@@ -5,11 +5,14 @@
 
 from __future__ import annotations
 
+import contextlib
 import fnmatch
 import json
 import os
+import shlex
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import AbstractContextManager
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -21,6 +24,7 @@ import pyarrow.parquet as pq
 from numpy.typing import NDArray
 
 from batchrl.store.files import fsync, now
+from batchrl.store.lock import LOCK_NAME, store_lock
 from batchrl.store.rows import following_rows
 from batchrl.store.schema import (
     CORE_COLUMNS,
@@ -167,27 +171,38 @@ class Store:
         self.parts_dir = root / "parts"
 
     @classmethod
-    def create(cls, root: str | Path, schema: StoreSchema) -> Store:
-        """A new store at ``root``, or the one already there if its schema is equal."""
+    def create(cls, root: str | Path, schema: StoreSchema, wait: float | None = None,
+               on_wait: Callable[[str], None] | None = None) -> Store:
+        """A new store at ``root``, or the one already there if its schema is equal.
+
+        Under the store's lock (`batchrl.store.lock`; ``wait`` and ``on_wait`` as there),
+        so of two ingests into a fresh store one makes it and the other finds it made:
+        with another game, it is refused, naming the game the store holds."""
         root = Path(root)
-        if (root / "store.json").exists():
-            store = cls.open(root)
-            if store.schema == schema:
-                return store
-            if store._part_files():
-                raise StoreError(f"store {root} holds {describe_difference(store.schema, schema)}: "
-                                 "use another --store directory")
-            # A store without parts has no rows to protect: it takes the new schema.
-        elif root.exists() and (not root.is_dir() or any(root.iterdir())):
-            raise StoreError(f"{root} exists and is not a batchrl store (no store.json): "
-                             "use a new or empty --store directory")
-        (root / "parts").mkdir(parents=True, exist_ok=True)
-        tmp = root / f".store.json.tmp-{os.getpid()}"
-        tmp.write_text(json.dumps(schema.identity() | {"created_at": now()}, indent=2))
-        fsync(tmp)
-        os.replace(tmp, root / "store.json")
-        fsync(root)
+        with store_lock(root, wait, on_wait):
+            if (root / "store.json").exists():
+                store = cls.open(root)
+                if store.schema == schema:
+                    (root / "parts").mkdir(exist_ok=True)
+                    return store
+                if store._part_files():
+                    raise StoreError(f"store {root} holds "
+                                     f"{describe_difference(store.schema, schema)}: "
+                                     "use another --store directory")
+                # A store without parts has no rows to protect: it takes the new schema.
+            tmp = root / f".store.json.tmp-{os.getpid()}"
+            tmp.write_text(json.dumps(schema.identity() | {"created_at": now()}, indent=2))
+            fsync(tmp)
+            os.replace(tmp, root / "store.json")
+            (root / "parts").mkdir(exist_ok=True)
+            fsync(root)
         return cls(root, schema)
+
+    def lock(self, wait: float | None = None,
+             on_wait: Callable[[str], None] | None = None) -> AbstractContextManager[None]:
+        """Hold this store for writing (see `batchrl.store.lock`): what changes it takes
+        this, and a reader never needs it."""
+        return store_lock(self.root, wait, on_wait)
 
     @classmethod
     def open(cls, root: str | Path) -> Store:
@@ -209,7 +224,13 @@ class Store:
         """A context manager that (re)writes ``source_path``'s part; see `SourceWriter`."""
         key = source_key(source_path)
         for part in self._part_files():
-            if (info := self._read_source(part)).digest == digest and part.stem != key:
+            if part.stem == key:
+                continue  # the part this one replaces, damaged or not
+            try:
+                info = self._read_source(part)
+            except StoreError:
+                continue  # a damaged part: its readers say so; it does not stop an ingest
+            if info.digest == digest:
                 raise StoreError(
                     f"{source_path} has the same content as {info.path}, already in store "
                     f"{self.root}; ingesting both would count its hands twice: skip it, or "
@@ -219,17 +240,44 @@ class Store:
     def sources(self) -> list[SourceInfo]:
         return [self._read_source(part) for part in self._part_files()]
 
+    def check(self, pages: bool = False) -> list[SourceInfo]:
+        """The store's sources, once every part is found sound; else a `StoreError` that
+        names the first bad part and what to do (what every reader runs before its work).
+
+        Always, from the footers (milliseconds a part): each part reads, counts the rows
+        it has, and holds the game, params and features of ``store.json`` (a store.json
+        that disagrees with every part is named as the one edited). With ``pages``, every
+        page of every part is read, decoded and checked against the CRC32 its writer put in
+        its header, one row group at a time: a full read of the store (1.7 s for 3,000,000
+        Tressette rows of 338 columns, 130 MB, where the footers took 7 ms). Readers need
+        not ask for it: each page they read is checked so, and named as here when bad.
+        """
+        sources = self.sources()
+        if pages:
+            for part in self._part_files():
+                self._check_pages(part)
+        return sources
+
+    def _check_pages(self, part: Path) -> None:
+        try:
+            f = pq.ParquetFile(part, page_checksum_verification=True)
+            for group in range(f.num_row_groups):
+                f.read_row_group(group)
+        except (OSError, pa.ArrowException) as e:
+            raise self._damaged(part, e) from None
+
     def remove_source(self, source_path: str | Path) -> bool:
         """Delete a source's part, found by its path now or as recorded; False if none."""
-        part = self.parts_dir / f"{source_key(source_path)}.parquet"
-        if not part.exists():  # the log may have moved since its ingest: try the recorded path
-            recorded = [p for p in self._part_files()
-                        if self._read_source(p).path == str(source_path)]
-            if not recorded:
-                return False
-            part = recorded[0]
-        part.unlink()
-        fsync(self.parts_dir)
+        with self.lock():
+            part = self.parts_dir / f"{source_key(source_path)}.parquet"
+            if not part.exists():  # the log may have moved since its ingest: the recorded path
+                recorded = [p for p in self._part_files()
+                            if self._read_source(p).path == str(source_path)]
+                if not recorded:
+                    return False
+                part = recorded[0]
+            part.unlink()
+            fsync(self.parts_dir)
         return True
 
     def info(self) -> StoreInfo:
@@ -240,7 +288,8 @@ class Store:
             players=tuple(sorted({p for s in sources for p in s.players})),
             features=self.schema.feature_names, actions=self.schema.action_names,
             sources=sources,
-            bytes_on_disk=sum(p.stat().st_size for p in [self.root / "store.json", *parts]))
+            bytes_on_disk=sum(p.stat().st_size for p in [
+                self.root / "store.json", *parts, *self.root.glob(LOCK_NAME)]))
 
     def iter_batches(self, columns: Sequence[str] | None = None,
                      batch_size: int = 65_536) -> Iterator[pa.RecordBatch]:
@@ -250,7 +299,12 @@ class Store:
         if unknown := [c for c in columns or () if c not in valid]:
             raise StoreError(f"unknown columns {unknown}; the parts' columns are {valid}")
         for part in self._part_files():
-            yield from pq.ParquetFile(part).iter_batches(batch_size=batch_size, columns=columns)
+            try:
+                batches = pq.ParquetFile(part, page_checksum_verification=True).iter_batches(
+                    batch_size=batch_size, columns=columns)
+                yield from batches
+            except (OSError, pa.ArrowException) as e:
+                raise self._damaged(part, e) from None
 
     def to_pandas(self, columns: Sequence[str] | None = None) -> pd.DataFrame:
         """All rows as a DataFrame.
@@ -402,20 +456,78 @@ class Store:
     def _read_table(self, columns: list[str]) -> pa.Table:
         if not (parts := self._part_files()):
             return self.schema.arrow_schema().empty_table().select(columns)
-        return pa.concat_tables([pq.read_table(p, columns=columns) for p in parts])
+        return pa.concat_tables([self._read_part(p, columns) for p in parts])
+
+    def _read_part(self, part: Path, columns: list[str]) -> pa.Table:
+        """A part's columns, each page checked against its CRC (the bad part named)."""
+        try:
+            return pq.read_table(part, columns=columns, page_checksum_verification=True)
+        except (OSError, pa.ArrowException) as e:
+            raise self._damaged(part, e) from None
+
+    def _footer(self, part: Path) -> dict[str, Any]:
+        """A part's batchrl footer: the store's identity and its source's record."""
+        try:
+            footer = pq.read_metadata(part)
+            meta: dict[str, Any] = json.loads(footer.metadata[META_KEY])
+            rows = int(meta["source"]["rows"])
+        except (OSError, KeyError, TypeError, ValueError, pa.ArrowException) as e:
+            raise self._damaged(part, e) from None
+        if footer.num_rows != rows:
+            raise self._damaged(part, f"its footer counts {rows:,} rows, its row groups "
+                                      f"{footer.num_rows:,}")
+        return meta
 
     def _read_source(self, part: Path) -> SourceInfo:
-        try:
-            meta = json.loads(pq.read_metadata(part).metadata[META_KEY])
-            s = meta["source"]
-        except (OSError, KeyError, TypeError, ValueError, pa.ArrowException) as e:
-            raise StoreError(f"part {part} is unreadable or not a batchrl part ({e!r}): "
-                             "delete it and re-ingest its source") from e
+        meta = self._footer(part)
         if (schema := schema_of(meta, f"part {part}")) != self.schema:
-            raise StoreError(f"part {part} holds game {schema.game} with other features or "
-                             f"params than this store's {self.schema.game}: delete it")
-        return SourceInfo(s["path"], s["digest"], s["rows"], s["episodes"], s["extra"],
-                          s["resolved_path"], tuple(s["players"]), s["ingested_at"])
+            raise self._mismatch(part, schema)
+        try:
+            s = meta["source"]
+            return SourceInfo(s["path"], s["digest"], s["rows"], s["episodes"], s["extra"],
+                              s["resolved_path"], tuple(s["players"]), s["ingested_at"])
+        except (KeyError, TypeError) as e:
+            raise self._damaged(part, f"its footer lacks {e}") from None
+
+    def _mismatch(self, part: Path, schema: StoreSchema) -> StoreError:
+        """A part of another schema than store.json's: the part is foreign, or, when every
+        part agrees with it, store.json is the one changed."""
+        held = []
+        for other in self._part_files():
+            with contextlib.suppress(StoreError):
+                held.append(schema_of(self._footer(other), f"part {other}"))
+        if all(h == schema for h in held):
+            return StoreError(
+                f"{self.root / 'store.json'} disagrees with every part of the store: they "
+                f"hold {describe_difference(schema, self.schema)} as store.json says; "
+                "store.json was edited or replaced: restore it, or re-ingest the logs into "
+                "a new --store")
+        return StoreError(f"part {part} holds {describe_difference(schema, self.schema)} "
+                          f"as store.json and the other parts say: it is no part of this "
+                          "store; delete it")
+
+    def _damaged(self, part: Path, error: BaseException | str) -> StoreError:
+        """The error that names a damaged part, the log it came from, and what to do."""
+        why = (str(error).strip().splitlines() or [type(error).__name__])[0]
+        root = shlex.quote(str(self.root))
+        source = _recorded_source(part)
+        if source is None:
+            return StoreError(
+                f"part {part} is damaged ({why}), and its footer no longer says which log it "
+                f"came from: delete it, then re-ingest that log (batchrl ingest LOG --store "
+                f"{root})")
+        return StoreError(
+            f"part {part} is damaged ({why}); it holds the rows of {source}: re-ingest that "
+            f"log to replace it (batchrl ingest {shlex.quote(source)} --store {root}, with "
+            f"the options it was ingested with), or delete the part to go on without them")
+
+
+def _recorded_source(part: Path) -> str | None:
+    """The source path a part's footer records, None where it cannot be read."""
+    try:
+        return str(json.loads(pq.read_metadata(part).metadata[META_KEY])["source"]["path"])
+    except (OSError, KeyError, TypeError, ValueError, pa.ArrowException):
+        return None
 
 
 def _recorded_sources(parts: Path) -> list[str]:

@@ -1,0 +1,192 @@
+"""One writer at a time: an OS lock on a store's directory.
+
+Whatever changes a store (an ingest, creating it, landing or removing a part) holds
+``ROOT/.lock`` with ``fcntl.flock``; the kernel lets it go when its process ends, killed
+or not, so no stale lock is ever left to clear by hand. A second writer waits for the
+first (told why, through ``on_wait``), or gives up after ``wait`` seconds. Readers take
+no lock: parts land whole by ``os.replace`` (see ``batchrl.store``).
+
+The lock is per process and re-entrant: an ingest holds it over all its sources, and
+the `Store.create` and `SourceWriter` inside it take it again without waiting on
+themselves. Where ``fcntl`` is missing (Windows) nothing is locked, and a warning says
+so once.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import os
+import sys
+import threading
+import time
+import warnings
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+from batchrl.store.files import now
+from batchrl.store.schema import StoreError
+
+try:
+    import fcntl
+
+    CAN_LOCK = True
+except ImportError:  # pragma: no cover - Windows
+    CAN_LOCK = False
+
+LOCK_NAME = ".lock"
+# how often a writer given a time limit tries the lock again
+POLL_SECONDS = 0.1
+
+_held: dict[str, tuple[int, int]] = {}  # resolved root -> (file descriptor, depth)
+_guard = threading.Lock()
+
+
+class StoreBusy(StoreError):
+    """Another writer held the store for longer than the caller would wait."""
+
+
+def holder(root: Path) -> str:
+    """Who holds (or last held) the lock, as the holder wrote it: pid, command, since."""
+    try:
+        text = (Path(root) / LOCK_NAME).read_text().strip()
+    except OSError:
+        return "another batchrl process"
+    return text or "another batchrl process"
+
+
+@contextlib.contextmanager
+def store_lock(root: str | Path, wait: float | None = None,
+               on_wait: Callable[[str], None] | None = None) -> Iterator[None]:
+    """Hold the store at ``root`` for writing (made if missing, as an empty directory).
+
+    ``wait``: seconds to wait for another writer (None: as long as it takes; 0: not at
+    all), then `StoreBusy`; ``on_wait`` is told once, in words, that this one waits.
+    """
+    root = Path(root)
+    _refuse_foreign(root)
+    key = str(root.resolve())
+    with _guard:
+        if key in _held:
+            fd, depth = _held[key]
+            _held[key] = fd, depth + 1
+            reentered = True
+        else:
+            reentered = False
+    if reentered:
+        try:
+            yield
+        finally:
+            with _guard:
+                fd, depth = _held[key]
+                _held[key] = fd, depth - 1
+        return
+    if not CAN_LOCK:  # pragma: no cover - Windows
+        warnings.warn("no fcntl on this platform: batchrl does not lock stores here; run "
+                      "one writer (ingest) per store at a time", RuntimeWarning, stacklevel=3)
+        yield
+        return
+    fd = _acquire(root, wait, on_wait)
+    with _guard:
+        _held[key] = fd, 1
+    try:
+        yield
+    finally:
+        with _guard:
+            del _held[key]
+        os.close(fd)  # the kernel drops the lock with the descriptor
+
+
+def _refuse_foreign(root: Path) -> None:
+    """A directory that holds other things than a store is not made one (no lock file
+    left in it either)."""
+    if root.exists() and not root.is_dir():
+        raise StoreError(f"{root} is a file, not a batchrl store: use a new or empty --store "
+                         "directory")
+    if root.is_dir() and not (root / "store.json").exists():
+        foreign = [p.name for p in root.iterdir()
+                   if p.name != LOCK_NAME and not p.name.startswith(".store.json.tmp-")
+                   and not (p.name == "parts" and p.is_dir() and not any(p.glob("*.parquet")))]
+        if foreign:
+            raise StoreError(f"{root} exists and is not a batchrl store (no store.json; it "
+                             f"holds {', '.join(sorted(foreign)[:3])}"
+                             f"{', ...' if len(foreign) > 3 else ''}): use a new or empty "
+                             "--store directory")
+
+
+def _acquire(root: Path, wait: float | None, on_wait: Callable[[str], None] | None) -> int:
+    """The descriptor of ``root``'s lock file, locked. A writer that gave up on an empty
+    store removes the directory, lock file and all, under its lock: a waiter then holds
+    a lock on a file no longer there, so it checks, and tries again on the new one."""
+    deadline = None if wait is None else time.monotonic() + wait
+    told = False
+    while True:
+        root.mkdir(parents=True, exist_ok=True)
+        path = root / LOCK_NAME
+        try:
+            fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+        except FileNotFoundError:  # the directory went between the two calls
+            continue
+        try:
+            locked = _try(fd)
+            if not locked:
+                if not told and on_wait is not None:
+                    limit = ("" if wait is None else
+                             f" (for {wait:g} s at most)")
+                    on_wait(f"store {root} is being written by {holder(root)}: waiting for "
+                            f"it to finish{limit}")
+                told = True
+                locked = _wait(fd, deadline)
+            if not locked:
+                raise StoreBusy(f"store {root} is being written by {holder(root)}, and "
+                                f"--wait {wait:g} s ran out: try again when it is done (a "
+                                "store takes one writer at a time)")
+            if _same_file(fd, path):
+                _say_who(fd)
+                return fd
+        except BaseException:
+            os.close(fd)
+            raise
+        os.close(fd)  # a lock on a removed file: take the new one
+
+
+def _try(fd: int) -> bool:
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError as e:
+        if e.errno in (errno.EAGAIN, errno.EACCES, errno.EWOULDBLOCK):
+            return False
+        raise
+    return True
+
+
+def _wait(fd: int, deadline: float | None) -> bool:
+    if deadline is None:
+        fcntl.flock(fd, fcntl.LOCK_EX)  # until the other writer is done (or dies)
+        return True
+    while time.monotonic() < deadline:
+        time.sleep(min(POLL_SECONDS, max(0.0, deadline - time.monotonic())))
+        if _try(fd):
+            return True
+    return False
+
+
+def _same_file(fd: int, path: Path) -> bool:
+    try:
+        on_disk = os.stat(path)
+    except FileNotFoundError:
+        return False
+    held = os.fstat(fd)
+    return (held.st_dev, held.st_ino) == (on_disk.st_dev, on_disk.st_ino)
+
+
+def _say_who(fd: int) -> None:
+    """Write who holds the lock into the lock file, for a writer that waits on it."""
+    program = os.path.basename(sys.argv[0]) if sys.argv and sys.argv[0] else "python"
+    if program in ("__main__.py", "batchrl"):
+        program = "batchrl"
+    command = " ".join([program, *sys.argv[1:6], *(["..."] if len(sys.argv) > 6 else [])])
+    text = f"pid {os.getpid()} ({command}), since {now()}\n"
+    with contextlib.suppress(OSError):
+        os.ftruncate(fd, 0)
+        os.pwrite(fd, text.encode(), 0)

@@ -1,0 +1,151 @@
+"""One writer at a time: ingests started together into one store, as separate processes,
+leave a store that reads; a store of one game refuses the other game's ingest by name."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+from locations import ROOT, SAMPLES
+
+from batchrl.games.sette_mezzo.logs import play, write_log
+from batchrl.ingest import IngestConfig, ingest
+from batchrl.store import Store, StoreError, StoreSchema
+from batchrl.store.lock import LOCK_NAME, StoreBusy, store_lock
+
+pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="stores lock with fcntl")
+
+HOLDEM = SAMPLES / "random_vs_random.2p.limit.log"
+ENV = os.environ | {"PYTHONPATH": str(ROOT)}
+
+
+def sette_mezzo_log(path: Path, games: int, seed: int) -> Path:
+    write_log(path, play("random", games, np.random.default_rng(seed)))
+    return path
+
+
+def start_ingest(log: Path, store: Path, out: Path) -> subprocess.Popen[bytes]:
+    with out.open("wb") as sink:
+        return subprocess.Popen([sys.executable, "-m", "batchrl", "ingest", str(log),
+                                 "--store", str(store)], cwd=ROOT, env=ENV, stdout=sink,
+                                stderr=subprocess.STDOUT)
+
+
+def ingest_together(logs: list[Path], store: Path, work: Path) -> list[tuple[int, str]]:
+    """Start one ``batchrl ingest`` per log while this process holds the store, so that
+    every one of them is under way (waiting) before any writes; then let them race."""
+    outs = [work / f"ingest-{i}.out" for i in range(len(logs))]
+    with store_lock(store):
+        procs = [start_ingest(log, store, out) for log, out in zip(logs, outs, strict=True)]
+        deadline = time.monotonic() + 120
+        while not all("waiting for it to finish" in out.read_text() for out in outs):
+            assert all(p.poll() is None for p in procs), [o.read_text() for o in outs]
+            assert time.monotonic() < deadline, "the ingests never came to the lock"
+            time.sleep(0.05)
+    for p in procs:
+        p.wait(timeout=300)
+    return [(p.returncode, out.read_text()) for p, out in zip(procs, outs, strict=True)]
+
+
+def alone(log: Path, store: Path) -> int:
+    (report,) = ingest(IngestConfig(paths=(log,), store=store))
+    return report.rows
+
+
+def test_two_ingests_of_one_game_into_a_fresh_store_keep_every_row_once(
+        tmp_path: Path) -> None:
+    a = sette_mezzo_log(tmp_path / "a.jsonl", 400, 1)
+    b = sette_mezzo_log(tmp_path / "b.jsonl", 300, 2)
+    store = tmp_path / "store"
+    results = ingest_together([a, b, a], store, tmp_path)  # a twice: its part, once
+    assert [rc for rc, _ in results] == [0, 0, 0], results
+    assert all("is being written by pid" in out for _, out in results)
+    opened = Store.open(store)
+    expected = {str(a): alone(a, tmp_path / "only-a"), str(b): alone(b, tmp_path / "only-b")}
+    assert {s.path: s.rows for s in opened.sources()} == expected
+    rows = opened.to_pandas(["episode", "player", "step"])
+    assert len(rows) == sum(expected.values()) == opened.info().rows
+    assert not rows.duplicated().any()
+    assert sorted(p.name for p in store.iterdir()) == [LOCK_NAME, "parts", "store.json"]
+
+
+def test_two_games_into_a_fresh_store_one_lands_the_other_is_refused_by_name(
+        tmp_path: Path) -> None:
+    sm = sette_mezzo_log(tmp_path / "sm.jsonl", 300, 3)
+    store = tmp_path / "store"
+    results = ingest_together([HOLDEM, sm], store, tmp_path)
+    assert sorted(rc for rc, _ in results) == [0, 1], results
+    opened = Store.open(store)
+    held = opened.schema.game
+    assert held in ("holdem.limit.2p.reverse_blinds", "sette-mezzo")
+    (refused,) = [out for rc, out in results if rc == 1]
+    other = "sette-mezzo" if held != "sette-mezzo" else "holdem.limit.2p.reverse_blinds"
+    assert f"Error: store {store} holds game {held}, not {other}" in refused
+    assert "use another --store directory" in refused and "Traceback" not in refused
+    assert len(opened.sources()) == 1 and opened.info().rows > 0
+    info = subprocess.run([sys.executable, "-m", "batchrl", "info", str(store)], cwd=ROOT,
+                          env=ENV, capture_output=True, text=True, timeout=120)
+    assert info.returncode == 0 and f"game      {held}" in info.stdout, info.stderr
+
+
+HOLD = """
+import sys, time
+from batchrl.store.lock import store_lock
+with store_lock(sys.argv[1]):
+    print("held", flush=True)
+    if sys.argv[2] == "die":
+        import os, signal
+        os.kill(os.getpid(), signal.SIGKILL)
+    time.sleep(120)
+"""
+
+
+def hold(store: Path, then: str) -> subprocess.Popen[str]:
+    proc = subprocess.Popen([sys.executable, "-c", HOLD, str(store), then], env=ENV,
+                            stdout=subprocess.PIPE, text=True)
+    assert proc.stdout is not None and proc.stdout.readline() == "held\n"
+    return proc
+
+
+def test_a_writer_that_will_not_wait_is_refused_naming_the_holder(tmp_path: Path) -> None:
+    store = tmp_path / "store"
+    holder = hold(store, "sleep")
+    try:
+        heard: list[str] = []
+        with pytest.raises(StoreBusy, match=rf"store {store} is being written by pid "
+                                            rf"{holder.pid} .*--wait 0.2 s ran out"):
+            ingest(IngestConfig(paths=(HOLDEM,), store=store, wait=0.2), on_wait=heard.append)
+        (said,) = heard
+        assert said.startswith(f"store {store} is being written by pid {holder.pid} (")
+        assert said.endswith("waiting for it to finish (for 0.2 s at most)")
+        with pytest.raises(StoreBusy):
+            Store.create(store, StoreSchema("g", ("x",), ("a",)), wait=0)
+    finally:
+        holder.kill()
+        holder.wait()
+    ingest(IngestConfig(paths=(HOLDEM,), store=store, wait=0))
+    assert Store.open(store).info().rows > 0
+
+
+def test_a_killed_writer_leaves_no_lock_behind(tmp_path: Path) -> None:
+    store = tmp_path / "store"
+    dead = hold(store, "die")
+    assert dead.wait(timeout=60) == -signal.SIGKILL
+    with store_lock(store, wait=0):  # the kernel let it go with the process
+        pass
+
+
+def test_a_foreign_directory_is_refused_and_left_as_it_was(tmp_path: Path) -> None:
+    photos = tmp_path / "photos"
+    photos.mkdir()
+    (photos / "cat.jpg").write_bytes(b"")
+    with pytest.raises(StoreError, match=r"not a batchrl store \(no store.json; it holds "
+                                         r"cat.jpg\)"):
+        ingest(IngestConfig(paths=(HOLDEM,), store=photos))
+    assert [p.name for p in photos.iterdir()] == ["cat.jpg"]

@@ -1,0 +1,87 @@
+"""A checkpoint is tied to its data: ``fqi --resume`` on other data (rows added, another
+player, other features) is refused, saying what changed; on the same data it gives what
+an uninterrupted run gives."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from pathlib import Path
+
+import numpy as np
+import pytest
+from click.testing import CliRunner
+from locations import SAMPLES
+
+from batchrl.cli import main
+from batchrl.games.holdem.logs import generate
+from batchrl.ingest import IngestConfig, ingest
+from batchrl.policy import ModelArtifact
+from batchrl.store import Store
+from batchrl.training import FQIConfig, run_fqi
+
+
+class Killed(Exception):
+    """The run dies after its first iteration (its checkpoint written)."""
+
+
+def die_after_first(config: FQIConfig) -> None:
+    def die(_: object) -> None:
+        raise Killed
+
+    with pytest.raises(Killed):
+        run_fqi(config, on_iteration=die)
+    assert (config.out.with_name(config.out.name + ".ckpt") / "checkpoint.npz").exists()
+
+
+def q_of(artifact: ModelArtifact, store: Path) -> np.ndarray:
+    data = Store.open(store).arrays(features=artifact.meta["feature_names"])
+    return artifact.q.q_values(data.state)
+
+
+@pytest.fixture
+def store(tmp_path: Path) -> Path:
+    root = tmp_path / "store"
+    ingest(IngestConfig(paths=(SAMPLES / "random_vs_random.2p.limit.log",), store=root))
+    return root
+
+
+def test_resume_on_the_same_data_gives_the_uninterrupted_model(store: Path,
+                                                               tmp_path: Path) -> None:
+    config = FQIConfig(store=store, trees=3, nmin=20, iters=3, players=("random-1",), jobs=1,
+                       out=tmp_path / "resumed.npz")
+    die_after_first(config)
+    _, resumed = run_fqi(replace(config, resume=True))
+    _, whole = run_fqi(replace(config, out=tmp_path / "whole.npz"))
+    np.testing.assert_array_equal(q_of(resumed, store), q_of(whole, store))
+    assert resumed.meta["history"][1:] == [
+        h | {"seconds": r["seconds"]} for h, r in zip(whole.meta["history"][1:],
+                                                      resumed.meta["history"][1:], strict=True)]
+
+
+def test_resume_on_other_data_is_refused_saying_what_changed(store: Path,
+                                                             tmp_path: Path) -> None:
+    config = FQIConfig(store=store, trees=3, nmin=20, iters=3, players=("random-1",), jobs=1,
+                       out=tmp_path / "m.npz")
+    die_after_first(config)
+    resume = replace(config, resume=True)
+    with pytest.raises(ValueError, match=r"made on other data than this run's: rows \d+ then, "
+                                         r"\d+ now; players \['random-1'\] then, "
+                                         r"\['random-2'\] now; run without --resume"):
+        run_fqi(replace(resume, players=("random-2",)))
+    with pytest.raises(ValueError, match=r"other data than this run's: features: removed pv;"):
+        run_fqi(replace(resume, drop=("pv",)))
+    with pytest.raises(ValueError, match=r"other data than this run's: support None then, "
+                                         r"0.5 now"):
+        run_fqi(replace(resume, support=0.5))
+    more = tmp_path / "more.log"
+    generate(more, ["random", "random"], 200, seed=5)
+    ingest(IngestConfig(paths=(more,), store=store))
+    with pytest.raises(ValueError, match=rf"rows \d+ then, \d+ now; sources: added {more}"):
+        run_fqi(resume)
+    # the command says it in one line, before any iteration
+    result = CliRunner().invoke(main, ["fqi", "--store", str(store), "--trees", "3", "--nmin",
+                                       "20", "--iters", "3", "--player", "random-1", "--jobs",
+                                       "1", "--out", str(config.out), "--resume"],
+                                catch_exceptions=False)
+    assert result.exit_code == 1 and "bellman residual" not in result.output
+    assert f"Error: the checkpoint in {config.out}.ckpt was made on other data" in result.output
