@@ -350,7 +350,12 @@ class FQI:
     # --- checkpoints -----------------------------------------------------------
 
     def _params(self) -> dict[str, Any]:
-        return {"regressor": repr(self._base()), "n_iterations": self.n_iterations,
+        """What a checkpoint must agree on to be resumed; not the worker count, on which
+        the results do not depend."""
+        base = clone(self._base())
+        if "n_jobs" in base.get_params():
+            base.set_params(n_jobs=None)
+        return {"regressor": repr(base), "n_iterations": self.n_iterations,
                 "gamma": self.gamma, "per_action": self.per_action,
                 "freeze_after": self.freeze_after, "random_state": self.random_state}
 

@@ -149,6 +149,23 @@ def test_resume_refuses_other_parameters(tmp_path):
             checkpoint_dir=tmp_path).fit(data, resume=True)
 
 
+def test_resume_with_another_worker_count_gives_the_uninterrupted_result(tmp_path):
+    data = noisy(800)
+    probe = np.random.default_rng(9).random((50, 3))
+
+    def fqi(jobs, ckpt):
+        return FQI(extra_trees(trees=4, nmin=10, jobs=jobs), n_iterations=4, random_state=5,
+                   checkpoint_dir=ckpt)
+
+    whole = fqi(1, tmp_path / "whole").fit(data)
+    for stats in fqi(1, tmp_path / "killed").fit_iter(data):
+        if stats.iteration == 2:
+            break
+    resumed = fqi(2, tmp_path / "killed")
+    assert [s.iteration for s in resumed.fit_iter(data, resume=True)] == [3, 4]
+    np.testing.assert_array_equal(resumed.q_values(probe), whole.q_values(probe))
+
+
 def test_fast_mode_needs_trees_without_bootstrap():
     from sklearn.ensemble import ExtraTreesRegressor
     with pytest.raises(ValueError, match="bootstrap"):
