@@ -23,6 +23,7 @@ from __future__ import annotations
 import json
 import os
 import time
+import uuid
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -64,6 +65,7 @@ class AblationConfig:
     permutation_repeats: int = 5
     max_half_width: float = 0.05  # wanted precision of each change, bb/hand (a note if missed)
     out: Path | None = None  # default: STORE/ablation
+    scheduler: str | None = None  # a Dask scheduler: one task per hero (train and play)
 
     def full_hero(self) -> Hero:
         return Hero(trees=self.trees, nmin=self.nmin, iters=self.iters, seed=self.fqi_seed,
@@ -162,6 +164,47 @@ def _per_hand(model: Path, policy: GreedyPolicy, config: AblationConfig, cache: 
     return won
 
 
+def _hero_task(config: AblationConfig, hero: Hero, models: Path, cache: Path,
+               digest: str) -> tuple[Path, NDArray[np.float64], float, float]:
+    """On a worker: the hero trained (with the worker's threads) and played on the shared
+    deals; its model and result are written under ``models`` and ``cache`` as a local run
+    writes them, and the per-hand result comes back with the seconds each step took."""
+    try:
+        from distributed import get_worker
+
+        jobs = max(1, int(getattr(get_worker(), "nthreads", 1) or 1))
+    except (ImportError, ValueError):
+        jobs = 1
+    began = time.perf_counter()
+    path, policy = train(config.store, hero, models, jobs, digest)
+    trained = time.perf_counter()
+    won = _per_hand(path, policy, config, cache, load_models([config.opponent]))
+    return path, won, trained - began, time.perf_counter() - trained
+
+
+def _heroes_on_cluster(config: AblationConfig, heroes: Sequence[tuple[str, Hero]],
+                       models: Path, cache: Path, digest: str, paths: dict[str, Path],
+                       results: dict[str, NDArray[np.float64]], seconds: dict[str, float],
+                       say: Callable[[str], None]) -> None:
+    """Every hero as one task on the cluster at ``config.scheduler``. A hero's FQI is set by
+    its seed and the deals by ``config.seed``, so each result is the local run's. The
+    workers read the store and write the models where this process would: the store and
+    ``--out`` must be on a filesystem they share with it."""
+    from batchrl.cluster import connect
+
+    run = uuid.uuid4().hex[:12]
+    with connect(config.scheduler) as client:
+        futures = {dropped: client.submit(_hero_task, config, hero, models, cache, digest,
+                                          key=f"batchrl-ablate-{run}-{i}")
+                   for i, (dropped, hero) in enumerate(heroes)}
+        say(f"{len(futures)} heroes sent to {config.scheduler}")
+        for dropped, future in futures.items():
+            paths[dropped], results[dropped], trained, played = future.result()
+            seconds["training"] += trained
+            seconds["evaluation"] += played
+            say(f"{dropped}: trained and played on the cluster")
+
+
 def check(config: AblationConfig, store: Store) -> None:
     """Refuse what would fail only after the first hero's training."""
     if "raise_size" not in store.schema.game_params:
@@ -235,7 +278,12 @@ def run_ablation(config: AblationConfig,
     full_q: QFunction | None = None
     heroes = [(FULL, full), (RETRAINED, full.with_(seed=full.seed + 1)),
               *((d, full.with_(drop=m)) for d, m in variants.items())]
+    if config.scheduler is not None:
+        _heroes_on_cluster(config, heroes, models, cache, digest, paths, results, seconds, say)
+        full_q = GreedyPolicy.load(paths[FULL]).artifact.q
     for dropped, hero in heroes:
+        if dropped in results:
+            continue
         say(f"{dropped}: training {hero.name}")
         began = time.perf_counter()
         paths[dropped], policy = train(config.store, hero, models, config.jobs, digest)

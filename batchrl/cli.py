@@ -477,10 +477,15 @@ def policy_show(model: Path, as_json: bool) -> None:
               help="Threads for the trees (-1: every core).")
 @click.option("--out", type=click.Path(file_okay=False, path_type=Path), default=None,
               help="Heroes, per-hand results and the table [default: STORE/ablation].")
+@click.option("--scheduler", envvar="BATCHRL_SCHEDULER", default=None, metavar="ADDRESS",
+              help="Train and play each hero as one task on a Dask cluster "
+                   "(tcp://HOST:8786; or set BATCHRL_SCHEDULER): the same table as here. "
+                   "The store and --out must be on a filesystem the workers share. Needs "
+                   "pip install 'batchrl[dask]'; see the README's Dask section.")
 def ablate(store: Path | None, opponent: str, trees: int, nmin: int, iters: int, hands: int,
            seed: int, features: tuple[str, ...], groups: Path | None,
            players: tuple[str, ...], fast: bool, per_action: bool, jobs: int,
-           out: Path | None) -> None:
+           out: Path | None, scheduler: str | None) -> None:
     """Which features a hero needs: one hero per dropped feature, with 95% CIs.
 
     Trains the full hero and one hero without each feature (or group), plays
@@ -494,8 +499,10 @@ def ablate(store: Path | None, opponent: str, trees: int, nmin: int, iters: int,
     Example (the thesis's Figure 5.6):
       batchrl ablate --store datasets/rule --opponent rule --player random \\
           --trees 50 --nmin 20 --iters 11 --hands 20000
+      batchrl ablate --scheduler tcp://HOST:8786 ...   # a hero per task on a cluster
     """
     from batchrl.ablation import AblationConfig, load_groups, run_ablation
+    from batchrl.cluster import ClusterError, scheduler_address
     from batchrl.policy import ModelError
     from batchrl.store import Store, StoreError, default_store_path
 
@@ -506,9 +513,10 @@ def ablate(store: Path | None, opponent: str, trees: int, nmin: int, iters: int,
             store=root, opponent=opponent, trees=trees, nmin=nmin, iters=iters, hands=hands,
             seed=seed, features=split_names(features) or None,
             groups=load_groups(groups, names) if groups else None, players=split_names(players),
-            fast=fast, per_action=per_action, jobs=jobs, out=out)
+            fast=fast, per_action=per_action, jobs=jobs, out=out,
+            scheduler=scheduler_address(scheduler))
         result = run_ablation(config, on_step=lambda m: click.echo(m, err=True))
-    except (StoreError, ModelError, ValueError) as exc:
+    except (StoreError, ModelError, ValueError, ClusterError) as exc:
         raise click.ClickException(str(exc)) from None
     click.echo(result.text())
     click.echo(f"table: {result.path} (and .parquet)")

@@ -103,3 +103,34 @@ def test_ingest_on_the_cluster_stores_the_local_rows(cluster, tmp_path, game, pl
         np.testing.assert_array_equal(np.asarray(getattr(there, name)),
                                       np.asarray(getattr(here, name)), err_msg=name)
     assert list(there.episode_ids) == list(here.episode_ids)
+
+
+def test_ablate_on_the_cluster_is_the_local_ablation(cluster, tmp_path):
+    import pandas as pd
+
+    from batchrl.ablation import AblationConfig, run_ablation
+    from batchrl.experiments import make_store
+
+    store = make_store(tmp_path / "abl", ["random", "rule"], 300, seed=5)
+
+    def table(out, scheduler=None):
+        config = AblationConfig(store=store, opponent="rule", trees=3, nmin=20, iters=3,
+                                hands=200, features=("pv", "pot"), players=("random",),
+                                out=out, scheduler=scheduler, jobs=1)
+        return run_ablation(config).table
+
+    local = table(tmp_path / "local")
+    remote = table(tmp_path / "remote", cluster)
+    pd.testing.assert_frame_equal(remote.drop(columns="hero"), local.drop(columns="hero"))
+    assert list(remote["hero"]) == list(local["hero"])
+    # the workers wrote the heroes and their results where a local run does
+    assert len(list((tmp_path / "remote" / "models").glob("*.npz"))) == 4
+    assert len(list((tmp_path / "remote" / "results").glob("*.npy"))) == 4
+
+
+def test_ablate_command_names_a_scheduler_that_does_not_answer(tmp_path, sample_log):
+    store = tmp_path / "s"
+    assert invoke("ingest", sample_log, "--store", store).exit_code == 0
+    result = invoke("ablate", "--store", store, "--features", "pv", "--hands", 20,
+                    "--scheduler", "tcp://127.0.0.1:9")
+    assert result.exit_code != 0 and "no Dask scheduler answers there" in result.output
