@@ -9,6 +9,7 @@ import re
 import shutil
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
@@ -170,7 +171,8 @@ def logs(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return folder
 
 
-def changed(logs: Path, tmp_path: Path, name: str, line: int, change) -> Path:  # type: ignore[no-untyped-def]
+def changed(logs: Path, tmp_path: Path, name: str, line: int,
+            change: Callable[[str], str]) -> Path:
     """A copy of the log ``name`` with its line ``line`` (1-based) put through ``change``."""
     source = logs / name
     if source.is_dir():
