@@ -349,9 +349,9 @@ def _check_message(message: str, case: Path, outcome: Outcome) -> None:
 
 
 def _check_report(report: Any, case: Path, outcome: Outcome) -> None:
-    if report.error:
-        _check_message(report.error, case, outcome)
-    for text in [*report.notes, *(e for ex in report.examples.values() for e in ex)]:
+    # a source's error (a file of a directory passed over) is shown after its path
+    for text in [report.error, *report.notes,
+                 *(e for ex in report.examples.values() for e in ex)]:
         if len(text) > MAX_SHOWN:
             outcome.problems.append(f"a kept message of {len(text):,} characters: "
                                     f"{text[:200]!r}")
@@ -433,12 +433,15 @@ def _logged(fmt: str, case: Path, lines: list[str], episode: str, line: int,
     return None  # hanab.live exports log no score
 
 
-_TEAM = re.compile(r"^Team ([01]) \(seat \S+\) (?:→|->) (\S+) punti$")
+_TEAM = re.compile(r"^Team ([01]) \(seat \S+\) (?:→|->) ([0-9]+) punti$")
 
 
 def _transcript_points(lines: list[str], first: int) -> dict[int, float] | None:
-    """The team points a transcript's game (from line ``first``) logs after its end line,
-    or None if it logs none."""
+    """The team points a transcript's game (from line ``first``) logs after its end line
+    (the lines its reader reads: none over ``MAX_TRANSCRIPT_LINE``), or None if it logs
+    none."""
+    from parsers.tressette import MAX_TRANSCRIPT_LINE
+
     plays = 0
     for n in range(first - 1, len(lines)):
         text = lines[n].strip()
@@ -451,7 +454,7 @@ def _transcript_points(lines: list[str], first: int) -> dict[int, float] | None:
         if text == "== Fine partita ==":
             points: dict[int, float] = {}
             for later in lines[n + 1:]:
-                if not later.strip():
+                if not later.strip() or len(later) > MAX_TRANSCRIPT_LINE:
                     continue
                 if not (m := _TEAM.match(later.strip())):
                     break
