@@ -397,6 +397,8 @@ def source_bytes(path: Path) -> int:
 def records_of(path: Path, fmt: str | None = None) -> Iterator[Any]:
     """The records of one source as its format's reader gives them (``fmt``: a format
     name, or None to tell it from the content), for notebooks and tests."""
+    if regular_file(path) not in ("", "a directory"):  # before anything opens it
+        raise IngestError(f"{path}: {regular_file(path)}")
     chosen = FORMATS[fmt] if fmt is not None else sniff_format(path)
     if chosen is None:
         raise IngestError(f"{path}: no format batchrl reads")

@@ -327,6 +327,12 @@ def test_a_pipe_is_refused_before_it_is_opened(logs: Path, tmp_path: Path) -> No
     os.mkfifo(pipe)
     result = ingest_in_a_process(str(pipe), "--store", str(tmp_path / "s1"))
     assert result.returncode == 1 and "not a file (a pipe, a device?)" in result.stderr
+    # the notebooks' reader too
+    code = ("from pathlib import Path; from batchrl.ingest import IngestError, records_of\n"
+            f"try: records_of(Path({str(pipe)!r}))\nexcept IngestError as e: print(e)")
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                            timeout=60, cwd=ROOT, env={**os.environ, "PYTHONPATH": str(ROOT)})
+    assert "pipe.log: not a regular file (a pipe" in result.stdout, result.stderr
     # in a directory of games (hanabi sniffing opened them) and of logs: passed over, said
     games = tmp_path / "games"
     shutil.copytree(logs / "hanabi", games)
