@@ -37,12 +37,24 @@ from batchrl.games import (
     get_game,
     sniff_format,
 )
-from batchrl.records import SNIFF_LINES, BadLine, LogLines, Skipped
+from batchrl.records import (
+    MAX_MESSAGE,
+    SNIFF_LINES,
+    BadLine,
+    LogLines,
+    Skipped,
+    directory_files,
+    excerpt,
+    regular_file,
+)
 from batchrl.store import RowsBatch, Store, StoreError, file_digest
 from batchrl.store.lock import LOCK_NAME, store_lock
 
 # Examples of each kind of skipped line kept for the report.
 EXAMPLES_PER_KIND = 3
+# The longest message kept or shown whole: a file, a line and a reader's own message
+# (itself cut to ``MAX_MESSAGE``); a log's values come back as excerpts, never whole.
+MESSAGE_LIMIT = 2 * MAX_MESSAGE
 
 
 class IngestError(Exception):
@@ -90,13 +102,13 @@ class SourceReport:
         self.skipped[kind] += count
         kept = self.examples.setdefault(kind, [])
         if message is not None and len(kept) < EXAMPLES_PER_KIND:
-            kept.append(message)
+            kept.append(excerpt(message, MESSAGE_LIMIT))  # kept in the part's footer
 
     def stats(self) -> dict[str, Any]:
         return {
             "format": self.fmt,
             "game": self.game,
-            "notes": self.notes,
+            "notes": [excerpt(note, MESSAGE_LIMIT) for note in self.notes],
             "hands": self.hands,
             "rows": self.rows,
             "seconds": round(self.seconds, 3),
@@ -172,7 +184,8 @@ def _finally_remove_if_empty(root: Path) -> Iterator[None]:
 def _sources(config: IngestConfig) -> Iterator[tuple[Path, str]]:
     """The sources of ``config.paths``, each with why no format reads it ("" if one
     does): a directory that is no format's source of games (ACPC logs, say) gives the
-    files in it, in name order; those no format reads are passed over, saying so."""
+    files in it, in name order; those no format reads are passed over, saying so, and
+    so are pipes, devices and links to outside the directory, none of them opened."""
     for path in config.paths:
         expand = path.is_dir() and (
             (config.fmt == "auto" and sniff_format(path) is None)
@@ -180,12 +193,14 @@ def _sources(config: IngestConfig) -> Iterator[tuple[Path, str]]:
         if not expand:
             yield path, ""
             continue
-        files = sorted(f for f in path.iterdir() if f.is_file() and not f.name.startswith("."))
+        files, refused = directory_files(path)
         known = [f for f in files if config.fmt != "auto" or sniff_format(f) is not None]
         if not known:
             _format_of(path, config)  # raises, naming the formats
-        for f in files:
-            yield f, "" if f in known else "no format batchrl reads: passed over"
+        why = dict(refused)
+        for f in sorted([*files, *why]):
+            yield f, why.get(f) or ("" if f in known else "no format batchrl reads: passed "
+                                                          "over")
 
 
 def _remove_if_empty(root: Path) -> None:
@@ -250,7 +265,7 @@ def ingest_file(path: Path, config: IngestConfig, options: Mapping[str, Mapping[
     rows are made on the cluster's workers (the same rows, written here in order)."""
     if not path.exists():
         raise IngestError(f"{path}: no such file")
-    if not path.is_file() and not path.is_dir():
+    if regular_file(path) not in ("", "a directory"):  # before anything opens it
         raise IngestError(f"{path}: not a file (a pipe, a device?): give a log file")
     fmt = _format_of(path, config)
     if path.is_dir() and not fmt.directories:
@@ -293,7 +308,7 @@ def ingest_file(path: Path, config: IngestConfig, options: Mapping[str, Mapping[
                 report.seconds = time.perf_counter() - started
                 writer.set_stats(extra=report.stats())
     except (SourceError, GameError) as exc:
-        raise IngestError(str(exc)) from None
+        raise IngestError(excerpt(str(exc), MESSAGE_LIMIT)) from None
     report.seconds = time.perf_counter() - started
     return report
 
@@ -380,6 +395,7 @@ class _Run:
         self.flush(writer)
 
     def _bad(self, kind: str, message: str, count: int = 1) -> None:
+        message = excerpt(message, MESSAGE_LIMIT)  # a game's message may quote a log's value
         if self.config.on_error == "fail":
             self._written(keep=0)  # a write that failed before this failed first
             raise IngestError(f"{message}\n(use --on-error skip to keep the good "
@@ -390,13 +406,15 @@ class _Run:
 def source_bytes(path: Path) -> int:
     """A source's size: a file's, or the sum of a directory's files (for progress bars)."""
     if path.is_dir():
-        return sum(f.stat().st_size for f in path.iterdir() if f.is_file())
-    return path.stat().st_size if path.is_file() else 0
+        return sum(f.stat().st_size for f in directory_files(path)[0])
+    return path.stat().st_size if not regular_file(path) else 0
 
 
 def records_of(path: Path, fmt: str | None = None) -> Iterator[Any]:
     """The records of one source as its format's reader gives them (``fmt``: a format
     name, or None to tell it from the content), for notebooks and tests."""
+    if regular_file(path) not in ("", "a directory"):  # before anything opens it
+        raise IngestError(f"{path}: {regular_file(path)}")
     chosen = FORMATS[fmt] if fmt is not None else sniff_format(path)
     if chosen is None:
         raise IngestError(f"{path}: no format batchrl reads")

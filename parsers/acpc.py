@@ -35,7 +35,7 @@ from pathlib import Path
 from batchrl.games import Format, Source, register_format
 from batchrl.games.holdem.cards import parse_cards
 from batchrl.games.holdem.records import Header, LoggedHand
-from batchrl.records import SNIFF_LINES, BadLine
+from batchrl.records import SNIFF_LINES, BadLine, line_too_long, shown, whole_number
 
 __all__ = ["ACPC", "GLASSFROG", "BadLine", "Header", "LoggedHand", "Record", "read_acpc",
            "read_glassfrog", "sniff_format"]
@@ -43,8 +43,21 @@ __all__ = ["ACPC", "GLASSFROG", "BadLine", "Header", "LoggedHand", "Record", "re
 
 Record = LoggedHand | Header | BadLine
 
-_HEADER = re.compile(r"^#\s*name/game/hands/seed\s+(\S+)\s+(\S+)(?:\s+(\d+))?(?:\s+(\d+))?")
+_HEADER = re.compile(r"^#\s*name/game/hands/seed\s+(\S+)\s+(\S+)(?:\s+([0-9]+))?"
+                     r"(?:\s+([0-9]+))?")
+# A payoff as dealers write it: "-455", "2.5", "-5.000000" (ASCII only: ``float`` also
+# takes "1_0", "inf", "nan" and other scripts' digits); far below a float's range.
+_PAYOFF = re.compile(r"[-+]?(?:[0-9]{1,18}(?:\.[0-9]{0,18})?|\.[0-9]{1,18})"
+                     r"(?:[eE][-+]?[0-9]{1,3})?")
+MAX_PAYOFF = 1e15
 _BETTING = re.compile(r"^[fcrbk/0-9FCRBK]*$")
+# A hand number, a header's hand count and seed: whole numbers, with room to spare (the
+# dealer's seed is 32 bits; a match of 10**15 hands would take millennia).
+MAX_HAND_NUMBER = MAX_HANDS = 10**15
+MAX_SEED = 2**64 - 1
+# A hand's line is a few hundred characters at most (a no-limit hand of three players
+# raising all the way); a betting string is kept per hand read, so none may be huge.
+MAX_LINE = 10_000
 _SCORE_PREFIX = "SCORE:"
 _STATE_PREFIX = "STATE:"
 
@@ -68,7 +81,8 @@ def read_acpc(lines: Iterable[str], source: str, start: int = 1) -> Iterator[Rec
     """Records of an ACPC dealer log from its lines (numbered from ``start``)."""
     index = 0
     for lineno, text in enumerate(lines, start):
-        record = _acpc_line(text, source, lineno, index)
+        record = line_too_long(source, lineno, text, MAX_LINE) or \
+            _acpc_line(text, source, lineno, index)
         if record is None:
             continue
         if isinstance(record, LoggedHand):
@@ -80,6 +94,9 @@ def read_glassfrog(lines: Iterable[str], source: str, start: int = 1) -> Iterato
     """Records of a Glassfrog ``.dealer.summary`` from its lines."""
     index = 0
     for lineno, text in enumerate(lines, start):
+        if too_long := line_too_long(source, lineno, text, MAX_LINE):
+            yield too_long
+            continue
         text = _strip_comment(text)
         if not text or text.startswith("#"):
             continue
@@ -101,8 +118,13 @@ def _acpc_line(text: str, source: str, lineno: int, index: int) -> Record | None
         if match is None:
             return None  # the dealer's "#--t_response" settings and other comments
         hands, seed = match.group(3), match.group(4)
-        return Header(source, lineno, match.group(1), match.group(2),
-                      int(hands) if hands else None, int(seed) if seed else None)
+        try:
+            return Header(source, lineno, match.group(1), match.group(2),
+                          whole_number(hands, "the header's hands", 0, MAX_HANDS)
+                          if hands else None,
+                          whole_number(seed, "the header's seed", 0, MAX_SEED) if seed else None)
+        except ValueError as exc:
+            return BadLine(source, lineno, str(exc), text)
     text = _strip_comment(text)
     if not text or text.startswith(_SCORE_PREFIX):
         return None
@@ -129,36 +151,40 @@ def _hand(
     def bad(reason: str) -> BadLine:
         return BadLine(source, lineno, reason, text)
 
-    if not number.isdigit():
-        return bad(f"hand number {number!r} is not a non-negative integer")
+    try:
+        hand_number = whole_number(number, "hand number", 0, MAX_HAND_NUMBER)
+    except ValueError as exc:
+        return bad(str(exc))
     if not _BETTING.match(betting):
         odd = sorted(set(betting) - set("fcrbk/0123456789FCRBK"))
-        return bad(f"betting {betting!r} has characters other than f c r and '/': {odd}")
+        return bad(f"betting {shown(betting)} has characters other than f c r and '/': "
+                   f"{shown(odd)}")
     groups = cards.split("/")
     holes = groups[0].split("|")
     if len(holes) < 2:
-        return bad(f"cards {cards!r} should start with one '|'-separated hand per player")
+        return bad(f"cards {shown(cards)} should start with one '|'-separated hand per "
+                   f"player")
     try:
         hole = tuple(parse_cards(h) for h in holes)
         board = tuple(parse_cards(g) for g in groups[1:])
     except ValueError as exc:
-        return bad(f"cards {cards!r}: {exc}")
+        return bad(f"cards {shown(cards)}: {exc}")
     seen = [c for h in hole for c in h] + [c for g in board for c in g]
     if len(set(seen)) != len(seen):
-        return bad(f"cards {cards!r} deal the same card twice")
+        return bad(f"cards {shown(cards)} deal the same card twice")
     values = payoffs.split("|")
     if len(values) != len(hole):
-        return bad(f"{len(values)} payoffs {payoffs!r} for {len(hole)} players")
-    try:
-        payoff = tuple(float(v) for v in values)
-    except ValueError:
-        return bad(f"payoffs {payoffs!r} are not numbers")
-    if not all(math.isfinite(v) for v in payoff):
-        return bad(f"payoffs {payoffs!r} are not finite numbers")
+        return bad(f"{len(values)} payoffs {shown(payoffs)} for {len(hole)} players")
+    if not all(_PAYOFF.fullmatch(v) for v in values):
+        return bad(f"payoffs {shown(payoffs)} are not numbers (digits, a sign, a point)")
+    payoff = tuple(float(v) for v in values)
+    if not all(math.isfinite(v) and abs(v) <= MAX_PAYOFF for v in payoff):
+        return bad(f"payoffs {shown(payoffs)}: want numbers from {-MAX_PAYOFF:g} to "
+                   f"{MAX_PAYOFF:g}")
     who = tuple(names.split("|")) if names else ()
     if who and len(who) != len(hole):
-        return bad(f"{len(who)} player names {names!r} for {len(hole)} players")
-    return LoggedHand(source, lineno, index, int(number), betting, hole, board, payoff, who,
+        return bad(f"{len(who)} player names {shown(names)} for {len(hole)} players")
+    return LoggedHand(source, lineno, index, hand_number, betting, hole, board, payoff, who,
                       cards)
 
 

@@ -27,8 +27,6 @@ refused whole, with an error naming the file and the line.
 from __future__ import annotations
 
 import itertools
-import json
-import math
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -38,9 +36,15 @@ from numpy.typing import NDArray
 
 from batchrl.games.hanabi.logs import ACTIONS_SUFFIX, STATES_SUFFIX
 from batchrl.games.hanabi.rules import COLOURS, MAX_HINTS, card, decode, encode_hint, legal_moves
+from batchrl.games.jsonlines import parse_json
+from batchrl.records import MAX_LINE, regular_file, shown
 
 _HEAD = ("hints", "fuse", "deck", *COLOURS, "handentropy_current", "handentropy_other")
 _CARD = ("playability", "cardentropy", "uselessness")
+# A game's file is a few hundred KB (a state line is a few thousand characters, a game a
+# hundred moves at most); the knowledge model's numbers are small.
+MAX_FILE = 64 << 20
+MAX_NUMBER = 1e6
 
 
 class HanabiLogError(ValueError):
@@ -67,8 +71,11 @@ def actions_path(states: Path) -> Path:
 
 
 def _finite(value: Any, what: str) -> float:
-    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
-        raise ValueError(f"{what} is {value!r}, not a finite number")
+    # a range, not math.isfinite: a 400-digit integer is no float (OverflowError)
+    if isinstance(value, bool) or not isinstance(value, int | float) or \
+            not -MAX_NUMBER <= value <= MAX_NUMBER:
+        raise ValueError(f"{what} is {shown(value)}, not a number from {-MAX_NUMBER:g} to "
+                         f"{MAX_NUMBER:g}")
     return float(value)
 
 
@@ -78,13 +85,14 @@ def _number(record: dict[str, Any], key: str) -> float:
 
 def _integer(value: Any, what: str, low: int, high: int) -> int:
     if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
-        raise ValueError(f"{what} {value!r}: want a whole number {low}-{high}")
+        raise ValueError(f"{what} {shown(value)}: want a whole number {low}-{high}")
     return value
 
 
 def _card_numbers(card: dict[str, Any]) -> list[float]:
     values, colours = card["poss_values"], card["poss_colors"]
-    if len(values) != 5 or len(colours) != 5:
+    if not isinstance(values, list) or not isinstance(colours, list) or len(values) != 5 \
+            or len(colours) != 5:
         raise ValueError("poss_values and poss_colors want 5 numbers each")
     return [*(_number(card, k) for k in _CARD), *(_finite(v, "poss_values") for v in values),
             *(_finite(v, "poss_colors") for v in colours)]
@@ -92,17 +100,22 @@ def _card_numbers(card: dict[str, Any]) -> list[float]:
 
 def _identity(card: dict[str, Any]) -> tuple[int, int]:
     colour, value = card["color"], card["value"]
-    if colour not in COLOURS or isinstance(value, bool) or value not in (1, 2, 3, 4, 5):
-        raise ValueError(f"a card {colour!r} {value!r}: want a colour of {COLOURS} and 1-5")
+    if not isinstance(colour, str) or colour not in COLOURS or isinstance(value, bool) or \
+            not isinstance(value, int) or value not in (1, 2, 3, 4, 5):
+        raise ValueError(f"a card {shown(colour)} {shown(value)}: want a colour of {COLOURS} "
+                         f"and 1-5")
     return COLOURS.index(colour), int(value)
 
 
 def _discards(numbers: list[Any]) -> list[float]:
     table = [[0.0] * 5 for _ in range(5)]
+    if not isinstance(numbers, list):
+        raise ValueError(f"discarded {shown(numbers)}: want a list of numbers")
     for n in numbers:
+        if isinstance(n, bool) or not isinstance(n, int) or not 100_000 <= n <= 599_999:
+            raise ValueError(f"discarded {shown(n)}: want 6 digits, a colour 1-5 then 5 "
+                             f"counts")
         digits = str(n)
-        if len(digits) != 6 or not digits.isdigit() or not "1" <= digits[0] <= "5":
-            raise ValueError(f"discarded {n!r}: want 6 digits, a colour 1-5 then 5 counts")
         table[int(digits[0]) - 1] = [float(d) for d in digits[1:]]
     return [v for row in table for v in row]
 
@@ -142,18 +155,42 @@ def _action(record: dict[str, Any], own: int) -> int:
         return encode_hint("hint_rank", 1, _integer(record["value"], "hint value", 1, 5))
     if kind == "hintcolor":
         return encode_hint("hint_colour", 1, _integer(record["value"], "hint colour", 0, 4))
-    raise ValueError(f"type {kind!r}: want play, discard, hintvalue or hintcolor")
+    raise ValueError(f"type {shown(kind)}: want play, discard, hintvalue or hintcolor")
+
+
+def _object(text: str) -> dict[str, Any]:
+    data = parse_json(text)
+    if not isinstance(data, dict):
+        raise ValueError(f"{shown(data)}: want a JSON object")
+    return data
+
+
+def _name(value: Any, what: str) -> str:
+    """A player's name: a string (or a number, as some logs write seats)."""
+    if isinstance(value, bool) or not isinstance(value, str | int) or \
+            (isinstance(value, int) and not -(2**63) <= value < 2**64) or \
+            (isinstance(value, str) and len(value) > 1000):
+        raise ValueError(f"{what} {shown(value)}: want a player's name")
+    return str(value)
 
 
 def _lines(path: Path) -> list[str]:
+    if not path.exists() and not path.is_symlink():
+        raise HanabiLogError(f"{path}: no such file (a game needs its states and its "
+                             f"actions file)")
+    if why := regular_file(path):  # a pipe would block the read; a device never end it
+        raise HanabiLogError(f"{path}: {why}")
+    if (size := path.stat().st_size) > MAX_FILE:
+        raise HanabiLogError(f"{path}: {size:,} bytes: a game's file is a few hundred KB")
     try:
         text = path.read_text(encoding="utf-8-sig")
-    except FileNotFoundError:
-        raise HanabiLogError(f"{path}: no such file (a game needs its states and its "
-                             f"actions file)") from None
     except UnicodeDecodeError as exc:
         raise HanabiLogError(f"{path}: not UTF-8 text ({exc.reason})") from None
-    return [t for t in text.splitlines()]
+    lines = text.splitlines()
+    if long := next((n for n, t in enumerate(lines, 1) if len(t) > MAX_LINE), None):
+        raise HanabiLogError(f"{path}, line {long}: a line of more than {MAX_LINE:,} "
+                             f"characters: a state is a few thousand")
+    return lines
 
 
 def read_game(states: str | Path) -> ReportGame:
@@ -185,22 +222,22 @@ def read_game(states: str | Path) -> ReportGame:
     for no, (s_text, a_text) in enumerate(zip(state_lines, action_lines, strict=True), 1):
         where, a_where = f"{states}, line {no}", f"{acts}, line {no}"
         try:
-            s = json.loads(s_text)
-        except json.JSONDecodeError as exc:
-            raise HanabiLogError(f"{where}: not JSON ({exc.msg})") from None
+            s = _object(s_text)
+        except ValueError as exc:
+            raise HanabiLogError(f"{where}: {exc}") from None
         try:
-            a = json.loads(a_text)
-        except json.JSONDecodeError as exc:
-            raise HanabiLogError(f"{a_where}: not JSON ({exc.msg})") from None
+            a = _object(a_text)
+        except ValueError as exc:
+            raise HanabiLogError(f"{a_where}: {exc}") from None
         try:
             x, mine, theirs = encode_record(s)
             hints = _integer(s["hints"], "hints", 0, MAX_HINTS)
             fireworks = [_integer(s[c], c, 0, 5) for c in COLOURS]
             fuses.append(_integer(s["fuse"], "fuse", 0, 3))
             decks.append(_integer(s["deck"], "deck", 0, 40))
-            current = str(s["current"])
+            current = _name(s["current"], "current")
         except (KeyError, TypeError, ValueError, AttributeError) as exc:
-            what = f"no field {exc}" if isinstance(exc, KeyError) else str(exc)
+            what = f"no field {shown(exc.args[0])}" if isinstance(exc, KeyError) else str(exc)
             raise HanabiLogError(f"{where}: {what}") from None
         if sum(fireworks) != score:
             raise HanabiLogError(f"{where}: the fireworks add up to {sum(fireworks)}, but the "
@@ -209,20 +246,20 @@ def read_game(states: str | Path) -> ReportGame:
             raise HanabiLogError(f"{where}: a move after the game is over")
         try:
             action = _action(a, len(mine))
-            player = str(a.get("player", current))
+            player = _name(a.get("player", current), "player")
             logged = a.get("score")
             if logged is not None:
                 logged = _integer(logged, "score", 0, 25)
         except (KeyError, TypeError, ValueError, AttributeError) as exc:
-            what = f"no field {exc}" if isinstance(exc, KeyError) else str(exc)
+            what = f"no field {shown(exc.args[0])}" if isinstance(exc, KeyError) else str(exc)
             raise HanabiLogError(f"{a_where}: {what}") from None
         mask = legal_mask(hints, len(mine), theirs)
         if not mask[action]:
             raise HanabiLogError(f"{a_where}: {a['type']} {a.get('card', a.get('value'))} is "
                                  f"not a legal move in the state on line {no} of {states.name}")
         if player != current:
-            raise HanabiLogError(f"{a_where}: {player!r} moves, but the state says {current!r} "
-                                 f"is to move")
+            raise HanabiLogError(f"{a_where}: {shown(player)} moves, but the state says "
+                                 f"{shown(current)} is to move")
         # the mover's own card is in its state line (hidden from the features): a play
         # scores when its colour's firework is one below it
         reward = 0.0

@@ -15,7 +15,10 @@ Three formats, told apart by ``sniff``:
 A directory is one source: its games land in the store together, and the
 source's digest covers every game file in it. A game that cannot be read or
 replayed comes out as a ``batchrl.records.BadLine`` naming the file and line; the
-others are unaffected.
+others are unaffected. Only the directory's regular files are read: a pipe or a
+device among them, or a symbolic link that leaves the directory, comes out as a
+``BadLine`` naming it, never opened (a pipe would block the read; a link out would
+read what the directory does not hold).
 """
 
 from __future__ import annotations
@@ -30,7 +33,7 @@ from batchrl.games import Format, Source, register_format
 from batchrl.games.hanabi.replay import hint_self
 from batchrl.games.hanabi.rules import IllegalMove, deal, is_terminal, step
 from batchrl.games.hanabi.transitions import Episode, replayed
-from batchrl.records import BadLine
+from batchrl.records import BadLine, directory_files, excerpt, regular_file
 from batchrl.store import file_digest
 from parsers.hanabi import HanabiLogError, actions_path, read_game
 from parsers.hanabi_eger import EgerError, read_eger
@@ -46,6 +49,8 @@ def GameError(kind: str, message: str) -> BadLine:
 
 
 def _sniff_file(path: Path) -> str | None:
+    if regular_file(path):
+        return None
     if path.name.endswith(".states.jsonl"):
         return "hanabi-json"
     try:
@@ -65,22 +70,45 @@ def sniff(path: Path) -> str | None:
     if not path.is_dir():
         return _sniff_file(path)
     for fmt, pattern in _PATTERNS.items():
-        found = sorted(path.glob(pattern))
+        found, _ = directory_files(path, pattern)
         if found and any(_sniff_file(f) == fmt for f in found[:5]):
             return fmt
     return None
 
 
 def game_files(path: Path, fmt: str) -> list[Path]:
-    """The files of a source's games, in name order (a states file stands for its pair)."""
+    """The files of a source's games, in name order (a states file stands for its pair):
+    a directory's regular files only (``source_files``)."""
+    return [f for f, why in source_files(path, fmt) if not why]
+
+
+def source_files(path: Path, fmt: str) -> list[tuple[Path, str]]:
+    """The files of a source's games in name order, each with why it is not read ("" if
+    it is): in a directory, a pipe, a device or a link out of it (a pair's actions file
+    too); none of those is opened."""
     if not path.is_dir():
-        return [path]
-    files = sorted(path.glob(_PATTERNS[fmt]))
-    return [f for f in files if fmt != "hanablive" or _sniff_file(f) == "hanablive"]
+        return [(path, "")]
+    files, refused = directory_files(path, _PATTERNS[fmt])
+    found = [(f, _pair_refused(f, path)) for f in files
+             if fmt != "hanablive" or _sniff_file(f) == "hanablive"]
+    return sorted([*found, *refused])
 
 
-def digest(files: Sequence[Path]) -> str:
-    """A sha256 over the games' files, their names and bytes (a pair's both files)."""
+def _pair_refused(f: Path, directory: Path) -> str:
+    """Why a states file's actions file is not read, with its name; "" if it is."""
+    if not f.name.endswith(".states.jsonl"):
+        return ""
+    actions = actions_path(f)
+    if not actions.exists() and not actions.is_symlink():
+        return ""  # read_game says so
+    why = regular_file(actions, directory)
+    return f"its actions file {actions.name}: {why}" if why else ""
+
+
+def digest(files: Sequence[Path], directory: Path | None = None) -> str:
+    """A sha256 over the games' files, their names and bytes (a pair's both files; one
+    that is missing, no regular file, or a link out of ``directory``: its name only,
+    never opened)."""
     h = hashlib.sha256()
     for f in files:
         pair = [f]
@@ -88,7 +116,7 @@ def digest(files: Sequence[Path]) -> str:
             pair.append(actions_path(f))
         for p in pair:
             h.update(p.name.encode() + b"\0")
-            if p.exists():
+            if p.exists() and not regular_file(p, directory):
                 h.update(file_digest(p).encode())
     return h.hexdigest()
 
@@ -100,8 +128,12 @@ def episodes(files: Sequence[Path], fmt: str) -> Iterator[Episode | BadLine]:
     for f in files:
         try:
             yield read(f)
-        except (KeyError, TypeError, ValueError, IndexError, AttributeError) as exc:
-            yield GameError("bad game", f"{f}: cannot be read ({type(exc).__name__}: {exc})")
+        except (KeyError, TypeError, ValueError, IndexError, AttributeError,
+                OverflowError) as exc:
+            yield GameError("bad game", f"{f}: cannot be read ({type(exc).__name__}: "
+                            f"{excerpt(str(exc))})")
+        except RecursionError:
+            yield GameError("bad game", f"{f}: cannot be read (nested too deep)")
         except OSError as exc:
             yield GameError("unreadable file", f"{f}: {exc.strerror}")
 
@@ -175,14 +207,17 @@ def _format(name: str, description: str) -> Format:
         return sniff(path) == name
 
     def read(source: Source) -> Iterator[Episode | BadLine]:
-        files = game_files(source.path, name)
-        for f, item in zip(files, episodes(files, name), strict=True):
+        for f, why in source_files(source.path, name):
+            if why:
+                yield GameError("file not read", f"{f}: {why}")
+                continue
             if source.progress is not None:
                 source.progress(f.stat().st_size)
-            yield item
+            yield from episodes([f], name)
 
     return Format(name, "hanabi", description, sniffs, read, directories=True,
-                  digest=lambda path: digest(game_files(path, name)), priority=10)
+                  digest=lambda path: digest(game_files(path, name),
+                                             path if path.is_dir() else None), priority=10)
 
 
 for _name, _description in (

@@ -15,10 +15,8 @@ that names the variant or the option.
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from batchrl.games.hanabi.rules import (
     IllegalMove,
@@ -30,9 +28,13 @@ from batchrl.games.hanabi.rules import (
     hand_size,
     step,
 )
+from batchrl.games.jsonlines import parse_json
+from batchrl.records import excerpt, json_int, regular_file, shown
 
 # hanab.live's No Variant suits (red, yellow, green, blue, purple) -> batchrl colour index
 _SUIT = {0: 2, 1: 3, 2: 4, 3: 1, 4: 0}
+MAX_FILE = 16 << 20  # an export is tens of KB
+_INT = 2**31  # a field's whole numbers, before their own checks
 _RULE_OPTIONS = ("deckPlays", "emptyClues", "oneExtraCard", "oneLessCard", "allOrNothing",
                  "detrimentalCharacters", "cardCycle")
 
@@ -53,38 +55,59 @@ class LiveGame:
 def read_hanablive(path: str | Path) -> LiveGame:
     """One export; raises ``HanabLiveError`` for variants, options and malformed files."""
     path = Path(path)
+    if why := regular_file(path):  # a pipe would block the read; a device never end it
+        raise HanabLiveError(f"{path}: {why}")
     try:
-        data: dict[str, Any] = json.loads(path.read_text())
+        if (size := path.stat().st_size) > MAX_FILE:
+            raise HanabLiveError(f"{path}: {size:,} bytes: an export is tens of KB")
+        data = parse_json(path.read_text(encoding="utf-8", errors="replace"))
     except (OSError, ValueError) as exc:
         raise HanabLiveError(f"{path}: not a JSON game export ({exc})") from None
+    if not isinstance(data, dict):
+        raise HanabLiveError(f"{path}: not a JSON game export (not an object)")
     options = data.get("options") or {}
+    if not isinstance(options, dict):
+        raise HanabLiveError(f"{path}: options {shown(options)}: want an object")
     variant = options.get("variant", "No Variant")
     if variant != "No Variant":
-        raise HanabLiveError(f"{path}: variant {variant!r}: batchrl plays No Variant only")
+        raise HanabLiveError(f"{path}: variant {shown(variant)}: batchrl plays No Variant only")
     if changed := [o for o in _RULE_OPTIONS if options.get(o)]:
         raise HanabLiveError(f"{path}: option {', '.join(changed)} changes the rules: "
                              "batchrl plays the standard game only")
     if options.get("startingPlayer", 0) != 0:
-        raise HanabLiveError(f"{path}: startingPlayer {options['startingPlayer']}: batchrl's "
-                             "games start with seat 0")
+        raise HanabLiveError(f"{path}: startingPlayer {shown(options['startingPlayer'])}: "
+                             "batchrl's games start with seat 0")
     try:
+        if not all(isinstance(p, str | int) and not isinstance(p, bool)
+                   for p in data["players"]):
+            raise ValueError(f"players {shown(data['players'])}: want a list of names")
         players = tuple(str(p) for p in data["players"])
-        suits = [int(c["suitIndex"]) for c in data["deck"]]
+        suits = [json_int(c["suitIndex"], "suitIndex", -_INT, _INT) for c in data["deck"]]
         if bad := sorted({x for x in suits if x not in _SUIT}):
-            raise HanabLiveError(f"{path}: suits {bad} are not No Variant's 0-4")
-        deck = tuple(card(_SUIT[x], int(c["rank"])) for x, c in zip(suits, data["deck"],
-                                                                      strict=True))
-        actions = tuple({"type": int(a["type"]), "target": int(a["target"]),
-                         "value": int(a.get("value", 0))} for a in data["actions"])
+            raise HanabLiveError(f"{path}: suits {shown(bad)} are not No Variant's 0-4")
+        ranks = [json_int(c["rank"], "rank", -_INT, _INT) for c in data["deck"]]
+        if bad := sorted({r for r in ranks if not 1 <= r <= 5}):
+            raise HanabLiveError(f"{path}: the deck is not the 50 cards of No Variant: ranks "
+                                 f"{shown(bad)}")
+        deck = tuple(card(_SUIT[x], r) for x, r in zip(suits, ranks, strict=True))
+        actions = tuple({"type": json_int(a["type"], "type", -_INT, _INT),
+                         "target": json_int(a["target"], "target", -_INT, _INT),
+                         "value": json_int(a.get("value", 0), "value", -_INT, _INT)}
+                        for a in data["actions"])
     except HanabLiveError:
         raise
-    except (KeyError, TypeError, ValueError, AttributeError) as exc:
-        raise HanabLiveError(f"{path}: missing or malformed field ({exc!r})") from None
+    except KeyError as exc:
+        raise HanabLiveError(f"{path}: missing field {shown(exc.args[0])}") from None
+    except (TypeError, ValueError, AttributeError) as exc:
+        raise HanabLiveError(f"{path}: malformed field ({exc})") from None
     if sorted(deck) != sorted(full_deck()):
         raise HanabLiveError(f"{path}: the deck is not the 50 cards of No Variant")
     while actions and actions[-1]["type"] == 4:
         actions = actions[:-1]
-    return LiveGame(str(path), players, deck, actions, str(data.get("id", path.stem)))
+    given = data.get("id")
+    game_id = excerpt(str(given)) if isinstance(given, str | int) and \
+        not isinstance(given, bool) else path.stem
+    return LiveGame(str(path), players, deck, actions, game_id)
 
 
 def to_action(move: dict[str, int], seat: int, players: int, slots: list[int]) -> int:

@@ -53,7 +53,6 @@ import contextlib
 import dataclasses
 import gc
 import itertools
-import json
 import multiprocessing
 import os
 import re
@@ -67,10 +66,12 @@ from pathlib import Path
 from typing import Any
 
 from batchrl.games import Format, Source, register_format
+from batchrl.games.jsonlines import parse_json
 from batchrl.games.tressette.ingest import deal_ref, whole_deals
 from batchrl.games.tressette.logs import (
     DRAW_LINE,
     END_LINE,
+    MAX_POINTS,
     SEED_PREFIX,
     TEAM_SEATS,
     Game,
@@ -78,7 +79,17 @@ from batchrl.games.tressette.logs import (
 )
 from batchrl.games.tressette.rules import CARDS, SEATS, card_name, parse_card, team_points
 from batchrl.games.tressette.transitions import Deals
-from batchrl.records import SNIFF_LINES, BadLine, LogLines
+from batchrl.records import (
+    MAX_SEED,
+    MIN_SEED,
+    SNIFF_LINES,
+    BadLine,
+    LogLines,
+    excerpt,
+    line_too_long,
+    shown,
+    whole_number,
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -98,6 +109,8 @@ _SEED = re.compile(r"^\[DEBUG\] Seed partita:\s*(.*)$")
 _PLAY = re.compile(r"^Giocatore (\S+) \((.*)\) gioca (\S+?)\)?$")
 _TEAM = re.compile(r"^Team (\S+) \(seat (\S+)\) (?:→|->) (\S+) punti$")
 _WIN = re.compile(r"^Vince TEAM (\S+)$")
+# A transcript's line is a few dozen characters (an agent's name among them).
+MAX_TRANSCRIPT_LINE = 10_000
 
 
 def read_tressette(lines: Iterable[str], source: str, start: int = 1,
@@ -121,6 +134,10 @@ def read_tressette(lines: Iterable[str], source: str, start: int = 1,
                 game.check_deal()  # the deal, the counts, the marks: all but the plays
         except ValueError as e:  # ReplayError included: the game does not play as logged
             yield BadLine(source, lineno, str(e), text)
+            continue
+        except RecursionError:  # JSON the parser read, nested past what the checks walk
+            yield BadLine(source, lineno, "nested too deep: a game's line nests a few levels",
+                          text)
             continue
         if game.points is None and not game.truncated and final is not None:
             game = dataclasses.replace(game, points=team_points(final))
@@ -176,6 +193,9 @@ def read_transcript(lines: Iterable[str], source: str, start: int = 1) -> Iterat
             yield record
 
     for lineno, raw in enumerate(lines, start):
+        if too_long := line_too_long(source, lineno, raw, MAX_TRANSCRIPT_LINE):
+            yield too_long  # the game around it is left alone, as for any odd line
+            continue
         text = raw.strip()
         if not text:
             continue
@@ -187,9 +207,9 @@ def read_transcript(lines: Iterable[str], source: str, start: int = 1) -> Iterat
             game = _Pending(lineno, texts={lineno: raw})
             bad.game = game
             try:
-                game.seed = int(m.group(1))
-            except ValueError:
-                yield bad(f"seed {m.group(1)!r} is not an integer", spoil=False)
+                game.seed = whole_number(m.group(1), "seed", MIN_SEED, MAX_SEED)
+            except ValueError as e:
+                yield bad(str(e), spoil=False)
         elif m := _PLAY.match(text):
             if game is None or game.ended or game.count >= CARDS:
                 yield from finish(game)
@@ -216,8 +236,10 @@ def read_transcript(lines: Iterable[str], source: str, start: int = 1) -> Iterat
                 continue
             winner = m.group(1) if m else None
             if winner is not None and winner not in ("0", "1"):
-                yield bad(f"team {winner!r}: want 0 or 1")
-            game.result = (None if winner is None else int(winner), lineno)
+                if not game.spoiled:
+                    yield bad(f"team {shown(winner)}: want 0 or 1")  # the game is spoiled
+            else:
+                game.result = (None if winner is None else int(winner), lineno)
             yield from finish(game)
             game = None
         else:
@@ -229,14 +251,14 @@ def _add_play(game: _Pending, lineno: int, seat_text: str, name: str,
               card_text: str) -> str | None:
     """Adds a play to ``game``; the reason it cannot, if it cannot."""
     if seat_text not in ("0", "1", "2", "3"):
-        return f"seat {seat_text!r}: want 0..3"
+        return f"seat {shown(seat_text)}: want 0..3"
     seat = int(seat_text)
     try:
         card = parse_card(card_text)
     except ValueError as e:
         return str(e)
     if game.names.setdefault(seat, name) != name:
-        return f"seat {seat} is {game.names[seat]!r} earlier in the game, not {name!r}"
+        return f"seat {seat} is {shown(game.names[seat])} earlier in the game, not {shown(name)}"
     if card in game.seen:
         return f"{card_name(card)} is played twice (first at line {game.seen[card]})"
     game.seen[card] = lineno
@@ -248,16 +270,16 @@ def _add_play(game: _Pending, lineno: int, seat_text: str, name: str,
 def _add_team(game: _Pending, lineno: int, team_text: str, seats: str,
               points_text: str) -> str | None:
     if team_text not in ("0", "1"):
-        return f"team {team_text!r}: want 0 or 1"
+        return f"team {shown(team_text)}: want 0 or 1"
     team = int(team_text)
     if seats != TEAM_SEATS[team]:
-        return f"team {team} is seats {TEAM_SEATS[team]}, not {seats}"
+        return f"team {team} is seats {TEAM_SEATS[team]}, not {excerpt(seats)}"
     if team in game.team:
         return f"team {team}'s points twice (first at line {game.team[team][1]})"
     try:
-        game.team[team] = (int(points_text), lineno)
-    except ValueError:
-        return f"points {points_text!r} are not an integer"
+        game.team[team] = (whole_number(points_text, "points", 0, MAX_POINTS), lineno)
+    except ValueError as e:
+        return str(e)
     return None
 
 
@@ -310,7 +332,7 @@ def sniff(lines: Iterable[str]) -> str | None:
         n += 1
         if text.startswith("{"):
             try:
-                data = json.loads(text)
+                data = parse_json(text)
             except ValueError:
                 return None
             # a sette e mezzo game's line has an opponent and no plays

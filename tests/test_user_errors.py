@@ -4,12 +4,18 @@ option or the file, never a traceback, a table of NaN, or a store left half made
 from __future__ import annotations
 
 import json
+import os
+import re
 import shutil
+import subprocess
+import sys
+from collections.abc import Callable
 from pathlib import Path
 
+import numpy as np
 import pytest
 from click.testing import CliRunner
-from locations import SAMPLES
+from locations import ROOT, SAMPLES
 
 from batchrl.cli import main
 from batchrl.store import Store
@@ -145,3 +151,242 @@ def test_imitate_without_matplotlib_saves_the_network_and_says_so(
     assert "curves:  not drawn (no matplotlib)" in result.output
     assert (store / "models" / "imitation.pt").exists()
     assert not (store / "models" / "imitation.png").exists()
+
+
+# ---- hostile logs: each hole an attacker's fuzzing found, now one line that names the file,
+# the line and the field, a value never shown whole, no traceback and no hang -------------
+
+@pytest.fixture(scope="module")
+def logs(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Small logs of the games, as ``batchrl generate`` writes them."""
+    folder = tmp_path_factory.mktemp("logs")
+    for game, name, extra in (("holdem", "h.log", ["--hands", "10"]),
+                              ("sette-mezzo", "s.jsonl", ["--games", "10"]),
+                              ("tressette", "t.jsonl", ["--games", "3"]),
+                              ("tressette", "t.txt", ["--games", "3"]),
+                              ("president", "p.jsonl", ["--games", "3"]),
+                              ("hanabi", "hanabi", ["--games", "2"])):
+        result = invoke("generate", "--game", game, *extra, "-o", str(folder / name))
+        assert result.exit_code == 0, result.output
+    return folder
+
+
+def changed(logs: Path, tmp_path: Path, name: str, line: int,
+            change: Callable[[str], str]) -> Path:
+    """A copy of the log ``name`` with its line ``line`` (1-based) put through ``change``."""
+    source = logs / name
+    if source.is_dir():
+        shutil.copytree(source, tmp_path / name)
+    else:
+        shutil.copyfile(source, tmp_path / name)
+    path = tmp_path / name
+    target = path / "game000000.states.jsonl" if path.is_dir() else path
+    lines = target.read_text().splitlines()
+    lines[line - 1] = change(lines[line - 1])
+    target.write_text("\n".join(lines) + "\n")
+    return path
+
+
+def refused(path: Path, *words: str, fmt: str | None = None) -> str:
+    """The one error line of ingesting ``path`` (naming it and ``words``); with
+    ``--on-error skip`` the same line is skipped, and the rest stored."""
+    given = ["--format", fmt] if fmt else []
+    result = invoke("ingest", str(path), "--store", str(path.parent / "fail"), *given)
+    assert result.exit_code == 1
+    line = error_line(result)
+    assert str(path) in line and all(w in line for w in words), line
+    assert len(line) < 600, f"{len(line):,} characters"
+    result = invoke("ingest", str(path), "--store", str(path.parent / "skip"), *given,
+                    "--on-error", "skip")
+    assert result.exit_code == 0 and "Traceback" not in result.output, result.output
+    assert "skipped 1 " in result.output
+    return line
+
+
+@pytest.mark.parametrize("number", ["3²", "٣", "9" * 5000, "-1", "1_0"])
+def test_a_hand_number_is_ascii_digits_and_short(logs: Path, tmp_path: Path, number: str) -> None:
+    # "²".isdigit() is True and int() refuses it; "٣" int() takes; 5,000 digits int() refuses
+    path = changed(logs, tmp_path, "h.log", 8, lambda t: re.sub(r"^STATE:\d+:",
+                                                                  f"STATE:{number}:", t))
+    line = refused(path, "line 8: hand number")
+    assert ("(5,000 characters)" in line) == (len(number) == 5000)
+
+
+@pytest.mark.parametrize("field", ["hands", "seed"])
+def test_the_headers_numbers_are_whole_numbers_in_range(logs: Path, tmp_path: Path,
+                                                         field: str) -> None:
+    def huge(text: str) -> str:
+        head, hands, seed = text.rsplit(" ", 2)
+        return f"{head} {'9' * 5000 if field == 'hands' else hands} " \
+               f"{'9' * 5000 if field == 'seed' else seed}"
+
+    path = changed(logs, tmp_path, "h.log", 1, huge)
+    result = invoke("ingest", str(path), "--store", str(tmp_path / "fail"))
+    line = error_line(result)
+    assert f"{path}, line 1: the header's {field} '9999" in line and "(5,000 characters)" in line
+
+
+DEEP = '{"opponent": ' + "[" * 100_000 + "]" * 100_000 + "}"
+
+
+@pytest.mark.parametrize("name", ["s.jsonl", "t.jsonl", "p.jsonl"])
+def test_json_nested_100000_deep_is_a_bad_line(logs: Path, tmp_path: Path, name: str) -> None:
+    path = changed(logs, tmp_path, name, 2, lambda t: DEEP)
+    refused(path, "line 2: not JSON (nested too deep")
+
+
+def test_json_nested_deep_on_a_tressette_logs_first_line(logs: Path, tmp_path: Path) -> None:
+    # the first line tells the format (json.loads): nested, it is no format, said cleanly
+    path = changed(logs, tmp_path, "t.jsonl", 1, lambda t: DEEP.replace("opponent", "plays"))
+    result = invoke("ingest", str(path), "--store", str(tmp_path / "auto"))
+    assert "neither" in error_line(result)
+    refused(path, "line 1: not JSON (nested too deep", fmt="tressette")
+
+
+def test_json_nested_deep_in_a_hanabi_game(logs: Path, tmp_path: Path) -> None:
+    path = changed(logs, tmp_path, "hanabi", 3, lambda t: DEEP)
+    refused(path, "game000000.states.jsonl, line 3: not JSON (nested too deep")
+
+
+@pytest.mark.parametrize(("name", "field", "words"), [
+    ("s.jsonl", "limit", "limit 9999"), ("s.jsonl", "reward", "reward 9999"),
+    ("s.jsonl", "seed", "seed 9999"), ("t.jsonl", "leader", "leader 9999"),
+    ("t.jsonl", "seed", "seed 9999"), ("p.jsonl", "returns", "returns: the moves give"),
+    ("hanabi", "hints", "'hints' is 9999"), ("hanabi", "handentropy_current",
+                                         "'handentropy_current' is 9999"),
+])
+def test_a_400_digit_number_is_out_of_range(logs: Path, tmp_path: Path, name: str, field: str,
+                                            words: str) -> None:
+    def huge(text: str) -> str:
+        record = json.loads(text)
+        record[field] = [10 ** 400 - 1] * 4 if field == "returns" else 10 ** 400 - 1
+        return json.dumps(record)
+
+    line = refused(changed(logs, tmp_path, name, 2, huge), "line 2: ", words)
+    assert "(400 digits)" in line or field == "returns"
+
+
+def test_an_eger_seed_of_1e400_is_a_bad_game(tmp_path: Path) -> None:
+    from fuzzing import write_eger
+
+    folder = tmp_path / "eger"
+    folder.mkdir()
+    rng = np.random.default_rng(1)
+    for k in range(2):
+        write_eger(folder / f"game{k}.log", 100 + k, rng)
+    text = (folder / "game1.log").read_text()
+    (folder / "game1.log").write_text(text.replace("('full', 101)", "('full', 1e400)"))
+    line = refused(folder, "game1.log:2: want Treatment: ('<ai>', <seed>), the seed a whole")
+    assert "1e400" in line
+
+
+def test_a_transcript_win_of_no_team_is_a_bad_line(logs: Path, tmp_path: Path) -> None:
+    path = tmp_path / "t.txt"
+    text = (logs / "t.txt").read_text()
+    path.write_text(re.sub(r"Vince TEAM [01]", "Vince TEAM x", text, count=1))
+    number = path.read_text().splitlines().index("Vince TEAM x") + 1
+    refused(path, f"line {number}: team 'x': want 0 or 1")
+
+
+def test_a_huge_field_is_shown_as_an_excerpt_and_kept_so(logs: Path, tmp_path: Path) -> None:
+    """A field of half a million characters: the error shows 80 of them and says how many;
+    with --on-error skip the part's footer keeps the excerpt, not the field."""
+    field = "s" + "x" * 499_999
+    path = changed(logs, tmp_path, "s.jsonl", 2,
+                   lambda t: re.sub(r'"actions": "\w+"', f'"actions": "{field}"', t))
+    line = refused(path, "line 2: actions 'sxxx", "(500,000 characters)")
+    assert len(line) < 400
+    store = Store.open(tmp_path / "skip")
+    (source,) = store.sources()
+    assert all(len(e) < 500 for ex in source.extra["examples"].values() for e in ex)
+    parts = sum(p.stat().st_size for p in (tmp_path / "skip" / "parts").glob("*.parquet"))
+    assert parts < 100_000  # 500 KB of field in it otherwise
+
+
+@pytest.mark.parametrize(("name", "line", "words"), [
+    ("t.jsonl", 2, "a line of more than 1,048,576 characters"),
+    ("h.log", 5, "a line of more than 10,000 characters"),
+    ("t.txt", 43, "a line of more than 10,000 characters"),  # a team's points
+])
+def test_an_overlong_line_is_refused_unread(logs: Path, tmp_path: Path, name: str, line: int,
+                                            words: str) -> None:
+    path = changed(logs, tmp_path, name, line, lambda t: t + "x" * 2_000_000)
+    refused(path, f"line {line}: ", words)
+
+
+def ingest_in_a_process(*args: str) -> subprocess.CompletedProcess[str]:
+    """``batchrl ingest`` in its own process, given a minute: a hang fails the test."""
+    return subprocess.run([sys.executable, "-m", "batchrl", "ingest", *args],
+                          capture_output=True, text=True, timeout=60, cwd=ROOT,
+                          env={**os.environ, "PYTHONPATH": str(ROOT)})
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="no named pipes here")
+def test_a_pipe_is_refused_before_it_is_opened(logs: Path, tmp_path: Path) -> None:
+    pipe = tmp_path / "pipe.log"
+    os.mkfifo(pipe)
+    result = ingest_in_a_process(str(pipe), "--store", str(tmp_path / "s1"))
+    assert result.returncode == 1 and "not a file (a pipe, a device?)" in result.stderr
+    # the notebooks' reader too
+    code = ("from pathlib import Path; from batchrl.ingest import IngestError, records_of\n"
+            f"try: records_of(Path({str(pipe)!r}))\nexcept IngestError as e: print(e)")
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                            timeout=60, cwd=ROOT, env={**os.environ, "PYTHONPATH": str(ROOT)})
+    assert "pipe.log: not a regular file (a pipe" in result.stdout, result.stderr
+    # in a directory of games (hanabi sniffing opened them) and of logs: passed over, said
+    games = tmp_path / "games"
+    shutil.copytree(logs / "hanabi", games)
+    os.mkfifo(games / "game000009.states.jsonl")
+    os.mkfifo(games / "game000001.actions.jsonl.tmp")
+    os.mkfifo(games / "x.json")
+    result = ingest_in_a_process(str(games), "--store", str(tmp_path / "s2"))
+    assert result.returncode == 1 and "Traceback" not in result.stderr
+    assert "game000009.states.jsonl: not a regular file (a pipe" in result.stderr
+    result = ingest_in_a_process(str(games), "--store", str(tmp_path / "s3"), "--on-error",
+                                 "skip")
+    assert result.returncode == 0 and "2 games" in result.stdout, result.stderr
+    assert "skipped 1 (file not read)" in result.stdout
+    acpc = tmp_path / "acpc"
+    acpc.mkdir()
+    shutil.copy(logs / "h.log", acpc / "a.log")
+    os.mkfifo(acpc / "b.log")
+    result = ingest_in_a_process(str(acpc), "--store", str(tmp_path / "s4"))
+    assert result.returncode == 0, result.stderr
+    assert "b.log: not ingested: not a regular file (a pipe" in result.stdout
+
+
+def test_a_link_out_of_a_directory_is_reported_not_followed(logs: Path, tmp_path: Path) -> None:
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    secret = outside / "secret.states.jsonl"
+    secret.write_text('{"SECRET-CONTENT": 1}\n')
+    shutil.copy(logs / "hanabi" / "game000000.actions.jsonl", outside / "secret.actions.jsonl")
+    games = tmp_path / "games"
+    shutil.copytree(logs / "hanabi", games)
+    (games / "game000009.states.jsonl").symlink_to(secret)
+    (games / "game000009.actions.jsonl").symlink_to(outside / "secret.actions.jsonl")
+    (games / "game000000.actions.jsonl").unlink()  # a pair whose actions file leaves too
+    (games / "game000000.actions.jsonl").symlink_to(outside / "secret.actions.jsonl")
+    inside = games / "game000001.states.jsonl"
+    (games / "game000005.states.jsonl").symlink_to(inside.name)  # inside: read
+    (games / "game000005.actions.jsonl").symlink_to("game000001.actions.jsonl")
+    result = invoke("ingest", str(games), "--store", str(tmp_path / "s"), "--on-error", "skip")
+    assert result.exit_code == 0, result.output
+    assert "SECRET" not in result.output and "Traceback" not in result.output
+    assert f"game000009.states.jsonl: a symbolic link to outside {games}: not followed" \
+        in result.output
+    assert "game000000.states.jsonl: its actions file game000000.actions.jsonl: a symbolic " \
+        "link to outside" in result.output
+    assert "2 games" in result.output and "skipped 2 (file not read)" in result.output
+    line = error_line(invoke("ingest", str(games), "--store", str(tmp_path / "f")))
+    assert "game000000.states.jsonl: its actions file" in line and "SECRET" not in line
+    logs_dir = tmp_path / "acpc"
+    logs_dir.mkdir()
+    shutil.copy(logs / "h.log", logs_dir / "a.log")
+    shutil.copy(logs / "h.log", outside / "b.log")
+    (logs_dir / "b.log").symlink_to(outside / "b.log")
+    result = invoke("ingest", str(logs_dir), "--store", str(tmp_path / "a"))
+    assert result.exit_code == 0, result.output
+    assert f"b.log: not ingested: a symbolic link to outside {logs_dir}: not followed" \
+        in result.output
+    assert [Path(s.path).name for s in Store.open(tmp_path / "a").sources()] == ["a.log"]

@@ -6,10 +6,13 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
+from batchrl.records import MAX_LINE
+
 
 def game_object(text: str, fields: Sequence[str]) -> dict[str, Any]:
     """The JSON object on ``text``, which must hold ``fields``; ``ValueError`` says what is
-    wrong otherwise.
+    wrong otherwise: a line over ``batchrl.records.MAX_LINE`` characters is not parsed,
+    and one nested deeper than Python's parser goes is refused, not a ``RecursionError``.
 
     >>> game_object('{"a": 1, "b": 2}', ["a"])
     {'a': 1, 'b': 2}
@@ -17,13 +20,30 @@ def game_object(text: str, fields: Sequence[str]) -> dict[str, Any]:
     Traceback (most recent call last):
     ...
     ValueError: a game line is a JSON object
+    >>> game_object('{"a": ' + '[' * 100_000 + ']' * 100_000 + '}', ["a"])
+    Traceback (most recent call last):
+    ...
+    ValueError: not JSON (nested too deep: a game line nests a few levels)
     """
-    try:
-        data = json.loads(text)
-    except ValueError as e:
-        raise ValueError(f"not JSON ({e})") from None
+    if len(text) > MAX_LINE:
+        raise ValueError(f"a line of more than {MAX_LINE:,} characters: no game's line is "
+                         f"near that long")
+    data = parse_json(text)
     if not isinstance(data, dict):
         raise ValueError("a game line is a JSON object")
     if missing := [k for k in fields if k not in data]:
         raise ValueError(f"missing fields {missing}")
     return data
+
+
+def parse_json(text: str) -> Any:
+    """``json.loads``, its errors all ``ValueError`` with a short message: not JSON, a
+    number of thousands of digits, nesting deeper than the parser goes."""
+    try:
+        return json.loads(text)
+    except RecursionError:
+        raise ValueError("not JSON (nested too deep: a game line nests a few levels)") from None
+    except json.JSONDecodeError as e:
+        raise ValueError(f"not JSON ({e})") from None
+    except ValueError:  # int() of a number past 4,300 digits
+        raise ValueError("not JSON (a number of thousands of digits)") from None

@@ -144,7 +144,7 @@ def test_more_transcript_faults(games):
     (bad,) = list(read_transcript(["Giocatore 7 (x) gioca AD)"], "t"))
     assert "seat '7'" in bad.reason
     bad, r = list(read_transcript(["[DEBUG] Seed partita: many", *lines[1:]], "t"))
-    assert bad.line == 1 and "not an integer" in bad.reason and r.game.seed is None
+    assert bad.line == 1 and "want a whole number" in bad.reason and r.game.seed is None
     (bad,) = list(read_transcript(["[DEBUG] Seed partita: 3"], "t"))
     assert bad.reason == "a game with no plays"
     stray = list(read_transcript(["Vince TEAM 0", "== Fine partita ==", *lines], "t"))

@@ -11,6 +11,8 @@ A card is ``rank * 4 + suit`` with ranks ``23456789TJQKA`` (0..12) and suits
 
 from __future__ import annotations
 
+from batchrl.records import shown
+
 RANKS = "23456789TJQKA"
 SUITS = "cdhs"
 N_CARDS = 52
@@ -26,13 +28,14 @@ def parse_card(text: str) -> int:
     try:
         return _CARD_OF[text]
     except KeyError:
-        raise ValueError(f"not a card: {text!r} (want rank {RANKS} then suit {SUITS})") from None
+        raise ValueError(f"not a card: {shown(text)} (want rank {RANKS} then suit "
+                         f"{SUITS})") from None
 
 
 def parse_cards(text: str) -> tuple[int, ...]:
     """A run of cards written together, such as ``"KsJcJh"``."""
     if len(text) % 2:
-        raise ValueError(f"not a run of cards: {text!r} (odd length)")
+        raise ValueError(f"not a run of cards: {shown(text)} (odd length)")
     try:
         return tuple([_CARD_OF[text[i : i + 2]] for i in range(0, len(text), 2)])
     except KeyError as exc:

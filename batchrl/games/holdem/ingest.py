@@ -20,7 +20,7 @@ from batchrl.games.holdem import actions, features, gamedef
 from batchrl.games.holdem.gamedef import GameDef
 from batchrl.games.holdem.records import Header, LoggedHand
 from batchrl.games.holdem.transitions import audit_columns, check_hands, process_chunk
-from batchrl.records import Skipped
+from batchrl.records import Skipped, shown
 from batchrl.store import RowsBatch, StoreSchema
 
 # Hands read ahead, at most, to tell a log's game or units from its payoffs.
@@ -95,7 +95,7 @@ def runs(records: Iterator[Any], game: GameDef, forced: bool,
             if not forced and (named is None or named.name != game.name):
                 foreign = True
                 yield Skipped(APPENDED, f"{record.source}, line {record.line}: a run of "
-                                        f"{record.game_path!r} appended to a log of "
+                                        f"{shown(record.game_path)} appended to a log of "
                                         f"{game.name}: its hands are left out")
             continue
         if isinstance(record, LoggedHand):
@@ -139,7 +139,7 @@ def decide_game(context: SourceContext, records: Iterator[Any],
             game = gamedef.builtin_by_filename(record.game_path)
             if game is None:
                 raise SourceError(
-                    f"{path}, line {record.line}: the log plays {record.game_path!r}, not a "
+                    f"{path}, line {record.line}: the log plays {shown(record.game_path)}, not a "
                     f"standard ACPC game: pass its game file with --game FILE")
             notes.append(f"game {game.name} from the header")
             return game, pending

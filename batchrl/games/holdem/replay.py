@@ -25,7 +25,7 @@ from batchrl.games.holdem.rules import (
     showdown_seats,
     step,
 )
-from batchrl.records import RejectedRecord
+from batchrl.records import RejectedRecord, shown
 
 # ACPC letters; the server also accepts b (bet) and k (check) and capitals.
 _ACTIONS = {"f": FOLD, "c": CALL, "k": CALL, "r": RAISE, "b": RAISE}
@@ -120,20 +120,21 @@ def tokens(betting: str, game: GameDef) -> tuple[tuple[tuple[int, int], ...], ..
             action = _ACTIONS[letter]
             if action == RAISE:
                 if game.is_limit and digits:
-                    raise ReplayError(f"betting {betting!r}, round {r + 1}: {match.group(0)!r} "
-                                      f"names an amount, and {game.name} is a limit game")
+                    raise ReplayError(f"betting {shown(betting)}, round {r + 1}: "
+                                      f"{match.group(0)!r} names an amount, and {game.name} "
+                                      f"is a limit game")
                 if not game.is_limit and not digits:
-                    raise ReplayError(f"betting {betting!r}, round {r + 1}: a no-limit raise "
+                    raise ReplayError(f"betting {shown(betting)}, round {r + 1}: a no-limit raise "
                                       f"names the total it raises to ({letter}<chips>)")
                 if len(digits) > 10:
-                    raise ReplayError(f"betting {betting!r}, round {r + 1}: a raise to "
+                    raise ReplayError(f"betting {shown(betting)}, round {r + 1}: a raise to "
                                       f"{len(digits)} digits of chips")
             elif digits:
-                raise ReplayError(f"betting {betting!r}, round {r + 1}: {match.group(0)!r}: "
+                raise ReplayError(f"betting {shown(betting)}, round {r + 1}: {match.group(0)!r}: "
                                   f"only a raise names an amount")
             moves.append((action, int(digits) if digits else 0))
         if at != len(sequence):
-            raise ReplayError(f"betting {betting!r}, round {r + 1}: {sequence[at:at + 12]!r} "
+            raise ReplayError(f"betting {shown(betting)}, round {r + 1}: {sequence[at:at + 12]!r} "
                               f"is not an action (f, c, r<chips> or r)")
         rounds.append(tuple(moves))
     return tuple(rounds)
@@ -144,32 +145,33 @@ def replay_betting(game: GameDef, betting: str) -> Replayed:
     """The betting replayed from the blinds, every step through ``rules.step``."""
     rounds = tokens(betting, game)
     if len(rounds) > game.num_rounds:
-        raise ReplayError(f"betting {betting!r} has {len(rounds)} rounds, "
+        raise ReplayError(f"betting {shown(betting)} has {len(rounds)} rounds, "
                           f"{game.name} has {game.num_rounds}")
     state = deal(game, ((),) * game.num_players, ())
     decisions: list[tuple[HandState, int]] = []
     for r, sequence in enumerate(rounds):
         if not sequence and not state.finished and state.round < r:
-            raise ReplayError(f"betting {betting!r}: round {r + 1} starts while round "
+            raise ReplayError(f"betting {shown(betting)}: round {r + 1} starts while round "
                               f"{state.round + 1} is still open")
         for action, size in sequence:
             if state.finished:
-                raise ReplayError(f"betting {betting!r} goes on after the hand ended in "
+                raise ReplayError(f"betting {shown(betting)} goes on after the hand ended in "
                                   f"round {state.round + 1}")
             if state.round != r:
-                raise ReplayError(f"betting {betting!r}: round {r + 1} starts while round "
+                raise ReplayError(f"betting {shown(betting)}: round {r + 1} starts while round "
                                   f"{state.round + 1} is still open" if state.round < r else
-                                  f"betting {betting!r}: round {r + 1} goes on after it closed")
+                                  f"betting {shown(betting)}: round {r + 1} goes on after it "
+                                  f"closed")
             decisions.append((state, action))
             try:
                 state = step(state, action, size)
             except IllegalAction as exc:
-                raise ReplayError(f"betting {betting!r}, round {r + 1}, action "
+                raise ReplayError(f"betting {shown(betting)}, round {r + 1}, action "
                                   f"{len(decisions)}: {exc}") from None
     if not state.finished:
-        raise ReplayError(f"betting {betting!r} stops before the hand is over")
+        raise ReplayError(f"betting {shown(betting)} stops before the hand is over")
     if len(rounds) != state.round + 1:
-        raise ReplayError(f"betting {betting!r} has {len(rounds)} rounds but the hand "
+        raise ReplayError(f"betting {shown(betting)} has {len(rounds)} rounds but the hand "
                           f"ended in round {state.round + 1}")
     return Replayed(tuple(decisions), state, bool(showdown_seats(state)))
 

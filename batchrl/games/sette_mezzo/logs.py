@@ -39,8 +39,12 @@ from batchrl.games.sette_mezzo.rules import (
     returns,
     step,
 )
+from batchrl.records import MAX_SEED, MIN_SEED, json_int, json_number, shown
 
 ACTION_CHARS = "sh"  # indexed by action: 0 stick, 1 hit
+# The numbers a line may hold, with room to spare: the rules check them further (a limit
+# from 0.5 to 7.5, a reward the rules give).
+MAX_NUMBER = 1e6
 Policy = str | Callable[[NDArray[np.float32]], ArrayLike]
 
 
@@ -72,11 +76,12 @@ class Game:
         """The game on a log line; raises ``ValueError`` naming the field that is wrong."""
         data = game_object(text, ("limit", "player", "opponent", "actions", "reward"))
         seed = data.get("seed")
-        if seed is not None and (not isinstance(seed, int) or isinstance(seed, bool)):
-            raise ValueError(f"seed {seed!r} is not an integer or null")
+        if seed is not None:
+            seed = json_int(seed, "seed", MIN_SEED, MAX_SEED)
         actions = data["actions"]
         if not isinstance(actions, str) or set(actions) - set(ACTION_CHARS):
-            raise ValueError(f"actions {actions!r} must be a string of 'h' (hit) and 's' (stick)")
+            raise ValueError(f"actions {shown(actions)} must be a string of 'h' (hit) and 's' "
+                             f"(stick)")
         return cls(seed, _real(data["limit"], "limit"), _cards(data["player"], "player"),
                    _cards(data["opponent"], "opponent"),
                    tuple(ACTION_CHARS.index(c) for c in actions),
@@ -165,14 +170,12 @@ def _number(value: float) -> float | int:
 
 
 def _real(value: Any, name: str) -> float:
-    if isinstance(value, bool) or not isinstance(value, int | float):
-        raise ValueError(f"{name} {value!r} is not a number")
-    return float(value)
+    return json_number(value, name, -MAX_NUMBER, MAX_NUMBER)
 
 
 def _cards(value: Any, name: str) -> tuple[int, ...]:
     if not isinstance(value, list):
-        raise ValueError(f"{name} {value!r} is not a list of card values")
+        raise ValueError(f"{name} {shown(value)} is not a list of card values")
     return tuple(kind_of(_real(v, f"{name} card")) for v in value)
 
 

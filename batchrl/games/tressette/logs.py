@@ -68,11 +68,13 @@ from batchrl.games.tressette.rules import (
     step,
     team_points,
 )
+from batchrl.records import MAX_SEED, MIN_SEED, json_int, shown
 
 SEED_PREFIX = "[DEBUG] Seed partita: "
 END_LINE = "== Fine partita =="
 DRAW_LINE = "Pareggio!"
 TEAM_SEATS = ("0+2", "1+3")
+MAX_POINTS = 11  # a hand's points, both teams' together
 
 
 class ReplayError(ValueError):
@@ -112,15 +114,15 @@ class Game:
         not replayed (``replay`` does that); ``truncated`` is fewer than 40 plays."""
         data = game_object(text, ("leader", "players", "hands", "plays"))
         seed = data.get("seed")
-        if seed is not None and not _is_int(seed):
-            raise ValueError(f"seed {seed!r} is not an integer or null")
+        if seed is not None:
+            seed = json_int(seed, "seed", MIN_SEED, MAX_SEED)
         leader = data["leader"]
         if not _is_int(leader) or not 0 <= leader < SEATS:
-            raise ValueError(f"leader {leader!r}: want a seat 0..3")
+            raise ValueError(f"leader {shown(leader)}: want a seat 0..3")
         players = data["players"]
         if (not isinstance(players, list) or len(players) != SEATS
                 or not all(isinstance(p, str) for p in players)):
-            raise ValueError(f"players {players!r}: want a list of 4 names")
+            raise ValueError(f"players {shown(players)}: want a list of 4 names")
         hands = data["hands"]
         if not isinstance(hands, list) or len(hands) != SEATS:
             raise ValueError("hands: want a list of 4 lists of cards")
@@ -145,9 +147,10 @@ class Game:
             held, played = _checked_cards(hands, plays)
         points = data.get("points")
         if points is not None:
+            # any whole numbers: the rules' points are checked against them
             if (not isinstance(points, list) or len(points) != 2
                     or not all(_is_int(x) for x in points)):
-                raise ValueError(f"points {points!r}: want [team 0, team 1] or null")
+                raise ValueError(f"points {shown(points)}: want [team 0, team 1] or null")
             points = (points[0], points[1])
         return cls(seed, leader, tuple(players), tuple(held), tuple(played), points,
                    truncated=len(played) < CARDS)
@@ -334,14 +337,14 @@ def _checked_cards(hands: list[Any], plays: Any
     held = []
     for s, hand in enumerate(hands):
         if not isinstance(hand, list):
-            raise ValueError(f"hands[{s}] {hand!r} is not a list of cards")
+            raise ValueError(f"hands[{s}] {shown(hand)} is not a list of cards")
         held.append(tuple(sorted(_card(c, f"hands[{s}]") for c in hand)))
     if not isinstance(plays, list):
         raise ValueError("plays: want a list of [seat, card] pairs")
     played = []
     for k, p in enumerate(plays):
         if not isinstance(p, list) or len(p) != 2 or not _is_int(p[0]):
-            raise ValueError(f"plays[{k}] {p!r} is not a [seat, card] pair")
+            raise ValueError(f"plays[{k}] {shown(p)} is not a [seat, card] pair")
         played.append((p[0], _card(p[1], f"plays[{k}]")))
     return held, played
 
@@ -365,8 +368,9 @@ def _card(value: Any, where: str) -> int:
             raise ValueError(f"{where}: {e}") from None
     if _is_int(value) and 0 <= value < CARDS:
         return int(value)
-    raise ValueError(f"{where}: {value!r} is not a card (a name like 'AD' or an id 0..39)")
+    raise ValueError(f"{where}: {shown(value)} is not a card (a name like 'AD' or an id "
+                     f"0..39)")
 
 
 def _card_text(card: int) -> str:
-    return card_name(card) if _is_int(card) and 0 <= card < CARDS else repr(card)
+    return card_name(card) if _is_int(card) and 0 <= card < CARDS else shown(card)

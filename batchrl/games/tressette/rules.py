@@ -45,6 +45,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from batchrl.records import shown
+
 RANKS = ("4", "5", "6", "7", "8", "9", "10", "A", "2", "3")  # weakest to strongest
 SUITS = "DCSB"
 SUIT_NAMES = ("denari", "coppe", "spade", "bastoni")
@@ -105,7 +107,8 @@ def parse_card(text: str) -> int:
     rank_text = t[:-1]
     rank = RANKS.index(rank_text) if rank_text in RANKS else _RANK_ALIASES.get(rank_text, -1)
     if suit < 0 or rank < 0:
-        raise ValueError(f"not a card: {text!r} (want rank 4..10, A, 2, 3 then suit D C S B)")
+        raise ValueError(f"not a card: {shown(text)} (want rank 4..10, A, 2, 3 then suit D C "
+                         f"S B)")
     return card_id(rank, suit)
 
 
