@@ -10,11 +10,11 @@ bytes that are no UTF-8, fields up to past the longest line a reader reads),
 ingested with ``--on-error skip`` (then ``fail`` if anything was skipped), a third
 of them with ``--format`` given. Per format it prints the cases; those that stored
 rows (with ``skip``); those where the ingest stopped with its own one-line error (in
-either mode: a case can store rows with ``skip`` and stop with ``fail``); the escapes
-(a traceback, or a case still running after 30 s); and the cases that broke a check
-(a message over 1,500 characters, an episode whose rewards do not add up to its
-logged result). Each escape and broken check is printed (the first few per
-format) with its mutations, so it can be replayed.
+either mode: a case can store rows with ``skip`` and stop with ``fail``); the
+tracebacks (anything else that escaped); the hangs (a case still running after 30 s);
+and the wrong rows, the cases that broke a check (a message over 1,500 characters, an
+episode whose rewards do not add up to its logged result). Each escape and broken
+check is printed (the first few per format) with its mutations, so it can be replayed.
 
 Exit status 1 if anything escaped or broke a check, else 0.
 """
@@ -51,13 +51,13 @@ def main() -> int:
         parser.error(f"no format {', '.join(unknown)}: the formats are {', '.join(FORMATS)}")
     rng = np.random.default_rng(args.seed)
     header = (f"{'format':<22}{'cases':>8}{'rows stored':>13}{'clean errors':>14}"
-              f"{'escapes':>9}{'broken checks':>15}{'seconds':>9}")
-    totals = [0, 0, 0, 0, 0]
+              f"{'tracebacks':>12}{'hangs':>7}{'wrong rows':>12}{'seconds':>9}")
+    totals = [0, 0, 0, 0, 0, 0]
     with tempfile.TemporaryDirectory(prefix="batchrl-fuzz-") as tmp:
         seeds = seed_logs(Path(tmp) / "seeds")
         print(header, flush=True)
         for fmt in formats:
-            counts = [0, 0, 0, 0, 0]  # cases, rows, errors, escapes, broken
+            counts = [0, 0, 0, 0, 0, 0]  # cases, rows, errors, tracebacks, broken, hangs
             shown = 0
             started = time.perf_counter()
             for k in range(args.cases):
@@ -68,15 +68,17 @@ def main() -> int:
                 counts[0] += 1
                 counts[1] += outcome.rows > 0
                 counts[2] += bool(outcome.error) and not outcome.escape
-                counts[3] += bool(outcome.escape)
+                counts[3] += bool(outcome.escape) and not outcome.hung
                 counts[4] += bool(outcome.problems)
+                counts[5] += outcome.hung
                 if not outcome.ok and shown < SHOWN_PER_FORMAT:
                     shown += 1
                     what = outcome.escape or "\n".join(outcome.problems)
                     print(f"\n{fmt}, case {k} ({seed.name}, --format given: {forced}): "
                           f"{mutations}\n{what}", file=sys.stderr, flush=True)
                 if sys.stderr.isatty() and (k % 10 == 0 or k == args.cases - 1):
-                    print(f"\r{fmt}: {k + 1:,}/{args.cases:,} cases, {counts[3]} escapes",
+                    print(f"\r{fmt}: {k + 1:,}/{args.cases:,} cases, {counts[3] + counts[5]} "
+                          f"escapes",
                           end="", file=sys.stderr, flush=True)
                 elif not sys.stderr.isatty() and (k + 1) % max(args.cases // 10, 1) == 0:
                     print(f"{fmt}: {k + 1:,}/{args.cases:,} cases, {counts[3]} escapes",
@@ -84,12 +86,12 @@ def main() -> int:
             if sys.stderr.isatty():
                 print("\r" + " " * 60 + "\r", end="", file=sys.stderr, flush=True)
             seconds = time.perf_counter() - started
-            print(f"{fmt:<22}{counts[0]:>8,}{counts[1]:>13,}{counts[2]:>14,}{counts[3]:>9,}"
-                  f"{counts[4]:>15,}{seconds:>9.1f}", flush=True)
+            print(f"{fmt:<22}{counts[0]:>8,}{counts[1]:>13,}{counts[2]:>14,}{counts[3]:>12,}"
+                  f"{counts[5]:>7,}{counts[4]:>12,}{seconds:>9.1f}", flush=True)
             totals = [t + c for t, c in zip(totals, counts, strict=True)]
-    print(f"{'total':<22}{totals[0]:>8,}{totals[1]:>13,}{totals[2]:>14,}{totals[3]:>9,}"
-          f"{totals[4]:>15,}")
-    return 1 if totals[3] or totals[4] else 0
+    print(f"{'total':<22}{totals[0]:>8,}{totals[1]:>13,}{totals[2]:>14,}{totals[3]:>12,}"
+          f"{totals[5]:>7,}{totals[4]:>12,}")
+    return 1 if totals[3] or totals[4] or totals[5] else 0
 
 
 if __name__ == "__main__":

@@ -270,6 +270,7 @@ class Outcome:
     rows: int = 0
     error: str = ""
     escape: str = ""
+    hung: bool = False  # the escape is a hang
     problems: list[str] = field(default_factory=list)
 
     @property
@@ -324,6 +325,7 @@ def run_case(fmt: str, seed: Path, mutations: Sequence[Mutation], folder: Path,
                 if isinstance(exc, KeyboardInterrupt):
                     raise
                 outcome.escape = "".join(traceback.format_exception(exc))
+                outcome.hung = isinstance(exc, Hang)
                 break
             stored = [r for r in reports if not r.error]
             for report in reports:
