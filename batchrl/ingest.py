@@ -195,6 +195,11 @@ def _sources(config: IngestConfig) -> Iterator[tuple[Path, str]]:
             continue
         files, refused = directory_files(path)
         known = [f for f in files if config.fmt != "auto" or sniff_format(f) is not None]
+        if not known and refused:
+            shown = "; ".join(f"{f.name}: {why}" for f, why in refused[:3])
+            raise IngestError(f"{path}: no file in it is read: {shown}"
+                              f"{'; ...' if len(refused) > 3 else ''} (give the log files "
+                              "themselves, or copy them into the directory)")
         if not known:
             _format_of(path, config)  # raises, naming the formats
         why = dict(refused)

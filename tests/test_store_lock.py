@@ -141,6 +141,37 @@ def test_a_killed_writer_leaves_no_lock_behind(tmp_path: Path) -> None:
         pass
 
 
+FORK = """
+import os, sys
+from batchrl.store.lock import StoreBusy, store_lock
+told, tell = os.pipe()
+with store_lock(sys.argv[1]):
+    child = os.fork()
+    if child == 0:  # a reading process: it waits, and outlives the lock's holding
+        os.close(tell)
+        os.read(told, 1)
+        os._exit(0)
+os.close(told)
+try:
+    with store_lock(sys.argv[1], wait=0):
+        print("free")
+except StoreBusy:
+    print("held")
+finally:
+    os.write(tell, b"x")
+    os.waitpid(child, 0)
+"""
+
+
+def test_a_forked_child_keeps_no_copy_of_the_lock(tmp_path: Path) -> None:
+    # the Tressette ingest forks a reading process while it holds the lock; a flock lasts
+    # while any copy of its descriptor is open, so a killed ingest's orphan kept the store
+    # held. (In a process of its own: the test is about what a fork inherits.)
+    out = subprocess.run([sys.executable, "-c", FORK, str(tmp_path / "store")], env=ENV,
+                         capture_output=True, text=True, timeout=60, check=True)
+    assert out.stdout == "free\n", out.stderr
+
+
 def test_a_foreign_directory_is_refused_and_left_as_it_was(tmp_path: Path) -> None:
     photos = tmp_path / "photos"
     photos.mkdir()

@@ -390,3 +390,10 @@ def test_a_link_out_of_a_directory_is_reported_not_followed(logs: Path, tmp_path
     assert f"b.log: not ingested: a symbolic link to outside {logs_dir}: not followed" \
         in result.output
     assert [Path(s.path).name for s in Store.open(tmp_path / "a").sources()] == ["a.log"]
+    # a directory of links alone says why nothing in it is read, not "no format"
+    links = tmp_path / "links"
+    links.mkdir()
+    (links / "b.log").symlink_to(outside / "b.log")
+    line = error_line(invoke("ingest", str(links), "--store", str(tmp_path / "l")))
+    assert f"no file in it is read: b.log: a symbolic link to outside {links}: not " \
+        "followed" in line and "give the log files themselves" in line

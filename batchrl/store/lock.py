@@ -42,6 +42,22 @@ _held: dict[str, tuple[int, int]] = {}  # resolved root -> (file descriptor, dep
 _guard = threading.Lock()
 
 
+def _forget_in_child() -> None:
+    """A forked child (a reading process of the ingest, say) shares its parent's open
+    files, and a ``flock`` lasts while any copy of the descriptor is open: the child
+    closes its copies, so the lock still goes with the parent, killed or not. (The
+    parent's descriptor keeps the lock; ``_guard`` is not taken here, as another thread
+    may have held it at the fork.)"""
+    for fd, _ in list(_held.values()):
+        with contextlib.suppress(OSError):
+            os.close(fd)
+    _held.clear()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_forget_in_child)
+
+
 class StoreBusy(StoreError):
     """Another writer held the store for longer than the caller would wait."""
 
@@ -105,7 +121,8 @@ def _refuse_foreign(root: Path) -> None:
                          "directory")
     if root.is_dir() and not (root / "store.json").exists():
         foreign = [p.name for p in root.iterdir()
-                   if p.name != LOCK_NAME and not p.name.startswith(".store.json.tmp-")
+                   if p.name not in (LOCK_NAME, "store.json")  # store.json: made meanwhile
+                   and not p.name.startswith(".store.json.tmp-")
                    and not (p.name == "parts" and p.is_dir() and not any(p.glob("*.parquet")))]
         if foreign:
             raise StoreError(f"{root} exists and is not a batchrl store (no store.json; it "

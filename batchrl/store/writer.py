@@ -121,15 +121,17 @@ class SourceWriter:
                 self._commit()
         finally:
             # a failing close must not hide the exception that brought us here
-            with contextlib.suppress(Exception):
-                self._wait()
-            if self._pool is not None:
-                self._pool.shutdown()
-            with contextlib.suppress(Exception):
-                self._writer.close()
-            self._tmp.unlink(missing_ok=True)
-            self._writer = None
-            self._lock.close()
+            try:
+                with contextlib.suppress(Exception):
+                    self._wait()
+                if self._pool is not None:
+                    self._pool.shutdown()
+                with contextlib.suppress(Exception):
+                    self._writer.close()
+                self._tmp.unlink(missing_ok=True)
+                self._writer = None
+            finally:
+                self._lock.close()  # whatever failed above, the store is not left held
 
     def write(self, batch: Rows | Mapping[str, Any]) -> None:
         """Append rows: a `Rows`, or column name -> array (``source`` may be left out)."""
