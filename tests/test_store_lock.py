@@ -145,12 +145,15 @@ FORK = """
 import os, sys
 from batchrl.store.lock import StoreBusy, store_lock
 told, tell = os.pipe()
+up, said_up = os.pipe()
 with store_lock(sys.argv[1]):
     child = os.fork()
-    if child == 0:  # a reading process: it waits, and outlives the lock's holding
+    if child == 0:  # a reading process: it runs on after the lock's holder let go
         os.close(tell)
+        os.write(said_up, b"u")  # under way (what a fork does to its files is done)
         os.read(told, 1)
         os._exit(0)
+    os.read(up, 1)
 os.close(told)
 try:
     with store_lock(sys.argv[1], wait=0):
