@@ -5,11 +5,9 @@
 
 from __future__ import annotations
 
-import contextlib
 import fnmatch
 import json
 import os
-import shlex
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import AbstractContextManager
@@ -25,11 +23,18 @@ from numpy.typing import NDArray
 
 from batchrl.store.files import fsync, now
 from batchrl.store.lock import LOCK_NAME, store_lock
+from batchrl.store.parts import (
+    check_pages,
+    damaged,
+    footer,
+    mismatch,
+    read_part,
+    recorded_sources,
+)
 from batchrl.store.rows import following_rows
 from batchrl.store.schema import (
     CORE_COLUMNS,
     MATRICES,
-    META_KEY,
     NUMERIC,
     SCHEMA_VERSION,
     StoreError,
@@ -217,7 +222,7 @@ class Store:
             raise StoreError(f"{root}/store.json is unreadable ({e}): point --store at a "
                              "batchrl store or a new directory") from e
         if meta.get("schema_version") != SCHEMA_VERSION:  # the logs it came from, if told
-            schema_of(meta, f"store {root}", _recorded_sources(root / "parts"), root)
+            schema_of(meta, f"store {root}", recorded_sources(root / "parts"), root)
         return cls(root, schema_of(meta, f"store {root}"))
 
     def writer(self, source_path: str | Path, digest: str) -> SourceWriter:
@@ -255,16 +260,8 @@ class Store:
         sources = self.sources()
         if pages:
             for part in self._part_files():
-                self._check_pages(part)
+                check_pages(part, self.root)
         return sources
-
-    def _check_pages(self, part: Path) -> None:
-        try:
-            f = pq.ParquetFile(part, page_checksum_verification=True)
-            for group in range(f.num_row_groups):
-                f.read_row_group(group)
-        except (OSError, pa.ArrowException) as e:
-            raise self._damaged(part, e) from None
 
     def remove_source(self, source_path: str | Path) -> bool:
         """Delete a source's part, found by its path now or as recorded; False if none."""
@@ -304,7 +301,7 @@ class Store:
                     batch_size=batch_size, columns=columns)
                 yield from batches
             except (OSError, pa.ArrowException) as e:
-                raise self._damaged(part, e) from None
+                raise damaged(part, self.root, e) from None
 
     def to_pandas(self, columns: Sequence[str] | None = None) -> pd.DataFrame:
         """All rows as a DataFrame.
@@ -456,91 +453,18 @@ class Store:
     def _read_table(self, columns: list[str]) -> pa.Table:
         if not (parts := self._part_files()):
             return self.schema.arrow_schema().empty_table().select(columns)
-        return pa.concat_tables([self._read_part(p, columns) for p in parts])
-
-    def _read_part(self, part: Path, columns: list[str]) -> pa.Table:
-        """A part's columns, each page checked against its CRC (the bad part named)."""
-        try:
-            return pq.read_table(part, columns=columns, page_checksum_verification=True)
-        except (OSError, pa.ArrowException) as e:
-            raise self._damaged(part, e) from None
-
-    def _footer(self, part: Path) -> dict[str, Any]:
-        """A part's batchrl footer: the store's identity and its source's record."""
-        try:
-            footer = pq.read_metadata(part)
-            meta: dict[str, Any] = json.loads(footer.metadata[META_KEY])
-            rows = int(meta["source"]["rows"])
-        except (OSError, KeyError, TypeError, ValueError, pa.ArrowException) as e:
-            raise self._damaged(part, e) from None
-        if footer.num_rows != rows:
-            raise self._damaged(part, f"its footer counts {rows:,} rows, its row groups "
-                                      f"{footer.num_rows:,}")
-        return meta
+        return pa.concat_tables([read_part(p, columns, self.root) for p in parts])
 
     def _read_source(self, part: Path) -> SourceInfo:
-        meta = self._footer(part)
+        meta = footer(part, self.root)
         if (schema := schema_of(meta, f"part {part}")) != self.schema:
-            raise self._mismatch(part, schema)
+            raise mismatch(part, schema, self.schema, self._part_files(), self.root)
         try:
             s = meta["source"]
             return SourceInfo(s["path"], s["digest"], s["rows"], s["episodes"], s["extra"],
                               s["resolved_path"], tuple(s["players"]), s["ingested_at"])
         except (KeyError, TypeError) as e:
-            raise self._damaged(part, f"its footer lacks {e}") from None
-
-    def _mismatch(self, part: Path, schema: StoreSchema) -> StoreError:
-        """A part of another schema than store.json's: the part is foreign, or, when every
-        part agrees with it, store.json is the one changed."""
-        held = []
-        for other in self._part_files():
-            with contextlib.suppress(StoreError):
-                held.append(schema_of(self._footer(other), f"part {other}"))
-        if all(h == schema for h in held):
-            return StoreError(
-                f"{self.root / 'store.json'} disagrees with every part of the store: they "
-                f"hold {describe_difference(schema, self.schema)} as store.json says; "
-                "store.json was edited or replaced: restore it, or re-ingest the logs into "
-                "a new --store")
-        return StoreError(f"part {part} holds {describe_difference(schema, self.schema)} "
-                          f"as store.json and the other parts say: it is no part of this "
-                          "store; delete it")
-
-    def _damaged(self, part: Path, error: BaseException | str) -> StoreError:
-        """The error that names a damaged part, the log it came from, and what to do."""
-        why = (str(error).strip().splitlines() or [type(error).__name__])[0]
-        root = shlex.quote(str(self.root))
-        source = _recorded_source(part)
-        if source is None:
-            return StoreError(
-                f"part {part} is damaged ({why}), and its footer no longer says which log it "
-                f"came from: delete it, then re-ingest that log (batchrl ingest LOG --store "
-                f"{root})")
-        return StoreError(
-            f"part {part} is damaged ({why}); it holds the rows of {source}: re-ingest that "
-            f"log to replace it (batchrl ingest {shlex.quote(source)} --store {root}, with "
-            f"the options it was ingested with), or delete the part to go on without them")
-
-
-def _recorded_source(part: Path) -> str | None:
-    """The source path a part's footer records, None where it cannot be read."""
-    try:
-        return str(json.loads(pq.read_metadata(part).metadata[META_KEY])["source"]["path"])
-    except (OSError, KeyError, TypeError, ValueError, pa.ArrowException):
-        return None
-
-
-def _recorded_sources(parts: Path) -> list[str]:
-    """The source paths in the footers of ``parts``' files, whatever their version; the
-    unreadable ones left out."""
-    found = []
-    for part in sorted(parts.glob("*.parquet")):
-        try:
-            found.append(str(json.loads(pq.read_metadata(part).metadata[META_KEY])["source"]
-                             ["path"]))
-        except (OSError, KeyError, TypeError, ValueError, pa.ArrowException):
-            continue
-    return found
+            raise damaged(part, self.root, f"its footer lacks {e}") from None
 
 
 def _rows_of(columns: Sequence[NDArray[Any]], dtype: type[np.generic],
