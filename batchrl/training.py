@@ -118,10 +118,11 @@ def store_digest(store: Store) -> str:
 
 
 def checkpoint_data(store: Store, config: FQIConfig) -> dict[str, Any]:
-    """What a checkpoint records of the data, beyond the rows `batchrl.fqi.data_key` sees:
-    the store's game and sources (each log's sha256, rows and ingest time: a log added,
-    removed or re-ingested changes it) and the selection (players; the features are the
-    rows'; --support, which changes the legal next actions)."""
+    """What a checkpoint records of the data, beyond the rows that
+    `batchrl.checkpoint_data.data_key` sees: the store's game and sources (each log's
+    sha256, rows and ingest time: a log added, removed or re-ingested changes it) and the
+    selection (players; the features are the rows'; --support, which changes the legal
+    next actions)."""
     return {"game": store.schema.game, "game_params": dict(store.schema.game_params),
             "sources": {s.path: {"sha256": s.digest[:16], "rows": s.rows,
                                  "ingested_at": s.ingested_at} for s in store.sources()},
