@@ -14,7 +14,7 @@ from pathlib import Path
 from locations import ROOT
 
 COMMANDS = ("batchrl.cli", "batchrl.cli_common", "batchrl.cli_play", "batchrl.cli_export",
-            "batchrl.ingest", "batchrl.imitation")
+            "batchrl.cli_learn", "batchrl.ingest", "batchrl.imitation")
 
 
 def _module_name(path: Path) -> str:

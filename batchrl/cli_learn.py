@@ -1,0 +1,211 @@
+"""The learning commands beyond fqi: `batchrl ablate` (which features an FQI hero needs)
+and `batchrl imitate` (a network that imitates the logged players)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import click
+
+from batchrl.cli_common import (
+    JOBS,
+    STORE_HELP,
+    game_options,
+    progress,
+    split_names,
+    take_game_options,
+)
+from batchrl.games import GameError, game_for
+
+
+@click.command()
+@click.option("--store", "store", type=click.Path(file_okay=False, path_type=Path),
+              default=None, help=STORE_HELP)
+@click.option("--opponent", default="rule", show_default=True, metavar="random|rule|MODEL",
+              help="Who every hero plays.")
+@click.option("--trees", "-M", type=click.IntRange(min=1), default=50, show_default=True,
+              help="M: trees per forest.")
+@click.option("--nmin", type=click.IntRange(min=2), default=20, show_default=True,
+              help="n_min: rows to split a node.")
+@click.option("--iters", "-N", type=click.IntRange(min=1), default=11, show_default=True,
+              help="N: FQI iterations.")
+@click.option("--hands", type=click.IntRange(min=2), default=20000, show_default=True,
+              help="Duplicate hands per hero (hands / 2 deals, each played twice).")
+@click.option("--seed", default=33, show_default=True,
+              help="Evaluation seed, shared by every hero: the same deals for all.")
+@click.option("--features", multiple=True, metavar="NAME[,NAME...]",
+              help="Drop only these, one at a time [default: every feature].")
+@click.option("--groups", type=click.Path(exists=True, dir_okay=False, path_type=Path),
+              default=None, help='Drop named groups instead: a JSON file like '
+                                 '{"betting": ["bet_flop", "bet_turn"]}.')
+@click.option("--player", "players", multiple=True, metavar="NAME[,NAME...]",
+              help="Learn only from these players' decisions (as batchrl fqi --player).")
+@click.option("--fast/--no-fast", default=True, show_default=True,
+              help="FQI fast mode (trees grown once) for every hero.")
+@click.option("--per-action", is_flag=True, help="One regressor per action.")
+@click.option("--jobs", "-j", type=JOBS, default=-1, show_default=True,
+              help="Threads for the trees (-1: every core).")
+@click.option("--out", type=click.Path(file_okay=False, path_type=Path), default=None,
+              help="Heroes, per-hand results and the table [default: STORE/ablation].")
+@click.option("--scheduler", envvar="BATCHRL_SCHEDULER", default=None, metavar="ADDRESS",
+              help="Train and play each hero as one task on a Dask cluster "
+                   "(tcp://HOST:8786; or set BATCHRL_SCHEDULER): the same table as here. "
+                   "The store and --out must be on a filesystem the workers share. Needs "
+                   "pip install 'batchrl[dask]'; see the README's Dask section.")
+def ablate(store: Path | None, opponent: str, trees: int, nmin: int, iters: int, hands: int,
+           seed: int, features: tuple[str, ...], groups: Path | None,
+           players: tuple[str, ...], fast: bool, per_action: bool, jobs: int,
+           out: Path | None, scheduler: str | None) -> None:
+    """Which features a hero needs: one hero per dropped feature, with 95% CIs.
+
+    Trains the full hero and one hero without each feature (or group), plays
+    each on the same duplicate deals against the opponent, and reports bb/hand
+    and the change from the full hero with a paired 95% confidence interval.
+    Beside it: the Q-forest's impurity importances and the permutation
+    importance on held-out Bellman targets. The table goes to CSV and Parquet;
+    a rerun reuses every finished hero and result.
+
+    \b
+    Example (the thesis's Figure 5.6):
+      batchrl ablate --store datasets/rule --opponent rule --player random \\
+          --trees 50 --nmin 20 --iters 11 --hands 20000
+      batchrl ablate --scheduler tcp://HOST:8786 ...   # a hero per task on a cluster
+    """
+    from batchrl.ablation import AblationConfig, load_groups, run_ablation
+    from batchrl.cluster import ClusterError, scheduler_address
+    from batchrl.policy import ModelError
+    from batchrl.store import Store, StoreError, default_store_path
+
+    root = store if store is not None else default_store_path()
+    try:
+        names = Store.open(root).schema.feature_names
+        config = AblationConfig(
+            store=root, opponent=opponent, trees=trees, nmin=nmin, iters=iters, hands=hands,
+            seed=seed, features=split_names(features) or None,
+            groups=load_groups(groups, names) if groups else None, players=split_names(players),
+            fast=fast, per_action=per_action, jobs=jobs, out=out,
+            scheduler=scheduler_address(scheduler))
+        result = run_ablation(config, on_step=lambda m: click.echo(m, err=True))
+    except (StoreError, ModelError, ValueError, ClusterError) as exc:
+        raise click.ClickException(str(exc)) from None
+    click.echo(result.text())
+    click.echo(f"table: {result.path} (and .parquet)")
+
+
+@click.command()
+@click.option("--store", "store", type=click.Path(file_okay=False, path_type=Path),
+              default=None, help=STORE_HELP)
+@click.option("--epochs", type=click.IntRange(min=1), default=100, show_default=True,
+              help="Passes over the training games.")
+@click.option("--player", "players", multiple=True, metavar="NAME[,NAME...]",
+              help="Learn only these players' moves (see the names in batchrl info), e.g. "
+                   "human in Eger et al.'s games [default: every move].")
+@click.option("--hidden", default=None, metavar="N,N,...",
+              help="Hidden layer widths [default: the game's; Hanabi's: the report's "
+                   "195,128,64,32].")
+@click.option("--dropout", type=click.FloatRange(0, 1, max_open=True), default=0.1,
+              show_default=True, help="Dropout after each hidden layer but the last.")
+@click.option("--batchnorm/--no-batchnorm", default=True, show_default=True,
+              help="Batch normalisation before the output layer.")
+@click.option("--batch-size", type=click.IntRange(min=1), default=256, show_default=True,
+              help="Moves per gradient step.")
+@click.option("--lr", "learning_rate", type=click.FloatRange(0, min_open=True), default=1e-3,
+              show_default=True,
+              help="Adam's learning rate.")
+@game_options("imitate")
+@click.option("--keep-best/--keep-last", default=True, show_default=True,
+              help="Keep the network of the epoch best on the validation games, or the last.")
+@click.option("--seed", default=0, show_default=True, help="The game split and the weights.")
+@click.option("--threads", type=click.IntRange(min=1), default=None,
+              help="CPU threads for torch [default: one per core].")
+@click.option("--out", type=click.Path(dir_okay=False, path_type=Path), default=None,
+              help="Network file [default: STORE/models/imitation[-PLAYER][-colour].pt]; a "
+                   "plot of the curves (.png) and the figures (.json) go beside it.")
+def imitate(store: Path | None, epochs: int, players: tuple[str, ...], hidden: str | None,
+            dropout: float, batchnorm: bool, batch_size: int, learning_rate: float,
+            keep_best: bool, seed: int, threads: int | None, out: Path | None,
+            **kwargs: Any) -> None:
+    """Train a network to predict the moves in a store (Hanabi's: the report's network).
+
+    Games are split 70/20/10 (train, validation, test) by game, never by row.
+    Prints each epoch's loss and accuracy, then the test set's per-move
+    precision, recall and F1 (the report's Figure 5), and saves the network, a
+    plot of the curves and the figures. Play it with
+    batchrl evaluate --game hanabi --players model:PATH,bot2.
+
+    \b
+    Examples:
+      batchrl imitate --store datasets/hanabi --epochs 100
+      batchrl imitate --store datasets/eger --player human --epochs 30
+      batchrl imitate --store datasets/hanabi --colour-order
+    Needs torch: pip install -e '.[imitation]' (or pip install torch==2.13.0).
+    """
+    from batchrl.imitation import (
+        Epoch,
+        NetworkConfig,
+        batches_per_epoch,
+        can_plot,
+        default_out,
+        train,
+        write_figures,
+    )
+    from batchrl.store import Store, StoreError, default_store_path
+
+    root = store if store is not None else default_store_path()
+    try:  # the store's game must have a network: one clear line if it has none
+        opened = Store.open(root)
+        opened.check()
+        schema = opened.schema
+        game = game_for(schema.game, schema.game_params)
+        options = take_game_options("imitate", kwargs, game)
+        spec = game.imitation(options)  # what the network reads and masks: the game's
+    except (StoreError, GameError) as exc:
+        raise click.ClickException(str(exc)) from None
+    try:
+        widths = tuple(int(w) for w in hidden.split(",")) if hidden is not None else None
+    except ValueError:
+        raise click.BadParameter(f"{hidden!r}: want widths like 195,128,64,32",
+                                 param_hint="--hidden") from None
+    config = NetworkConfig(hidden=widths, dropout=dropout, batchnorm=batchnorm, epochs=epochs,
+                           batch_size=batch_size, learning_rate=learning_rate, seed=seed,
+                           threads=threads, keep_best=keep_best)
+    who = split_names(players)
+    if out is None:
+        out = default_out(root, spec, who)
+    if not can_plot():
+        click.echo("matplotlib is not installed: the network and its figures are saved, the "
+                   "curves not drawn (pip install -e '.[imitation]' draws them)", err=True)
+    header = [f"{'epoch':>5} {'train loss':>10} {'train acc':>9} {'val loss':>9} "
+              f"{'val acc':>8} {'seconds':>8}"]
+
+    def line(e: Epoch) -> None:
+        while header:  # the header with the first epoch: an error comes before it
+            click.echo(header.pop())
+        click.echo(f"{e.epoch:>5} {e.train_loss:>10.4f} {e.train_accuracy:>9.2%} "
+                   f"{e.val_loss:>9.4f} {e.val_accuracy:>8.2%} {e.seconds:>8.1f}")
+
+    try:
+        total = batches_per_epoch(root, who, config) * epochs
+        with progress(total, "training") as advance:
+            result = train(root, out, config, spec, who, progress=advance, on_epoch=line)
+    except (ValueError, StoreError) as exc:  # ImitationError is a ValueError
+        raise click.ClickException(str(exc)) from None
+    if "best_epoch" in result.extra:
+        click.echo(f"kept the network of epoch {result.extra['best_epoch']} (best validation "
+                   f"accuracy)")
+    click.echo(f"\ntest set: {result.split_games[2]:,} games, {result.split_rows[2]:,} moves "
+               f"(train {result.split_games[0]:,} games, validation {result.split_games[1]:,})")
+    click.echo(result.table())
+    by_partner = result.extra.get("accuracy_by_partner", {})
+    if len(by_partner) > 1:
+        click.echo("\ntest accuracy by partner:")
+        for name, figures_of in by_partner.items():
+            click.echo(f"  {name:<24} {figures_of['accuracy']:>7.2%}  "
+                       f"({figures_of['moves']:,} moves)")
+    plot, figures = write_figures(result)
+    click.echo(f"network: {out}\ncurves:  {plot or 'not drawn (no matplotlib)'}\n"
+               f"figures: {figures}")
+
+
+# the playing commands live in their own module
