@@ -132,8 +132,14 @@ def _play_hints(state: State) -> list[int]:
 
 class ConventionBot:
     name = "convention"
+    RULES = ("play focus", "play known", "hint playable", "save", "discard useless",
+             "discard chop", "discard likeliest useless", "hint safe", "play likeliest")
 
     def act(self, state: State) -> int:
+        return self.decide(state)[0]
+
+    def decide(self, state: State) -> tuple[int, str]:
+        """The move and the rule that chose it (``RULES``: which step of the convention)."""
         me = state.current
         partner = (me + 1) % state.players
         play, dead = playable(state), useless(state)
@@ -144,34 +150,34 @@ class ConventionBot:
         if state.hint_target == me and state.hint_focus:
             focus = max(state.hint_focus)
             if focus < len(state.hands[me]) and playability[focus] > 0:
-                return focus
+                return focus, "play focus"
         # 2. a card I know is playable
         sure = np.flatnonzero(playability > 0.999)
         if sure.size:
-            return int(sure[0])
+            return int(sure[0]), "play known"
         # 3. tell the partner about a playable card
         if state.hints > 0 and (hints := _play_hints(state)):
-            return hints[0]
+            return hints[0], "hint playable"
         # 4. save the partner's critical chop card (a last copy) from being discarded
         if state.hints > 0 and (save := self._save(state, partner, dead)) is not None:
-            return save
+            return save, "save"
         # 5. discard: known useless first, then the oldest untouched card
         if state.hints < MAX_HINTS or state.discard_at_max_hints:
             junk = np.flatnonzero(uselessness > 0.999)
             if junk.size:
-                return 5 + int(junk[0])
+                return 5 + int(junk[0]), "discard useless"
             untouched = [i for i, c in enumerate(state.clued[me]) if not c]
             if untouched:
-                return 5 + untouched[0]
+                return 5 + untouched[0], "discard chop"
             if state.hints < MAX_HINTS:
-                return 5 + int(np.argmax(uselessness))
+                return 5 + int(np.argmax(uselessness)), "discard likeliest useless"
         # 6. nothing to do: a hint whose focus cannot be read as a play
         safe = [a for a in legal_actions(state)
                 if a >= 10 and not self._misread(state, partner, a)]
         if safe:
-            return safe[0]
+            return safe[0], "hint safe"
         # 7. the least risky play
-        return int(np.argmax(playability))
+        return int(np.argmax(playability)), "play likeliest"
 
     @staticmethod
     def _misread(state: State, seat: int, action: int) -> bool:

@@ -61,10 +61,12 @@ class Hanabi(Game):
         Option("colour_order", {"imitate": "--colour-order"}, type=bool,
                help="train on colour-ordered states (colours sorted per state, hint moves "
                     "renamed); the network renames its moves back when it plays."),
-        Option("features", {"imitate": "--features"}, choices=("report", "hints"),
+        Option("features", {"imitate": "--features"}, choices=("report", "hints", "convention"),
                help="report: the report's 195 numbers; hints: those and 15 public facts "
                     "about hints (which cards hints touched, the focus of the hint just "
-                    "before) [default: report]."),
+                    "before); convention: those and 68 facts the bots' focus convention "
+                    "reads, computed from them (which card a hint would focus, chops, "
+                    "critical cards) [default: report]."),
     )
     bots = ("random", "simple", "convention", "bot1", "bot2")
     default_players = ("bot2", "bot2")

@@ -10,6 +10,8 @@ imitate``'s loop (``batchrl.imitation``) what is Hanabi's:
   those and the 15 public hint facts the store keeps after them (which cards hints
   touched; the focus of the partner's hint just before), which the conventions of
   the bots that make the data read and the report's state lacks;
+  ``convention``, those 210 and the facts the bots' focus convention decides on,
+  computed from them (``batchrl.games.hanabi.focus``);
 - the moves a state can allow (a slot the hand no longer has, a hint that touches
   no card, a hint with no token left are masked out of the softmax), as the rules
   give them from the 195 numbers; at play time ``NetworkBot`` masks with the rules'
@@ -118,19 +120,34 @@ def prepare(x: NDArray[np.float32], y: NDArray[np.int64] | None,
     return xs, ys, perm
 
 
-FEATURE_SETS = ("report", "hints")
+FEATURE_SETS = ("report", "hints", "convention")
 
 
 def feature_set(name: str) -> tuple[str, ...]:
-    """The features a network reads: ``report``, the report's 195 numbers; ``hints``,
-    those and the 15 public hint facts (``knowledge.HINT_FEATURES``)."""
+    """The stored columns a network reads: ``report``, the report's 195 numbers;
+    ``hints``, those and the 15 public hint facts (``knowledge.HINT_FEATURES``);
+    ``convention``, the same 210, to which ``focus.convention_facts`` adds the focus
+    convention's facts computed from them."""
     from batchrl.games.hanabi import knowledge
 
     if name == "report":
         return knowledge.feature_names()
-    if name == "hints":
+    if name in ("hints", "convention"):
         return (*knowledge.feature_names(), *knowledge.HINT_FEATURES)
     raise GameError(f"features {name!r}: want one of {', '.join(FEATURE_SETS)}")
+
+
+def inputs(x: NDArray[np.float32], colour_order: bool, features: str
+           ) -> tuple[NDArray[np.float32], NDArray[np.intp] | None]:
+    """The network's inputs from stored rows (``feature_set(features)``'s columns): the
+    colour-ordered states if asked, then the convention's facts if asked; and the colour
+    order (None without it). Training and play both read states through here."""
+    xs, _, perm = prepare(np.asarray(x, dtype=np.float32), None, colour_order)
+    if features == "convention":
+        from batchrl.games.hanabi.focus import convention_facts
+
+        xs = np.hstack([xs, convention_facts(x)])  # per slot: the colour order keeps them
+    return xs, perm
 
 
 @dataclass(frozen=True)
@@ -140,6 +157,8 @@ class HanabiImitation:
     >>> spec = imitation_spec({"colour_order": True, "features": "hints"})
     >>> len(spec.columns), spec.tag, spec.record()
     (210, '-colour-hints', {'colour_order': True, 'features': 'hints'})
+    >>> imitation_spec({"features": "convention"}).tag
+    '-convention'
     """
 
     colour_order: bool = False
@@ -156,7 +175,7 @@ class HanabiImitation:
     @property
     def tag(self) -> str:
         return ("-colour" if self.colour_order else "") + \
-            ("-hints" if self.features == "hints" else "")
+            ("" if self.features == "report" else f"-{self.features}")
 
     def record(self) -> dict[str, Any]:
         """What ``NetworkBot`` reads back from the saved file's config."""
@@ -164,12 +183,15 @@ class HanabiImitation:
 
     def encode(self, states: NDArray[np.float32], moves: NDArray[np.int64]
                ) -> tuple[NDArray[np.float32], NDArray[np.int64]]:
-        x, y, _ = prepare(states, moves, self.colour_order)
-        assert y is not None
-        return x, y
+        x, perm = inputs(states, self.colour_order, self.features)
+        if perm is None:
+            return x, moves
+        from batchrl.games.hanabi import symmetry
+
+        return x, np.asarray(symmetry.canonical_actions(moves, perm), dtype=np.int64)
 
     def possible(self, x: NDArray[np.float32]) -> NDArray[np.bool_]:
-        return possible_moves(x)
+        return possible_moves(x[:, :195])
 
     def played(self, states: NDArray[np.float32], moves: NDArray[np.int64]
                ) -> NDArray[np.int64]:
@@ -202,6 +224,7 @@ class NetworkBot:
                  meta: dict[str, Any]) -> None:
         self.model, self.mean, self.std, self.meta = model, mean, std, meta
         self.colour_order = bool(meta["config"].get("colour_order", False))
+        self.features = str(meta["config"].get("features") or "report")
         self.model.eval()
 
     @classmethod
@@ -224,7 +247,16 @@ class NetworkBot:
             raise ModelError(f"{path}: a network of {meta.get('game')!r} stores "
                              f"({len(names[0])} features, {len(names[1])} moves), not of "
                              "two-player Hanabi's")
-        model = network(config, len(names[0]), len(names[1]))
+        features = str(saved.get("features") or "report")
+        if features not in FEATURE_SETS:
+            raise ModelError(f"{path}: features {features!r}: this batchrl reads "
+                             f"{', '.join(FEATURE_SETS)}")
+        width = len(names[0])
+        if features == "convention":
+            from batchrl.games.hanabi.focus import FACT_NAMES
+
+            width += len(FACT_NAMES)
+        model = network(config, width, len(names[1]))
         try:
             model.load_state_dict(blob["state_dict"])
         except (RuntimeError, KeyError) as exc:
@@ -234,7 +266,7 @@ class NetworkBot:
     def scores(self, x: NDArray[np.float32]) -> NDArray[np.float32]:
         """The network's logits for states as the store holds them (before reordering)."""
         torch = torch_module()
-        xs, _, perm = prepare(np.asarray(x, dtype=np.float32), None, self.colour_order)
+        xs, perm = inputs(np.asarray(x, dtype=np.float32), self.colour_order, self.features)
         with torch.no_grad():
             logits = self.model(torch.from_numpy(((xs - self.mean) / self.std)
                                                  .astype(np.float32))).numpy()

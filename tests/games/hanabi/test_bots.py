@@ -37,3 +37,22 @@ def test_the_convention_bot_scores_at_least_17_in_two_player_self_play():
     simple = play_games((SimpleBot(np.random.default_rng(1)), SimpleBot(np.random.default_rng(2))),
                         200, np.random.default_rng(5))
     assert simple.mean() < scores.mean()
+
+
+def test_decide_names_the_rule_behind_each_of_the_convention_bots_moves():
+    rng = np.random.default_rng(6)
+    bot, used = ConventionBot(), set()
+    for _ in range(20):
+        s = new_game(rng)
+        while not is_terminal(s):
+            action, rule = bot.decide(s)
+            assert action == bot.act(s) and rule in ConventionBot.RULES
+            if rule.startswith("play"):
+                assert action < 5
+            elif rule.startswith("discard"):
+                assert 5 <= action < 10
+            else:
+                assert action >= 10
+            used.add(rule)
+            s = step(s, action)
+    assert {"play focus", "hint playable", "save", "discard chop"} <= used

@@ -53,14 +53,16 @@ def test_the_options_make_the_spec_and_a_bad_feature_set_is_refused():
     assert (plain.colour_order, plain.features, plain.tag, len(plain.columns)) == \
         (False, "report", "", 195)
     assert imitation_spec({"colour_order": True}).tag == "-colour"
-    with pytest.raises(GameError, match="want one of report, hints"):
+    assert imitation_spec({"features": "convention"}).columns == \
+        imitation_spec({"features": "hints"}).columns  # the facts are computed, not stored
+    with pytest.raises(GameError, match="want one of report, hints, convention"):
         imitation_spec({"features": "everything"})
     game = get_game("hanabi")
     assert game.can("imitation")
 
 
 @pytest.mark.parametrize(("colour_order", "features"), [(False, "report"), (True, "report"),
-                                                       (True, "hints")])
+                                                       (True, "hints"), (True, "convention")])
 def test_a_trained_network_saves_loads_and_never_plays_an_illegal_move(store, tmp_path,
                                                                       colour_order, features):
     out = tmp_path / "net.pt"
