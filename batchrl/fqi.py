@@ -139,6 +139,7 @@ class FQI:
         # each checkpoint records it with the rows' own digest, and a resume on other data
         # is refused, saying what changed
         self.checkpoint_data = checkpoint_data
+        self._remote: Any = None  # batchrl.cluster.RemoteFits while a run holds the cluster
 
     # --- the loop ------------------------------------------------------------
 
@@ -150,6 +151,7 @@ class FQI:
     def fit_iter(self, data: Transitions, resume: bool = False) -> Iterator[IterationStats]:
         """Run the iterations, yielding each one's diagnostics as it completes."""
         self._check_params()
+        self._release()  # inputs scattered for another fit's data are not these
         n_actions = len(data.action_names)
         seeds = np.random.SeedSequence(self.random_state).generate_state(self.n_iterations + 1)
         inputs = _Inputs(data, n_actions, self.per_action, self.random_state)
@@ -194,6 +196,13 @@ class FQI:
             self.history_.append(stats)
             self._save_checkpoint(it + 1, frozen)
             yield stats
+        self._release()
+
+    def _release(self) -> None:
+        """Free the inputs a run scattered to the cluster's workers."""
+        if self._remote is not None:
+            self._remote.forget()
+            self._remote = None
 
     # --- Q ---------------------------------------------------------------------
 
@@ -258,7 +267,7 @@ class FQI:
             return
         from batchrl.cluster import RemoteFits, workers
 
-        if getattr(self, "_remote", None) is None:
+        if self._remote is None:
             self._remote = RemoteFits(self.client)
         remote = self._remote
         n = len(inputs.rows)

@@ -53,6 +53,23 @@ def test_fqi_on_the_cluster_is_the_local_fqi(cluster, per_action, freeze_after):
                 forest_seeds(mine).tolist()
 
 
+def test_one_fqi_fitted_twice_on_the_cluster_learns_the_second_data(cluster):
+    from test_fqi import noisy
+
+    first, second = noisy(seed=1), noisy(n=2000, seed=2)
+    probe = np.random.default_rng(9).random((100, 3)).astype(np.float32)
+
+    def fqi(client):
+        return FQI(extra_trees(trees=4, nmin=10), n_iterations=2, random_state=5,
+                   client=client)
+
+    with connect(cluster) as client:
+        reused = fqi(client)
+        reused.fit(first)
+        reused.fit(second)  # its inputs are scattered again, never the first data's
+    np.testing.assert_array_equal(reused.q_values(probe), fqi(None).fit(second).q_values(probe))
+
+
 def test_fqi_command_with_a_scheduler(cluster, sample_log, tmp_path, monkeypatch):
     store = tmp_path / "s"
     assert invoke("ingest", sample_log, "--store", store).exit_code == 0
