@@ -108,3 +108,65 @@ class PairsReport:
     def as_dict(self) -> dict[str, Any]:
         return {"games": self.games, "seed": self.seed,
                 "pairs": [p.as_dict() for p in self.pairs]}
+
+
+@dataclass(frozen=True)
+class RuleAgreement:
+    """Per rule of the teacher (``ConventionBot.RULES``): the measured player's moves in
+    states where the teacher would use it, how many the teacher would make too, and how
+    many of them were misplays (a card that does not play)."""
+
+    moves: dict[str, int]
+    agree: dict[str, int]
+    misplays: dict[str, int]
+    games: int
+    mean: float  # cards played
+    lost_all_fuses: int
+
+    def table(self) -> str:
+        lines = [f"{'the teacher would':<28} {'moves':>7} {'agree':>6} {'misplays':>8}"]
+        for rule in self.moves:
+            lines.append(f"{rule:<28} {self.moves[rule]:>7,} "
+                         f"{self.agree[rule] / self.moves[rule]:>6.3f} {self.misplays[rule]:>8,}")
+        return "\n".join(lines)
+
+
+def agreement(specs: Sequence[str], games: int, seed: int, measured: int = 0,
+              bots: Sequence[Any] | None = None) -> RuleAgreement:
+    """Play ``games`` games of ``specs`` (as ``evaluate_players``, the same deals) and at
+    each move of seat ``measured`` ask the teacher (``bot2``, the convention bot) what it
+    would play and by which rule: where a learner parts from its teacher, in the states
+    the learner itself reaches.
+
+    >>> r = agreement(("simple", "bot2"), games=5, seed=1)
+    >>> 0 < sum(r.agree.values()) < sum(r.moves.values())
+    True
+    """
+    from batchrl.games.hanabi.bots import ConventionBot
+    from batchrl.games.hanabi.rules import colour_of, is_terminal, new_game, rank_of, step
+
+    teacher = ConventionBot()
+    rng = np.random.default_rng(seed)
+    deals = np.random.default_rng([seed, 1])
+    players: list[Any] = list(bots) if bots is not None else [make_bot(s, rng) for s in specs]
+    moves = dict.fromkeys(ConventionBot.RULES, 0)
+    agree, misplays = dict(moves), dict(moves)
+    scores, burnt = [], 0
+    for _ in range(games):
+        state = new_game(deals, len(players))
+        while not is_terminal(state):
+            action = int(players[state.current].act(state))
+            if state.current == measured:
+                wanted, rule = teacher.decide(state)
+                moves[rule] += 1
+                agree[rule] += action == wanted
+                if action < 5:
+                    c = state.hands[state.current][action]
+                    misplays[rule] += state.fireworks[colour_of(c)] + 1 != rank_of(c)
+            state = step(state, action)
+        scores.append(state.score_played)
+        burnt += state.fuses == 0
+    used = [r for r in ConventionBot.RULES if moves[r]]
+    return RuleAgreement({r: moves[r] for r in used}, {r: agree[r] for r in used},
+                         {r: misplays[r] for r in used}, games, float(np.mean(scores)),
+                         int(burnt))

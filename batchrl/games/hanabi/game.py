@@ -64,7 +64,7 @@ class Hanabi(Game):
         Option("features", {"imitate": "--features"}, choices=("report", "hints", "convention"),
                help="report: the report's 195 numbers; hints: those and 15 public facts "
                     "about hints (which cards hints touched, the focus of the hint just "
-                    "before); convention: those and 68 facts the bots' focus convention "
+                    "before); convention: those and 78 facts the bots' focus convention "
                     "reads, computed from them (which card a hint would focus, chops, "
                     "critical cards) [default: report]."),
     )

@@ -209,7 +209,7 @@ class HanabiImitation:
 
 def imitation_spec(options: Mapping[str, Any]) -> HanabiImitation:
     """Hanabi's network as ``batchrl imitate``'s options ask (``colour_order``, a bool;
-    ``features``, ``report`` or ``hints``), for ``batchrl.imitation.train``."""
+    ``features``, ``report``, ``hints`` or ``convention``), for ``batchrl.imitation.train``."""
     features = str(options.get("features") or "report")
     feature_set(features)  # a GameError names the sets
     return HanabiImitation(bool(options.get("colour_order", False)), features)
@@ -252,6 +252,9 @@ class NetworkBot:
             raise ModelError(f"{path}: features {features!r}: this batchrl reads "
                              f"{', '.join(FEATURE_SETS)}")
         width = len(names[0])
+        if tuple(names[0]) != feature_set(features):
+            raise ModelError(f"{path}: features {features!r} read {len(feature_set(features))} "
+                             f"stored numbers, but the file names {width}")
         if features == "convention":
             from batchrl.games.hanabi.focus import FACT_NAMES
 

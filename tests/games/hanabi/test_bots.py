@@ -46,7 +46,7 @@ def test_decide_names_the_rule_behind_each_of_the_convention_bots_moves():
         s = new_game(rng)
         while not is_terminal(s):
             action, rule = bot.decide(s)
-            assert action == bot.act(s) and rule in ConventionBot.RULES
+            assert rule in ConventionBot.RULES and action in legal_actions(s)
             if rule.startswith("play"):
                 assert action < 5
             elif rule.startswith("discard"):
@@ -56,3 +56,13 @@ def test_decide_names_the_rule_behind_each_of_the_convention_bots_moves():
             used.add(rule)
             s = step(s, action)
     assert {"play focus", "hint playable", "save", "discard chop"} <= used
+
+
+def test_the_teacher_agrees_with_itself_and_a_simpler_bot_does_not():
+    from batchrl.games.hanabi.evaluate import agreement
+
+    itself = agreement(("bot2", "bot2"), games=10, seed=2)
+    assert itself.agree == itself.moves and sum(itself.misplays.values()) == 0
+    simple = agreement(("simple", "bot2"), games=10, seed=2)
+    assert sum(simple.agree.values()) < sum(simple.moves.values())
+    assert "play focus" in simple.moves and simple.table().count("\n") == len(simple.moves)

@@ -5,7 +5,14 @@ import numpy as np
 
 from batchrl.games.hanabi import bots
 from batchrl.games.hanabi.focus import FACT_NAMES, convention_facts
-from batchrl.games.hanabi.knowledge import encode, hint_features, unseen, useless
+from batchrl.games.hanabi.knowledge import (
+    distributions,
+    encode,
+    hint_features,
+    playable,
+    unseen,
+    useless,
+)
 from batchrl.games.hanabi.rules import is_terminal, new_game, step
 from batchrl.games.hanabi.symmetry import relabel_state
 
@@ -63,7 +70,40 @@ def test_each_fact_is_what_the_bot_computes_from_the_whole_state():
             assert f[f"current{max(s.hint_focus)}_focus"]
             assert sum(f[f"current{i}_focus"] for i in range(5)) == 1
             checked["own"] += 1
+        else:
+            assert not any(f[f"current{i}_focus"] for i in range(5))
+        _check_the_plain_facts(s, f)
     assert min(checked.values()) > 50, checked
+
+
+def _check_the_plain_facts(s, f):
+    """The facts read off one card or the table: each slot's against the state."""
+    me, partner = s.current, 1 - s.current
+    play, dead = playable(s), useless(s)
+    mine = distributions(unseen(s, me), s.known[me])
+    theirs = distributions(unseen(s, None), s.known[partner])
+    own_chop = next((i for i, c in enumerate(s.clued[me]) if not c), None)
+    their_chop = next((i for i, c in enumerate(s.clued[partner]) if not c), None)
+    for i in range(5):
+        held = i < len(s.hands[me])
+        p = (mine[i] * play).sum() if held else 0.0
+        u = (mine[i] * dead).sum() if held else 0.0
+        assert f[f"current{i}_maybe_playable"] == (held and p > 1e-6)
+        assert f[f"current{i}_known_playable"] == (held and p > 0.999)
+        assert f[f"current{i}_known_useless"] == (held and u > 0.999)
+        assert f[f"current{i}_chop"] == (i == own_chop)
+        hand = s.hands[partner]
+        if i >= len(hand):
+            assert not any(v for k, v in f.items() if k.startswith(f"other{i}_"))
+            continue
+        c = hand[i]
+        assert f[f"other{i}_plays_now"] == bool(play[c // 5, c % 5])
+        assert f[f"other{i}_known_playable"] == ((theirs[i] * play).sum() > 0.999)
+        assert f[f"other{i}_touched_copy"] == any(
+            hand[j] == c and s.clued[partner][j] for j in range(len(hand)) if j != i)
+        assert f[f"other{i}_chop"] == (i == their_chop)
+    assert f["no_hints"] == (s.hints == 0) and f["all_hints"] == (s.hints == 8)
+    assert f["deck_empty"] == (len(s.deck) == 0)
 
 
 def test_the_facts_ignore_colour_names():

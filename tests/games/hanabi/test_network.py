@@ -88,10 +88,11 @@ def test_a_trained_network_saves_loads_and_never_plays_an_illegal_move(store, tm
             s = step(s, action)
 
 
-def test_the_saved_network_scores_the_test_games_as_the_result_says(store, tmp_path):
+@pytest.mark.parametrize("options", [{}, {"colour_order": True, "features": "convention"}])
+def test_the_saved_network_scores_the_test_games_as_the_result_says(store, tmp_path, options):
     from batchrl.imitation import split
 
-    spec = imitation_spec({})
+    spec = imitation_spec(options)
     result = train(store, tmp_path / "n.pt", NetworkConfig(epochs=2, batch_size=64, threads=1),
                    spec)
     t = Store.open(store).arrays(features=spec.columns)
@@ -112,6 +113,14 @@ def test_a_file_that_is_not_a_hanabi_network_is_refused(store, tmp_path):
     torch.save(blob | {"meta": json.dumps(meta | {"game": "kuhn"})}, tmp_path / "kuhn.pt")
     with pytest.raises(ModelError, match="a network of 'kuhn' stores"):
         NetworkBot.load(tmp_path / "kuhn.pt")
+    for config, message in (({"features": "everything"}, "features 'everything': this batchrl "
+                             "reads report, hints, convention"),
+                            ({"features": "convention"}, "features 'convention' read 210 "
+                             "stored numbers, but the file names 195")):
+        crafted = meta | {"config": meta["config"] | config}
+        torch.save(blob | {"meta": json.dumps(crafted)}, tmp_path / "crafted.pt")
+        with pytest.raises(ModelError, match=message):
+            NetworkBot.load(tmp_path / "crafted.pt")
     (tmp_path / "junk.pt").write_bytes(b"not torch")
     with pytest.raises(ModelError, match="not a network from batchrl imitate"):
         NetworkBot.load(tmp_path / "junk.pt")
