@@ -143,7 +143,6 @@ def agreement(specs: Sequence[str], games: int, seed: int, measured: int = 0,
     True
     """
     from batchrl.games.hanabi.bots import ConventionBot
-    from batchrl.games.hanabi.rules import colour_of, is_terminal, new_game, rank_of, step
 
     teacher = ConventionBot()
     rng = np.random.default_rng(seed)
@@ -153,19 +152,16 @@ def agreement(specs: Sequence[str], games: int, seed: int, measured: int = 0,
     agree, misplays = dict(moves), dict(moves)
     scores, burnt = [], 0
     for _ in range(games):
-        state = new_game(deals, len(players))
-        while not is_terminal(state):
-            action = int(players[state.current].act(state))
-            if state.current == measured:
-                wanted, rule = teacher.decide(state)
-                moves[rule] += 1
-                agree[rule] += action == wanted
-                if action < 5:
-                    c = state.hands[state.current][action]
-                    misplays[rule] += state.fireworks[colour_of(c)] + 1 != rank_of(c)
-            state = step(state, action)
-        scores.append(state.score_played)
-        burnt += state.fuses == 0
+        states, actions = play_game(players, deals)
+        for state, action, after in zip(states[:-1], actions, states[1:], strict=True):
+            if state.current != measured:
+                continue
+            wanted, rule = teacher.decide(state)
+            moves[rule] += 1
+            agree[rule] += action == wanted
+            misplays[rule] += after.fuses < state.fuses  # a card that did not play
+        scores.append(states[-1].score_played)
+        burnt += states[-1].fuses == 0
     used = [r for r in ConventionBot.RULES if moves[r]]
     return RuleAgreement({r: moves[r] for r in used}, {r: agree[r] for r in used},
                          {r: misplays[r] for r in used}, games, float(np.mean(scores)),

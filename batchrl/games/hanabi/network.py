@@ -137,17 +137,25 @@ def feature_set(name: str) -> tuple[str, ...]:
     raise GameError(f"features {name!r}: want one of {', '.join(FEATURE_SETS)}")
 
 
-def inputs(x: NDArray[np.float32], colour_order: bool, features: str
-           ) -> tuple[NDArray[np.float32], NDArray[np.intp] | None]:
+def inputs(x: NDArray[np.float32], colour_order: bool, features: str,
+           moves: NDArray[np.int64] | None = None
+           ) -> tuple[NDArray[np.float32], NDArray[np.int64] | None, NDArray[np.intp] | None]:
     """The network's inputs from stored rows (``feature_set(features)``'s columns): the
-    colour-ordered states if asked, then the convention's facts if asked; and the colour
-    order (None without it). Training and play both read states through here."""
-    xs, _, perm = prepare(np.asarray(x, dtype=np.float32), None, colour_order)
+    colour-ordered states if asked, then the convention's facts if asked; the moves
+    renamed to match (given), and the colour order (None without it). Training and play
+    both read states through here."""
+    xs, ys, perm = prepare(np.asarray(x, dtype=np.float32), moves, colour_order)
     if features == "convention":
         from batchrl.games.hanabi.focus import convention_facts
 
         xs = np.hstack([xs, convention_facts(x)])  # per slot: the colour order keeps them
-    return xs, perm
+    return xs, ys, perm
+
+
+def input_width(features: str) -> int:
+    """How many numbers the network reads for ``features``, as ``inputs`` makes them."""
+    blank = np.zeros((1, len(feature_set(features))), dtype=np.float32)
+    return int(inputs(blank, False, features)[0].shape[1])
 
 
 @dataclass(frozen=True)
@@ -183,12 +191,9 @@ class HanabiImitation:
 
     def encode(self, states: NDArray[np.float32], moves: NDArray[np.int64]
                ) -> tuple[NDArray[np.float32], NDArray[np.int64]]:
-        x, perm = inputs(states, self.colour_order, self.features)
-        if perm is None:
-            return x, moves
-        from batchrl.games.hanabi import symmetry
-
-        return x, np.asarray(symmetry.canonical_actions(moves, perm), dtype=np.int64)
+        x, y, _ = inputs(states, self.colour_order, self.features, moves)
+        assert y is not None
+        return x, np.asarray(y, dtype=np.int64)
 
     def possible(self, x: NDArray[np.float32]) -> NDArray[np.bool_]:
         return possible_moves(x[:, :195])
@@ -251,15 +256,10 @@ class NetworkBot:
         if features not in FEATURE_SETS:
             raise ModelError(f"{path}: features {features!r}: this batchrl reads "
                              f"{', '.join(FEATURE_SETS)}")
-        width = len(names[0])
         if tuple(names[0]) != feature_set(features):
             raise ModelError(f"{path}: features {features!r} read {len(feature_set(features))} "
-                             f"stored numbers, but the file names {width}")
-        if features == "convention":
-            from batchrl.games.hanabi.focus import FACT_NAMES
-
-            width += len(FACT_NAMES)
-        model = network(config, width, len(names[1]))
+                             f"stored numbers, but the file names {len(names[0])}")
+        model = network(config, input_width(features), len(names[1]))
         try:
             model.load_state_dict(blob["state_dict"])
         except (RuntimeError, KeyError) as exc:
@@ -269,7 +269,7 @@ class NetworkBot:
     def scores(self, x: NDArray[np.float32]) -> NDArray[np.float32]:
         """The network's logits for states as the store holds them (before reordering)."""
         torch = torch_module()
-        xs, perm = inputs(np.asarray(x, dtype=np.float32), self.colour_order, self.features)
+        xs, _, perm = inputs(np.asarray(x, dtype=np.float32), self.colour_order, self.features)
         with torch.no_grad():
             logits = self.model(torch.from_numpy(((xs - self.mean) / self.std)
                                                  .astype(np.float32))).numpy()
