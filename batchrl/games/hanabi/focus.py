@@ -39,7 +39,7 @@ from __future__ import annotations
 import numpy as np
 from numpy.typing import NDArray
 
-from batchrl.games.hanabi.knowledge import COPIES
+from batchrl.games.hanabi.knowledge import COPIES, table_facts
 
 _OWN = ("focus", "chop", "maybe_playable", "known_playable", "known_useless")
 _OTHER = ("plays_now", "known_playable", "rank_hint_focus", "colour_hint_focus",
@@ -49,7 +49,6 @@ FACT_NAMES = (*(f"current{i}_{n}" for n in _OWN for i in range(5)),
               *(f"other{i}_{n}" for n in _OTHER for i in range(5)),
               "no_hints", "all_hints", "deck_empty")
 WIDTH = 210  # what the facts are read from: the report's 195 numbers and 15 hint facts
-_RANKS = np.arange(1, 6)
 
 
 def _first(flags: NDArray[np.bool_]) -> NDArray[np.bool_]:
@@ -95,10 +94,7 @@ def convention_facts(x: NDArray[np.floating]) -> NDArray[np.float32]:
     ident = colour * 5 + np.clip(rank, 1, 5) - 1  # (n, 5); meaningless where not held
     rows = np.arange(n)[:, None]
 
-    up = fireworks[:, :, None] >= _RANKS  # (n, colour, rank)
-    plays = fireworks[:, :, None] + 1 == _RANKS
-    dead_one = discards >= COPIES
-    dead = up | (np.cumsum(dead_one, axis=2) - dead_one > 0)
+    up, plays, dead = table_facts(fireworks, discards)  # (n, colour, rank)
     public = np.clip(COPIES - up - discards, 0, None)  # copies not seen by everyone
     in_hand = np.zeros((n, 25))
     np.add.at(in_hand, (np.broadcast_to(rows, ident.shape)[held], ident[held]), 1)

@@ -89,11 +89,22 @@ def playable(state: State) -> NDArray[np.bool_]:
 
 def useless(state: State) -> NDArray[np.bool_]:
     """Identities that can never be played: already up, or blocked by a dead lower rank."""
-    dead = counts(state.discards) >= COPIES  # every copy of it discarded
-    blocked = np.cumsum(dead, axis=1) - dead > 0  # some lower rank of the colour is dead
-    up = _RANKS[None, :] <= np.array(state.fireworks)[:, None]
-    out: NDArray[np.bool_] = up | blocked
+    dead = table_facts(np.array(state.fireworks)[None], counts(state.discards)[None])[2]
+    out: NDArray[np.bool_] = dead[0]
     return out
+
+
+def table_facts(fireworks: NDArray[np.integer], gone: NDArray[np.floating]
+                ) -> tuple[NDArray[np.bool_], NDArray[np.bool_], NDArray[np.bool_]]:
+    """Per row of ``fireworks`` (n, colour) and discarded copies ``gone`` (n, colour,
+    rank - 1), as (n, colour, rank) tables: which identities are up, which would play
+    now, which can never be played (up, or a lower rank of the colour has every copy
+    discarded)."""
+    up = fireworks[:, :, None] >= _RANKS
+    plays = fireworks[:, :, None] + 1 == _RANKS
+    dead = gone >= COPIES  # every copy of it discarded
+    blocked = np.cumsum(dead, axis=2) - dead > 0  # some lower rank of the colour is dead
+    return up, plays, up | blocked
 
 
 def entropy(p: NDArray[np.float64]) -> NDArray[np.float64]:
@@ -219,16 +230,14 @@ def encode_many(states: Sequence[State], players: Sequence[int]) -> NDArray[np.f
     held = hand >= 0
     shown = np.bincount((np.arange(n)[:, None] * 25 + hand)[held],
                         minlength=n * 25).reshape(n, 5, 5)
-    up = fireworks[:, :, None] >= _RANKS  # (n, colour, rank)
+    up, plays, dead = table_facts(fireworks, gone)  # (n, colour, rank)
     public = np.clip(COPIES - up - gone, 0, None)
     left = np.stack([np.clip(public - shown, 0, None), public], axis=1)  # [row, own/public]
     allowed = _ALLOWED[(masks[..., 0] & ALL) << 5 | masks[..., 1] & ALL]  # (n, 2, 5, 5, 5)
     weight = left[:, :, None] * allowed
     total = weight.sum(axis=(3, 4), keepdims=True)
     p = np.divide(weight, total, out=np.zeros_like(weight), where=total > 0)
-    play = (fireworks[:, :, None] + 1 == _RANKS)[:, None, None]
-    dead = gone >= COPIES
-    dead = (up | (np.cumsum(dead, axis=2) - dead > 0))[:, None, None]
+    play, dead = plays[:, None, None], dead[:, None, None]
     feats = np.empty((n, 2, 5, 13))  # as card_features, per [row, own/partner, slot]
     feats[..., 0] = (p * play).sum(axis=(3, 4))
     feats[..., 1] = entropy(p)
