@@ -152,6 +152,12 @@ class FQI:
         """Run the iterations, yielding each one's diagnostics as it completes."""
         self._check_params()
         self._release()  # inputs scattered for another fit's data are not these
+        try:
+            yield from self._iterations(data, resume)
+        finally:
+            self._release()  # ended, stopped early or failed: the workers let go
+
+    def _iterations(self, data: Transitions, resume: bool) -> Iterator[IterationStats]:
         n_actions = len(data.action_names)
         seeds = np.random.SeedSequence(self.random_state).generate_state(self.n_iterations + 1)
         inputs = _Inputs(data, n_actions, self.per_action, self.random_state)
@@ -169,36 +175,33 @@ class FQI:
             start, frozen = self._load_checkpoint(inputs)
             if start:
                 q_probe, best_next = self._predict(inputs, frozen)
-        try:
-            for it in range(start, self.n_iterations):
-                began = time.perf_counter()
-                if self.freeze_after == 0 and frozen is None:
-                    frozen = self._freeze(inputs, return_to_go(data, self.gamma), int(seeds[-1]))
-                target = data.reward.copy()
-                target[inputs.has_next] += self.gamma * best_next
-                residual = float(np.sqrt(np.mean((target[inputs.probe] - q_probe) ** 2)))
-                if frozen is None:
-                    # the last Q's predictions are taken: its trees go before the new ones grow
-                    self.models_ = []
-                    self.models_ = self._fit_models(inputs, target, int(seeds[it]))
-                    if self.freeze_after is not None and it + 1 >= self.freeze_after:
-                        frozen = self._freeze_fitted(inputs)
-                else:
-                    frozen.values = [_leaf_means(frozen.train[m], frozen.offsets[m],
-                                                 target[inputs.rows[m]])
-                                     for m in range(len(frozen.train))]
-                    self._values = frozen
-                    # The trees themselves predict Q_N, even if the caller stops here.
-                    _write_leaf_values(self.models_, frozen)
-                q_probe, best_next = self._predict(inputs, frozen)
-                stats = IterationStats(it + 1, residual, float(np.mean(np.abs(q_probe))),
-                                       float(np.max(np.abs(q_probe), initial=0.0)),
-                                       time.perf_counter() - began, frozen is not None)
-                self.history_.append(stats)
-                self._save_checkpoint(it + 1, frozen)
-                yield stats
-        finally:
-            self._release()  # stopped early, or failed: the workers let go all the same
+        for it in range(start, self.n_iterations):
+            began = time.perf_counter()
+            if self.freeze_after == 0 and frozen is None:
+                frozen = self._freeze(inputs, return_to_go(data, self.gamma), int(seeds[-1]))
+            target = data.reward.copy()
+            target[inputs.has_next] += self.gamma * best_next
+            residual = float(np.sqrt(np.mean((target[inputs.probe] - q_probe) ** 2)))
+            if frozen is None:
+                # the last Q's predictions are taken: its trees go before the new ones grow
+                self.models_ = []
+                self.models_ = self._fit_models(inputs, target, int(seeds[it]))
+                if self.freeze_after is not None and it + 1 >= self.freeze_after:
+                    frozen = self._freeze_fitted(inputs)
+            else:
+                frozen.values = [_leaf_means(frozen.train[m], frozen.offsets[m],
+                                             target[inputs.rows[m]])
+                                 for m in range(len(frozen.train))]
+                self._values = frozen
+                # The trees themselves predict Q_N, even if the caller stops here.
+                _write_leaf_values(self.models_, frozen)
+            q_probe, best_next = self._predict(inputs, frozen)
+            stats = IterationStats(it + 1, residual, float(np.mean(np.abs(q_probe))),
+                                   float(np.max(np.abs(q_probe), initial=0.0)),
+                                   time.perf_counter() - began, frozen is not None)
+            self.history_.append(stats)
+            self._save_checkpoint(it + 1, frozen)
+            yield stats
 
     def _release(self) -> None:
         """Free the inputs a run scattered to the cluster's workers."""
