@@ -118,24 +118,38 @@ def solve(game: Game, **kwargs: Any) -> None:
                   lambda g: f"{g.default_count:,}" if g.can("evaluate") else None) + "].")
 @click.option("--seed", default=33, show_default=True,
               help="The deals and the bots' randomness (the same seed, the same cards).")
+@click.option("--scheduler", envvar="BATCHRL_SCHEDULER", default=None, metavar="ADDRESS",
+              help="Play on a Dask cluster (tcp://HOST:8786; or set BATCHRL_SCHEDULER): "
+                   "blocks of hands as tasks (10,000 deals; hanabi: 1,000 games), each "
+                   "from its own seed, so the report is the one a run here gives. Model "
+                   "files must be at the same path on the workers (pip install "
+                   "'batchrl[dask]').")
 @game_options("evaluate")
 @click.option("--json", "as_json", is_flag=True, help="One JSON object, for notebooks.")
 def evaluate(game: Game | None, model: Path | None, groups: tuple[str, ...],
              opponent: str | None, team: str | None, versus: str | None, count: int | None,
-             seed: int, as_json: bool, **kwargs: Any) -> None:
+             seed: int, scheduler: str | None, as_json: bool, **kwargs: Any) -> None:
     """Measure a learned policy, in the game its model was trained on.
+
+    Hands are played in blocks, each dealt and each bot drawing from a seed of
+    its own derived from --seed (the first block's are --seed's), so the same
+    seed gives the same report here or on a cluster (--scheduler).
 
     Per game:
     """
+    from batchrl.cluster import ClusterError, Tasks, connect, scheduler_address
+
     hero = f"model:{model}" if model is not None else None
     try:
         game = _game_of(game, hero, groups, team)
         options = take_game_options("evaluate", kwargs, game)
         chosen = _groups(game, hero, groups, opponent, team, versus)
         total = (count or game.default_count) * len(chosen)
-        with progress(total, "playing") as advance:
-            report = game.evaluate(chosen, count, seed, options, advance)
-    except (GameError, ValueError, OSError) as exc:
+        with connect(scheduler_address(scheduler)) as client, \
+                progress(total, "playing") as advance:
+            report = game.evaluate(chosen, count, seed, options, advance,
+                                   tasks=Tasks(client, advance))
+    except (GameError, ValueError, OSError, ClusterError) as exc:
         raise click.ClickException(_message(exc)) from None
     if as_json:
         out = report.as_dict()

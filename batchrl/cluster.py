@@ -13,6 +13,13 @@ iteration's targets once per model, and a task grows a share of one forest's tre
 from the seeds scikit-learn would give them (``forest_seeds``), so the forest put
 together from the tasks' trees is the forest one ``fit`` makes, tree for tree.
 
+What runs where (evaluate): the ``batchrl evaluate`` process sends blocks of hands as
+tasks (`Tasks`, `Task`) and puts their results together in order; a block's cards and
+its players' draws come from seeds derived from the one seed (`block_entropy`), so the
+blocks give the same results wherever they are played, and a run here plays the same
+blocks one after the other. The workers read the model files themselves (once per
+process: `load_once`).
+
 joblib's Dask backend was the other way: scikit-learn's forests would run each tree as
 a joblib task on the cluster unchanged. It ships a forest's data with each batch of
 tasks unless told what to scatter, and what it scatters by itself it hashes and sends
@@ -27,13 +34,14 @@ import math
 import os
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
-from typing import Any
+from typing import Any, TypeVar
 
 import numpy as np
 from numpy.typing import NDArray
 from sklearn.base import clone
 
 ENV = "BATCHRL_SCHEDULER"
+_T = TypeVar("_T")
 INSTALL = "pip install 'batchrl[dask]'"
 
 
@@ -148,3 +156,92 @@ class RemoteFits:
         for future in self._inputs.values():
             future.release()
         self._inputs.clear()
+
+
+# ---- evaluations in blocks: here one after the other, or as tasks on the cluster ----------
+
+BLOCK_TAG = 0x626C6B  # "blk": marks a block's seed apart from the others a game derives
+
+
+def block_entropy(key: int | Sequence[int], block: int) -> int | list[int]:
+    """The seed of block ``block`` of a run seeded ``key``: ``key`` itself for block 0, so
+    a run of one block plays what it played before runs had blocks (and the figures
+    published from it stand); ``[*key, BLOCK_TAG, block]`` for the others.
+
+    >>> block_entropy(33, 0), block_entropy(33, 2), block_entropy([33, 1], 1)
+    (33, [33, 6450283, 2], [33, 1, 6450283, 1])
+    """
+    if block == 0:
+        return key if isinstance(key, int) else list(key)
+    return [*([key] if isinstance(key, int) else key), BLOCK_TAG, block]
+
+
+def spans(total: int, size: int) -> list[tuple[int, int, int]]:
+    """``(block, lo, hi)`` for the blocks of ``size`` that cover ``range(total)``.
+
+    >>> spans(25, 10)
+    [(0, 0, 10), (1, 10, 20), (2, 20, 25)]
+    """
+    return [(b, lo, min(total, lo + size)) for b, lo in enumerate(range(0, total, size))]
+
+
+class Task:
+    """One call of a task: ``fn(*args, progress=...)``, which makes ``size`` units of
+    progress (hands, games) by the time it returns."""
+
+    __slots__ = ("args", "fn", "size")
+
+    def __init__(self, fn: Callable[..., Any], *args: Any, size: int) -> None:
+        self.fn, self.args, self.size = fn, args, size
+
+
+class Tasks:
+    """Runs tasks and gives their results in the order given: here, one after the other
+    (each told of ``progress``), or on a Dask cluster (``client``), where each result
+    advances ``progress`` as it arrives. A task's result depends only on its arguments,
+    so both ways give the same results."""
+
+    def __init__(self, client: Any = None,
+                 progress: Callable[[int], None] | None = None) -> None:
+        self.client, self.progress = client, progress
+
+    @classmethod
+    def of(cls, tasks: Tasks | None, progress: Callable[[int], None] | None) -> Tasks:
+        """``tasks``, else tasks run here that report to ``progress``."""
+        return tasks if tasks is not None else cls(None, progress)
+
+    def run(self, tasks: Sequence[Task]) -> list[Any]:
+        if self.client is None:
+            return [t.fn(*t.args, progress=self.progress) for t in tasks]
+        from distributed import as_completed
+
+        futures = [self.client.submit(t.fn, *t.args, pure=False) for t in tasks]
+        size = {f.key: t.size for f, t in zip(futures, tasks, strict=True)}
+        try:
+            for future in as_completed(futures):  # type: ignore[no-untyped-call]
+                if future.status == "error":
+                    future.result()  # raises the task's error, here
+                if self.progress is not None:
+                    self.progress(size[future.key])
+            return list(self.client.gather(futures))
+        finally:
+            for future in futures:
+                future.release()
+
+
+_LOADED: dict[tuple[Any, ...], Any] = {}
+_KEEP_LOADED = 3  # a three-handed table of three models; big forests are not kept longer
+
+
+def load_once(load: Callable[..., _T], path: str | os.PathLike[str], *args: Any) -> _T:
+    """``load(path, *args)``, kept for the process while the file is unchanged: a model
+    read once per worker process (or per run here), whatever number of blocks it plays."""
+    stat = os.stat(path)
+    key = (getattr(load, "__module__", None), getattr(load, "__qualname__", repr(load)),
+           os.fspath(path), stat.st_mtime_ns, stat.st_size, repr(args))
+    if key not in _LOADED:
+        if len(_LOADED) >= _KEEP_LOADED:
+            del _LOADED[next(iter(_LOADED))]
+        _LOADED[key] = load(path, *args)
+    held: _T = _LOADED[key]
+    return held

@@ -151,3 +151,93 @@ def test_ablate_command_names_a_scheduler_that_does_not_answer(tmp_path, sample_
     result = invoke("ablate", "--store", store, "--features", "pv", "--hands", 20,
                     "--scheduler", "tcp://127.0.0.1:9")
     assert result.exit_code != 0 and "no Dask scheduler answers there" in result.output
+
+
+# ---- evaluate: blocks of hands as tasks, the local report -------------------------------
+
+
+@pytest.fixture(scope="module")
+def holdem_model(tmp_path_factory):
+    from locations import SAMPLES
+
+    sample_log = SAMPLES / "random_vs_random.2p.limit.log"
+    work = tmp_path_factory.mktemp("eval")
+    assert invoke("ingest", sample_log, "--store", work / "s").exit_code == 0
+    out = work / "m.npz"
+    assert invoke("fqi", "--store", work / "s", "--trees", 4, "--iters", 2, "--fast",
+                  "--out", out).exit_code == 0
+    return out
+
+
+def _without_time(report):
+    out = report.as_dict()
+    for timing in ("seconds", "hands_per_second"):
+        out.pop(timing, None)
+    return out
+
+
+@pytest.mark.parametrize("game, group, count, module, blocks", [
+    ("holdem", ("model:{model}", "random"), 120, "batchrl.games.holdem.evaluate",
+     {"BLOCK": 25}),
+    ("holdem", ("rule", "random", "random"), 90, "batchrl.games.holdem.evaluate",
+     {"BLOCK": 10}),
+    ("tressette", ("rule~0.3", "random"), 60, "batchrl.games.tressette.evaluate",
+     {"BLOCK": 8}),
+    ("president", ("rule", "random", "random", "random"), 24,
+     "batchrl.games.president.evaluate", {"BLOCK": 1, "CHUNK": 2}),
+    ("hanabi", ("bot1", "bot2"), 9, "batchrl.games.hanabi.evaluate", {"BLOCK": 4}),
+])
+def test_evaluate_on_the_cluster_is_the_local_evaluation(cluster, holdem_model, monkeypatch,
+                                                        game, group, count, module, blocks):
+    """Small blocks, so the hands are several tasks (random bots among the players: their
+    draws are the block's own) and the cluster's report must equal the one made here."""
+    import importlib
+
+    from batchrl.cluster import Tasks
+    from batchrl.games import GAMES
+
+    for name, value in blocks.items():
+        monkeypatch.setattr(importlib.import_module(module), name, value)
+    g = GAMES[game]
+    group = tuple(p.format(model=holdem_model) for p in group)
+    options = {"gamedef": "holdem.nolimit.3p"} if len(group) == 3 else {}
+    advanced = []
+    here = g.evaluate([group], count, 5, options, advanced.append)
+    with connect(cluster) as client:
+        told = []
+        there = g.evaluate([group], count, 5, options, tasks=Tasks(client, told.append))
+    assert _without_time(there) == _without_time(here)
+    assert sum(told) == sum(advanced) > 0 and len(told) > 1  # a report per block arrived
+
+
+def test_a_run_of_one_block_is_the_first_block_of_a_longer_run(monkeypatch):
+    """Block 0 plays the seed's own streams: a run within one block plays what a longer
+    run plays first (so figures published from one block stand). The deals are the
+    seed's whatever the blocks; only a random bot's draws are the block's own."""
+    import batchrl.games.holdem.evaluate as holdem
+
+    monkeypatch.setattr(holdem, "BLOCK", 50)
+    short = holdem.play_bots("random", "random", 50, seed=3)
+    long = holdem.play_bots("random", "random", 150, seed=3, keep_states=True)
+    np.testing.assert_array_equal(long.payoffs[:50], short.payoffs)
+    np.testing.assert_array_equal(long.deal, np.arange(150))
+    monkeypatch.setattr(holdem, "BLOCK", 10_000)
+    one = holdem.play_bots("random", "random", 150, seed=3, keep_states=True)
+    assert [(s.hole, s.board) for s in one.states] == [(s.hole, s.board) for s in long.states]
+    assert not np.array_equal(one.payoffs, long.payoffs)  # the bots drew otherwise
+
+
+def test_evaluate_command_with_a_scheduler(cluster, holdem_model):
+    args = ("evaluate", "--model", holdem_model, "--opponent", "random", "--hands", 60,
+            "--duplicate", "--json")
+    here = invoke(*args)
+    there = invoke(*args, "--scheduler", cluster)
+    assert here.exit_code == 0 and there.exit_code == 0, there.output
+    import json
+
+    a, b = json.loads(here.output), json.loads(there.output)
+    for timing in ("seconds", "hands_per_second"):
+        a.pop(timing), b.pop(timing)
+    assert a == b and a["hands"] == 60
+    bad = invoke(*args, "--scheduler", "tcp://127.0.0.1:9")
+    assert bad.exit_code != 0 and "no Dask scheduler answers there" in bad.output

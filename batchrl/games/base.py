@@ -42,6 +42,7 @@ from batchrl.records import LogLines
 from batchrl.store import RowsBatch, StoreSchema
 
 if TYPE_CHECKING:
+    from batchrl.cluster import Tasks
     from batchrl.policy import GreedyPolicy, LoadedModel
 
 
@@ -315,8 +316,14 @@ class Game:
 
     def evaluate(self, groups: Sequence[Sequence[str]], count: int | None, seed: int,
                  options: Mapping[str, Any],
-                 progress: Callable[[int], None] | None = None) -> Report:
-        """Play each group of players (the first is the one measured) and report it."""
+                 progress: Callable[[int], None] | None = None,
+                 tasks: Tasks | None = None) -> Report:
+        """Play each group of players (the first is the one measured) and report it.
+
+        ``tasks`` (`batchrl.cluster.Tasks`, default: here, reporting to ``progress``) runs
+        the games' blocks: module-level functions of their arguments alone (the seed
+        and the block's number; each block's randomness from
+        `batchrl.cluster.block_entropy`), so a cluster's report is the local one."""
         raise GameError(f"{self.name} has no evaluation yet")
 
     def bot(self, name: str, params: Any, rng: np.random.Generator) -> Any:

@@ -20,6 +20,7 @@ from typing import Any, Protocol
 import numpy as np
 from numpy.typing import NDArray
 
+from batchrl.cluster import Task, Tasks, block_entropy, load_once, spans
 from batchrl.evaluation import Estimate, mean_ci
 from batchrl.games.base import Game, GameError
 from batchrl.store import Rows
@@ -55,7 +56,7 @@ class ModelPlayer:
 
     def __init__(self, game: Game, path: str | Path, params: Any) -> None:
         self.game, self.params = game, params
-        self.model = game.load_model(path, params)
+        self.model = load_once(game.load_model, path, params)
         self.name = self.model.name
 
     def act(self, states: Sequence[Any], seats: Sequence[int]) -> NDArray[np.int64]:
@@ -249,26 +250,47 @@ class SeatReport:
                 "by_seat": {str(k): v.as_dict() for k, v in self.by_seat.items()}}
 
 
+BLOCK = 10_000  # games a block (a task on a cluster) plays, its players drawing from its seed
+
+
 def evaluate_seats(game: Game, params: Any, specs: Sequence[str], count: int, seed: int,
                    bots: Callable[[str, np.random.Generator], Player] | None = None,
-                   progress: Callable[[int], None] | None = None) -> SeatReport:
+                   progress: Callable[[int], None] | None = None,
+                   tasks: Tasks | None = None) -> SeatReport:
     """``count`` games of the players ``specs``; the first player sits in seat i % n in
-    game i (the others after it in order), so the seats' advantages even out."""
+    game i (the others after it in order), so the seats' advantages even out. The games
+    are played in blocks of ``BLOCK`` (`play_seats`) by ``tasks`` [here]."""
     n = game.num_players(params)
     if len(specs) != n:
         raise GameError(f"{game.name} is played by {n} players: give {n}, not {len(specs)}")
     if count < 2:
         raise GameError(f"play at least 2 games, not {count}: an interval needs two")
+    first = np.concatenate(Tasks.of(tasks, progress).run(
+        [Task(play_seats, game, params, tuple(specs), seed, b, lo, hi, bots, size=hi - lo)
+         for b, lo, hi in spans(count, BLOCK)]))
+    seat = np.arange(count) % n
+    return SeatReport(game.name, tuple(specs), count, seed, mean_ci(first),
+                      {s: mean_ci(first[seat == s]) for s in range(n)})
+
+
+def play_seats(game: Game, params: Any, specs: Sequence[str], seed: int, block: int, lo: int,
+               hi: int, bots: Callable[[str, np.random.Generator], Player] | None = None,
+               progress: Callable[[int], None] | None = None) -> NDArray[np.float64]:
+    """The first player's return in games ``lo`` to ``hi`` - 1 of ``seed`` (game i dealt
+    from the seed's i-th child, the first player in seat i % n); the players draw from
+    the block's seed (`batchrl.cluster.block_entropy`), block 0's being the seed's."""
+    n = game.num_players(params)
     rngs = np.random.SeedSequence(seed).spawn(n + 1)
+    deals = np.random.default_rng(rngs[0])
+    deals.spawn(lo)  # the games before this block's
+    if block:
+        rngs = np.random.SeedSequence(block_entropy(seed, block)).spawn(n + 1)
     players = [make_player(game, s, params, np.random.default_rng(r), bots)
                for s, r in zip(specs, rngs[1:], strict=False)]
 
     def seats(i: int) -> list[int]:  # seats(i)[s]: the player in seat s
-        return [(s - i) % n for s in range(n)]
+        return [(s - lo - i) % n for s in range(n)]
 
-    played = play(game, params, players, count, np.random.default_rng(rngs[0]), seats,
-                  progress)
-    first = np.asarray([game.returns(g.states[-1])[i % n] for i, g in enumerate(played)])
-    seat = np.arange(count) % n
-    return SeatReport(game.name, tuple(specs), count, seed, mean_ci(first),
-                      {s: mean_ci(first[seat == s]) for s in range(n)})
+    played = play(game, params, players, hi - lo, deals, seats, progress)
+    return np.asarray([game.returns(g.states[-1])[(lo + i) % n] for i, g in enumerate(played)],
+                      dtype=np.float64)

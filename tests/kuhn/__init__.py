@@ -128,9 +128,9 @@ class Kuhn(Game):
 
     def evaluate(self, groups: Sequence[Sequence[str]], count: int | None, seed: int,
                  options: Mapping[str, Any],
-                 progress: Callable[[int], None] | None = None) -> Any:
+                 progress: Callable[[int], None] | None = None, tasks: Any = None) -> Any:
         return evaluate_seats(self, self.params(), single_group(self, groups),
-                              count or self.default_count, seed, progress=progress)
+                              count or self.default_count, seed, progress=progress, tasks=tasks)
 
 
 def cards_text(state: KuhnState) -> str:

@@ -35,6 +35,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
+from batchrl.cluster import load_once
 from batchrl.games.hanabi.knowledge import distributions, playable, unseen, useless
 from batchrl.games.hanabi.rules import (
     MAX_HINTS,
@@ -225,7 +226,7 @@ def make_bot(spec: str, rng: np.random.Generator) -> object:
     if spec.startswith("model:") or spec.endswith(".pt"):
         from batchrl.games.hanabi.network import NetworkBot
 
-        return NetworkBot.load(spec.removeprefix("model:"))
+        return load_once(NetworkBot.load, spec.removeprefix("model:"))  # stateless
     raise ValueError(f"unknown Hanabi player {spec!r}: want one of {', '.join(BOT_NAMES)} or "
                      f"model:PATH (a network from batchrl imitate)")
 

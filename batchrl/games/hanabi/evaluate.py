@@ -19,6 +19,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
+from batchrl.cluster import Task, Tasks, block_entropy, spans
 from batchrl.evaluation import Estimate, mean_ci
 from batchrl.games.hanabi.bots import make_bot, play_game
 
@@ -68,29 +69,59 @@ HEADER = (f"{'players':<40} {'mean':>6} {'95% CI':>6} {'sd':>5} {'max':>4} {'min
           f"{'research (0 on 3rd fuse)':^20}")
 
 
+BLOCK = 1_000  # games a block (a task on a cluster) plays, dealt from its own seed
+
+
 def evaluate_players(specs: Sequence[str], games: int, seed: int,
                      progress: Callable[[int], None] | None = None,
-                     bots: Sequence[Any] | None = None) -> PairReport:
+                     bots: Sequence[Any] | None = None,
+                     tasks: Tasks | None = None) -> PairReport:
     """Play ``games`` two-player games of the players named by ``specs`` (see
-    ``bots.make_bot``; ``bots`` given: use those objects, named by ``specs``)."""
-    if len(specs) != 2:
-        raise ValueError(f"give two players (A,B), not {len(specs)}")
+    ``bots.make_bot``; ``bots`` given: use those objects, named by ``specs``), in blocks
+    of ``BLOCK`` games (`play_block`) that ``tasks`` play [here]."""
+    return evaluate_pairs([specs], games, seed, progress, bots, tasks)[0]
+
+
+def evaluate_pairs(pairs: Sequence[Sequence[str]], games: int, seed: int,
+                   progress: Callable[[int], None] | None = None,
+                   bots: Sequence[Any] | None = None,
+                   tasks: Tasks | None = None) -> list[PairReport]:
+    """`evaluate_players` for each pair, on the same deals, every pair's blocks given to
+    ``tasks`` at once (a cluster plays the pairs side by side)."""
+    if any(len(specs) != 2 for specs in pairs):
+        raise ValueError(f"give two players (A,B), not {[len(s) for s in pairs]}")
     if games < 2:
         raise ValueError("play at least 2 games: a deviation needs two")
-    rng = np.random.default_rng(seed)
-    deals = np.random.default_rng([seed, 1])
+    if bots is not None and tasks is not None and tasks.client is not None:
+        raise ValueError("players given as objects are played here, not on a cluster")
+    blocks = spans(games, BLOCK)
+    parts = Tasks.of(tasks, progress).run(
+        [Task(play_block, tuple(specs), seed, b, lo, hi, bots, size=hi - lo)
+         for specs in pairs for b, lo, hi in blocks])
+    out = []
+    for k, specs in enumerate(pairs):
+        played, research, burnt = np.concatenate(parts[k * len(blocks):(k + 1) * len(blocks)]).T
+        out.append(PairReport(tuple(specs), games, seed, Scores.of(played),
+                              Scores.of(research), int(burnt.sum()), played))
+    return out
+
+
+def play_block(specs: Sequence[str], seed: int, block: int, lo: int, hi: int,
+               bots: Sequence[Any] | None = None,
+               progress: Callable[[int], None] | None = None) -> NDArray[np.int64]:
+    """Games ``lo`` to ``hi`` - 1 of ``seed``: each game's cards played, research score
+    and whether the third fuse burnt, a row each. The block deals from and the bots draw
+    from its own seeds (`batchrl.cluster.block_entropy`); block 0's are the seed's."""
+    rng = np.random.default_rng(block_entropy(seed, block))
+    deals = np.random.default_rng(block_entropy([seed, 1], block))
     players: list[Any] = list(bots) if bots is not None else [make_bot(s, rng) for s in specs]
-    played = np.zeros(games, dtype=np.int64)
-    research = np.zeros(games, dtype=np.int64)
-    burnt = 0
-    for g in range(games):
+    out = np.zeros((hi - lo, 3), dtype=np.int64)
+    for g in range(hi - lo):
         state = play_game(players, deals)[0][-1]
-        played[g], research[g] = state.score_played, state.score_research
-        burnt += state.fuses == 0
+        out[g] = state.score_played, state.score_research, state.fuses == 0
         if progress is not None:
             progress(1)
-    return PairReport(tuple(specs), games, seed, Scores.of(played), Scores.of(research),
-                      int(burnt), played)
+    return out
 
 
 @dataclass(frozen=True)

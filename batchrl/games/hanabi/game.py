@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
 from numpy.typing import NDArray
@@ -33,6 +33,9 @@ from batchrl.games.base import (
 from batchrl.games.hanabi import knowledge, rules, transitions
 from batchrl.records import BadLine
 from batchrl.store import Rows, RowsBatch, StoreSchema
+
+if TYPE_CHECKING:
+    from batchrl.cluster import Tasks
 
 
 @dataclass(frozen=True)
@@ -192,12 +195,13 @@ class Hanabi(Game):
 
     def evaluate(self, groups: Sequence[Sequence[str]], count: int | None, seed: int,
                  options: Mapping[str, Any],
-                 progress: Callable[[int], None] | None = None) -> Any:
-        from batchrl.games.hanabi.evaluate import PairsReport, evaluate_players
+                 progress: Callable[[int], None] | None = None,
+                 tasks: Tasks | None = None) -> Any:
+        from batchrl.games.hanabi.evaluate import PairsReport, evaluate_pairs
 
         games = count or self.default_count
-        return PairsReport(games, seed, [evaluate_players(tuple(g), games, seed, progress)
-                                         for g in groups])
+        return PairsReport(games, seed, evaluate_pairs(groups, games, seed, progress,
+                                                       tasks=tasks))
 
     def imitation(self, options: Mapping[str, Any]) -> Any:
         """The report's network for ``batchrl imitate`` (``batchrl.imitation.train``), as

@@ -44,6 +44,7 @@ from typing import TYPE_CHECKING, Protocol
 import numpy as np
 from numpy.typing import NDArray
 
+from batchrl.cluster import load_once
 from batchrl.games.holdem.actions import FIRST_RAISE, action_mask, action_names
 from batchrl.games.holdem.features import thesis
 from batchrl.games.holdem.gamedef import GameDef, GameDefError, evaluable
@@ -402,7 +403,7 @@ def load_models(specs: Sequence[str],
                              "model file")
         # a GreedyPolicy held already is bound again from its file: binding is the one
         # loader's (``Game.load_model``), and it takes a path
-        out[spec] = _holdem().load_model(path)
+        out[spec] = load_once(_holdem().load_model, path)
     return out
 
 

@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from batchrl.cluster import Task, Tasks, block_entropy, spans
 from batchrl.evaluation import Estimate, mean_ci
 from batchrl.games.holdem import gamedef
 from batchrl.games.holdem.bots import load_models, make_bot, players_game
@@ -122,13 +123,16 @@ def position_labels(game: GameDef) -> list[str]:
             for s, label in enumerate(labels)]
 
 
+BLOCK = 10_000  # deals a block (a task on a cluster) plays, its bots drawing from its own seed
+
+
 def play_bots(
     hero: str, opponent: str, hands: int = 3000, seed: int = 33, *,
     game: GameDef | None = None, duplicate: bool = False, batch: int = 4096,
     progress: Callable[[int], None] | None = None, keyed: bool = False,
     keep_states: bool = False,
     models: Mapping[str, LoadedModel | GreedyPolicy] | None = None,
-    opponents: Sequence[str] | None = None,
+    opponents: Sequence[str] | None = None, tasks: Tasks | None = None,
 ) -> Match:
     """Play ``hero`` against ``opponent`` (each ``random``, ``rule`` or a model file); at a
     three-player table the opponent takes both other seats, unless ``opponents`` names
@@ -139,7 +143,8 @@ def play_bots(
     one ``SeedSequence(seed)``: the same seed deals the same cards to any pair,
     which makes two heroes' results on one seed common random numbers (and with
     ``keyed``, a random bot's decisions too: see ``RandomBot``). ``models`` holds model
-    players already loaded (a model file is read once either way).
+    players already loaded (a model file is read once either way). The deals are
+    played in blocks of ``BLOCK`` (`play_block`) by ``tasks`` [here].
     """
     loaded = load_models((hero, opponent, *(opponents or ())), models)
     if game is None:
@@ -148,12 +153,37 @@ def play_bots(
     if len(others) != game.num_players - 1:
         raise ValueError(f"{game.name} seats {game.num_players} players: the hero and "
                          f"{game.num_players - 1} opponents, not {len(others)}")
-    deals, *rngs = (np.random.default_rng(s)
-                    for s in np.random.SeedSequence(seed).spawn(1 + game.num_players))
-    bots = [make_bot(spec, game, rng, keyed, loaded)
-            for spec, rng in zip([hero, *others], rngs, strict=True)]
-    return play(game, bots, hands, deals, duplicate=duplicate, batch=batch, progress=progress,
-                keep_states=keep_states)
+    if duplicate and hands % game.num_players:
+        raise ValueError(f"duplicate play of {game.num_players} players needs a multiple of "
+                         f"{game.num_players} hands, not {hands}")
+    per_deal = game.num_players if duplicate else 1
+    specs = (hero, *others)
+    held = models if tasks is None or tasks.client is None else None  # a cluster loads its own
+    parts = Tasks.of(tasks, progress).run(
+        [Task(play_block, specs, game, seed, b, lo, hi, duplicate, keyed, batch, keep_states,
+              held, size=(hi - lo) * per_deal)
+         for b, lo, hi in spans(hands // per_deal, BLOCK)])
+    return Match.join(parts)
+
+
+def play_block(specs: Sequence[str], game: GameDef, seed: int, block: int, lo: int, hi: int,
+               duplicate: bool = False, keyed: bool = False, batch: int = 4096,
+               keep_states: bool = False,
+               models: Mapping[str, LoadedModel | GreedyPolicy] | None = None,
+               progress: Callable[[int], None] | None = None) -> Match:
+    """Deals ``lo`` to ``hi`` - 1 of ``seed`` (all of ``SeedSequence(seed)``'s first child's
+    deals, in order), played by ``specs`` (the hero first). The bots draw from the
+    block's seed (`batchrl.cluster.block_entropy`); keyed random bots draw from the
+    state and one key of the whole match, whatever the block."""
+    n = game.num_players
+    deals, *rngs = (np.random.default_rng(s) for s in np.random.SeedSequence(seed).spawn(1 + n))
+    if block and not keyed:
+        rngs = [np.random.default_rng(s)
+                for s in np.random.SeedSequence(block_entropy(seed, block)).spawn(1 + n)[1:]]
+    loaded = load_models(specs, models)
+    bots = [make_bot(spec, game, rng, keyed, loaded) for spec, rng in zip(specs, rngs, strict=True)]
+    return play(game, bots, (hi - lo) * (n if duplicate else 1), deals, duplicate=duplicate,
+                batch=batch, progress=progress, keep_states=keep_states, first=lo)
 
 
 def evaluate_bots(
@@ -161,10 +191,10 @@ def evaluate_bots(
     game: GameDef | None = None, duplicate: bool = False, batch: int = 4096,
     progress: Callable[[int], None] | None = None,
     models: Mapping[str, LoadedModel | GreedyPolicy] | None = None,
-    opponents: Sequence[str] | None = None,
+    opponents: Sequence[str] | None = None, tasks: Tasks | None = None,
 ) -> HoldemReport:
     """``play_bots``, summarised from the hero's side."""
     started = time.perf_counter()
     match = play_bots(hero, opponent, hands, seed, game=game, duplicate=duplicate, batch=batch,
-                      progress=progress, models=models, opponents=opponents)
+                      progress=progress, models=models, opponents=opponents, tasks=tasks)
     return report(match, seed, time.perf_counter() - started)

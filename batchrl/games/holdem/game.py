@@ -49,6 +49,7 @@ from batchrl.games.holdem.rules import HandState
 from batchrl.store import StoreSchema
 
 if TYPE_CHECKING:
+    from batchrl.cluster import Tasks
     from batchrl.games.holdem.evaluate import HoldemReport
     from batchrl.policy import GreedyPolicy, LoadedModel
 
@@ -264,7 +265,8 @@ class Holdem(Game):
 
     def evaluate(self, groups: Sequence[Sequence[str]], count: int | None, seed: int,
                  options: Mapping[str, Any],
-                 progress: Callable[[int], None] | None = None) -> HoldemReport:
+                 progress: Callable[[int], None] | None = None,
+                 tasks: Tasks | None = None) -> HoldemReport:
         """The first player against the others, in ``gamedef`` or the game of the model
         among them: chips won, bb and mbb per hand with a 95% interval, by position
         (``duplicate``: each deal played once per seating). At a three-player table two
@@ -290,7 +292,7 @@ class Holdem(Game):
                                 f"{len(group)} ({','.join(group)})")
             return evaluate_bots(group[0], group[1], count or self.default_count, seed,
                                  game=game, duplicate=bool(options.get("duplicate", False)),
-                                 progress=progress, opponents=others)
+                                 progress=progress, opponents=others, tasks=tasks)
         except (ModelError, GameDefError) as exc:
             raise GameError(str(exc)) from None
 

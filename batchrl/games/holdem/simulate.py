@@ -56,6 +56,16 @@ class Match:
     def __len__(self) -> int:
         return len(self.payoffs)
 
+    @classmethod
+    def join(cls, parts: Sequence[Match]) -> Match:
+        """The match whose hands are ``parts``' in order (blocks of one match)."""
+        first = parts[0]
+        kept = [s for p in parts for s in (p.states or ())]
+        return cls(first.game, first.names, np.concatenate([p.payoffs for p in parts]),
+                   np.concatenate([p.seat for p in parts]),
+                   np.concatenate([p.deal for p in parts]), first.duplicate,
+                   tuple(kept) if first.states is not None else None)
+
     def seat_payoffs(self) -> NDArray[np.float64]:
         """Payoffs in seat order, as a dealer log prints them."""
         out = np.empty_like(self.payoffs)
@@ -64,10 +74,19 @@ class Match:
         return out
 
 
-def deal_cards(game: GameDef, n: int, rng: np.random.Generator) -> NDArray[np.int64]:
-    """``n`` deals, one row each: the hole cards seat by seat, then the whole board."""
+def deal_cards(game: GameDef, n: int, rng: np.random.Generator, skip: int = 0
+               ) -> NDArray[np.int64]:
+    """``n`` deals, one row each: the hole cards seat by seat, then the whole board; with
+    ``skip``, the ``n`` that follow ``rng``'s first ``skip`` deals (dealt and dropped a
+    chunk at a time: each row is shuffled in turn, so in chunks or at once, the rows are
+    the same)."""
     needed = game.num_players * game.num_hole_cards + sum(game.num_board_cards)
-    deck = np.tile(np.arange(game.num_suits * game.num_ranks, dtype=np.int64), (n, 1))
+    cards = game.num_suits * game.num_ranks
+    while skip:
+        k = min(skip, 1 << 16)
+        rng.permuted(np.tile(np.arange(cards, dtype=np.int64), (k, 1)), axis=1)
+        skip -= k
+    deck = np.tile(np.arange(cards, dtype=np.int64), (n, 1))
     return rng.permuted(deck, axis=1)[:, :needed]
 
 
@@ -100,10 +119,13 @@ def play(
     batch: int = 4096,
     keep_states: bool = False,
     progress: Callable[[int], None] | None = None,
+    first: int = 0,
 ) -> Match:
     """Play ``hands`` hands (with ``duplicate``, ``hands // n`` deals, each ``n`` times).
 
-    ``progress`` is called with the number of hands finished after each batch.
+    ``first``: the deals are ``rng``'s from deal ``first`` on, numbered from it (a block
+    of a longer match, its seats rotating as in the whole). ``progress`` is called with
+    the number of hands finished after each batch.
     """
     check_playable(game)
     n = game.num_players
@@ -113,13 +135,13 @@ def play(
         raise ValueError(f"duplicate play of {n} players needs a multiple of {n} hands, "
                          f"not {hands}")
     deals = hands // n if duplicate else hands
-    cards = deal_cards(game, deals, rng)
+    cards = deal_cards(game, deals, rng, skip=first)
     if duplicate:
         deal_of = np.repeat(np.arange(deals), n)
         rotation = np.tile(np.arange(n), deals)
     else:
         deal_of = np.arange(deals)
-        rotation = deal_of % n
+        rotation = (first + deal_of) % n
     seat = ((np.arange(n)[None, :] + rotation[:, None]) % n).astype(np.int64)
     payoff = np.empty((hands, n), dtype=np.float64)
     kept: list[HandState] = []
@@ -145,5 +167,5 @@ def play(
         if progress is not None:
             progress(hi - lo)
     names = tuple(b.name for b in bots)
-    return Match(game, names, payoff, seat, deal_of.astype(np.int64), duplicate,
+    return Match(game, names, payoff, seat, first + deal_of.astype(np.int64), duplicate,
                  tuple(kept) if keep_states else None)

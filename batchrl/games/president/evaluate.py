@@ -11,12 +11,17 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from numpy.typing import NDArray
 
+from batchrl.cluster import block_entropy
 from batchrl.evaluation import Estimate, mean_ci
+from batchrl.games.president.rules import game_orders, placements
+
+if TYPE_CHECKING:
+    from batchrl.games.base import Game
 
 
 @dataclass(frozen=True)
@@ -95,3 +100,37 @@ def rotation(n: int) -> Callable[[int], list[int]]:
         return [(s - i) % n for s in range(n)]
 
     return seats
+
+
+BLOCK = 10_000  # games a block (a task on a cluster) plays at least, in whole chunks
+CHUNK = 1024  # rotations of the seats in a chunk (played in lockstep, dealt from one child)
+
+
+def play_block(game: Game, params: Any, names: Sequence[str], seed: int, block: int,
+               lo: int, hi: int, chunk: int,
+               progress: Callable[[int], None] | None = None) -> NDArray[np.int64]:
+    """Each player's place (rows: games ``lo`` to ``hi`` - 1 of ``seed``, each of a match's
+    games), the players rotating seats game by game. Chunk k of ``chunk`` games is dealt
+    from the k-th child of the seed's deals, wherever it is played; the players draw from
+    the block's seed (`batchrl.cluster.block_entropy`), block 0's being the seed's."""
+    from batchrl.games.play import make_player, play
+
+    n = len(names)
+    streams = np.random.SeedSequence(seed).spawn(n + 1)
+    deals = np.random.default_rng(streams[0])
+    deals.spawn(lo // chunk)  # the chunks before this block's
+    if block:
+        streams = np.random.SeedSequence(block_entropy(seed, block)).spawn(n + 1)
+    players = [make_player(game, s, params, np.random.default_rng(r))
+               for s, r in zip(names, streams[1:], strict=False)]
+    seats = rotation(n)
+    placed = np.zeros(((hi - lo) * params.match, n), dtype=np.int64)
+    for start in range(lo, hi, chunk):
+        k = min(chunk, hi - start)
+        for i, g in enumerate(play(game, params, players, k, deals.spawn(1)[0], seats,
+                                   progress, repeat=n)):
+            seat_of = np.argsort(seats(i))  # each player's seat
+            for m, order in enumerate(game_orders(g.states[-1])):
+                where = placements(g.states[-1], order)  # by seat
+                placed[(start - lo + i) * params.match + m] = [where[s] for s in seat_of]
+    return placed

@@ -20,7 +20,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
 from numpy.typing import NDArray
@@ -49,10 +49,12 @@ from batchrl.games.president.rules import (
     game_orders,
     is_terminal,
     legal_actions,
-    placements,
     step,
 )
 from batchrl.store import RowsBatch, StoreSchema
+
+if TYPE_CHECKING:
+    from batchrl.cluster import Tasks
 
 
 @dataclass(frozen=True, slots=True)
@@ -302,38 +304,27 @@ class President(Game):
 
     def evaluate(self, groups: Sequence[Sequence[str]], count: int | None, seed: int,
                  options: Mapping[str, Any],
-                 progress: Callable[[int], None] | None = None) -> Report:
+                 progress: Callable[[int], None] | None = None,
+                 tasks: Tasks | None = None) -> Report:
         """The group's players take every seat in turn on the same deals."""
-        from batchrl.games.play import make_player, play
-        from batchrl.games.president.evaluate import placement_report, rotation
+        from batchrl.cluster import Task, Tasks, spans
+        from batchrl.games.president.evaluate import BLOCK, CHUNK, placement_report, play_block
         from batchrl.policy import ModelError
 
         names = single_group(self, groups)
         params = self._params_for(len(names), options)
         n = params.players
         games = -(-(count or self.default_count) // n) * n  # whole rotations
-        streams = np.random.SeedSequence(seed).spawn(n + 1)
+        chunk = CHUNK * n  # games played in lockstep, each chunk dealt from its own child
+        size = -(-BLOCK // chunk) * chunk  # a block: the fewest whole chunks of BLOCK games
         try:
-            players = [make_player(self, s, params, np.random.default_rng(r))
-                       for s, r in zip(names, streams[1:], strict=False)]
+            placed = Tasks.of(tasks, progress).run(
+                [Task(play_block, self, params, names, seed, b, lo, hi, chunk, size=hi - lo)
+                 for b, lo, hi in spans(games, size)])
         except ModelError as exc:
             raise GameError(str(exc)) from None
-        seats = rotation(n)
-        placed = np.zeros((games * params.match, n), dtype=np.int64)
-        done = 0
-        deals = np.random.default_rng(streams[0])
-        chunk = 1024 * n
-        for lo in range(0, games, chunk):
-            k = min(chunk, games - lo)
-            played = play(self, params, players, k, deals.spawn(1)[0], seats, progress,
-                          repeat=n)
-            for i, g in enumerate(played):
-                seat_of = np.argsort(seats(i))  # each player's seat
-                for m, order in enumerate(game_orders(g.states[-1])):
-                    where = placements(g.states[-1], order)  # by seat
-                    placed[(done + i) * params.match + m] = [where[s] for s in seat_of]
-            done += k
-        return placement_report(names, placed, seed, params.pass_locks, params.match)
+        return placement_report(names, np.concatenate(placed), seed, params.pass_locks,
+                                params.match)
 
 
 def iter_games(game: President, params: PresidentParams, players: Sequence[str], count: int,

@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
 from numpy.typing import NDArray
@@ -31,6 +31,9 @@ from batchrl.games.base import (
 from batchrl.games.sette_mezzo import rules, transitions
 from batchrl.records import RejectedRecord
 from batchrl.store import Rows, RowsBatch, StoreSchema
+
+if TYPE_CHECKING:
+    from batchrl.cluster import Tasks
 
 
 @dataclass(frozen=True)
@@ -167,8 +170,10 @@ class SetteMezzo(Game):
 
     def evaluate(self, groups: Sequence[Sequence[str]], count: int | None, seed: int,
                  options: Mapping[str, Any],
-                 progress: Callable[[int], None] | None = None) -> Report:
-        """Exact: the model's greedy policy through the game tree, no sampling."""
+                 progress: Callable[[int], None] | None = None,
+                 tasks: Tasks | None = None) -> Report:
+        """Exact: the model's greedy policy through the game tree, no sampling (one walk,
+        made here: ``tasks`` has nothing to share out)."""
         from batchrl.games.sette_mezzo.evaluate import ModelReport, evaluate_model
 
         group = single_group(self, groups)

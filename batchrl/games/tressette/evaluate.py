@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 from numpy.typing import NDArray
 
+from batchrl.cluster import Task, Tasks, block_entropy, load_once, spans
 from batchrl.evaluation import Estimate, mean_ci
 from batchrl.games.tressette.bots import make_bot
 from batchrl.games.tressette.features import Tracker
@@ -61,20 +62,17 @@ class TeamReport:
 class _Player:
     """A seat's player: a bot acting on rules states, or a model acting on features."""
 
-    def __init__(self, spec: str, rng: np.random.Generator, models: dict[str, Any],
+    def __init__(self, spec: str, rng: np.random.Generator,
                  load_model: ModelLoader | None) -> None:
         self.spec = spec
         self.model: LoadedModel | None = None
         self.bot: Any = None
         self.canonical = False  # the model names each state's suits in canonical order
         if spec.startswith("model:") or spec.endswith((".npz", ".joblib")):
-            path = spec.removeprefix("model:")
-            if path not in models:
-                if load_model is None:
-                    raise ValueError(f"{spec}: a model player needs a model loader "
-                                     f"(batchrl.games.tressette.GAME.load_model)")
-                models[path] = load_model(path)
-            self.model = models[path]
+            if load_model is None:
+                raise ValueError(f"{spec}: a model player needs a model loader "
+                                 f"(batchrl.games.tressette.GAME.load_model)")
+            self.model = load_once(load_model, spec.removeprefix("model:"))
             self.canonical = getattr(self.model.params, "suits", "dealt") == "canonical"
         else:
             self.bot = make_bot(spec, rng)
@@ -89,22 +87,34 @@ class _Player:
         return to_cards(self.model.act_batch(xc, lc), order)
 
 
+BLOCK = 10_000  # deals a block (a task on a cluster) plays, its bots drawing from its own seed
+
+
 def play_deals(specs: tuple[str, str, str, str], deals: int, seed: int,
                progress: Callable[[int], None] | None = None, batch: int = 2048,
-               models: dict[str, Any] | None = None,
                load_model: ModelLoader | None = None) -> NDArray[np.int64]:
-    """Points (deals, 2) of ``deals`` hands with seat s played by ``specs[s]``; deal i is
-    ``rules.deal(default_rng([seed, i]), leader=i % 4)``. ``models``: those loaded so
-    far, by path (``load_model`` loads the others)."""
-    models = {} if models is None else models
-    rng = np.random.default_rng([seed, 1 << 20])
-    players = [_Player(s, rng, models, load_model) for s in specs]
-    out = np.zeros((deals, 2), dtype=np.int64)
-    for start in range(0, deals, batch):
-        ids = range(start, min(start + batch, deals))
+    """Points (deals, 2) of ``deals`` hands with seat s played by ``specs[s]``, block by
+    block here (`play_block`)."""
+    return np.concatenate([play_block(specs, seed, b, lo, hi, load_model, batch, progress)
+                           for b, lo, hi in spans(deals, BLOCK)])
+
+
+def play_block(specs: tuple[str, str, str, str], seed: int, block: int, lo: int, hi: int,
+               load_model: ModelLoader | None = None, batch: int = 2048,
+               progress: Callable[[int], None] | None = None) -> NDArray[np.int64]:
+    """Points (hi - lo, 2) of deals ``lo`` to ``hi`` - 1 of ``seed``, seat s played by
+    ``specs[s]``; deal i is ``rules.deal(default_rng([seed, i]), leader=i % 4)``, and the
+    bots draw from the block's seed (``block_entropy([seed, 1 << 20], block)``), so a
+    block's points are the same wherever it is played. ``load_model(path)`` loads a
+    model player's model (once per process: `batchrl.cluster.load_once`)."""
+    rng = np.random.default_rng(block_entropy([seed, 1 << 20], block))
+    players = [_Player(s, rng, load_model) for s in specs]
+    learned = any(p.model is not None for p in players)
+    out = np.zeros((hi - lo, 2), dtype=np.int64)
+    for start in range(lo, hi, batch):
+        ids = range(start, min(start + batch, hi))
         states = [deal(np.random.default_rng([seed, i]), leader=i % 4) for i in ids]
         tracker = Tracker.deal(states)
-        learned = any(p.model is not None for p in players)
         for _ in range(40):
             cards = np.zeros(len(states), dtype=np.int64)
             seat = tracker.current
@@ -122,7 +132,7 @@ def play_deals(specs: tuple[str, str, str, str], deals: int, seed: int,
                         cards[r] = player.bot.act(states[r])
             tracker.play(cards, legal=legal)
             states = [step(st, int(c)) for st, c in zip(states, cards, strict=True)]
-        out[list(ids)] = [team_points(st) for st in states]
+        out[start - lo : start - lo + len(ids)] = [team_points(st) for st in states]
         if progress is not None:
             progress(len(states))
     return out
@@ -130,18 +140,22 @@ def play_deals(specs: tuple[str, str, str, str], deals: int, seed: int,
 
 def evaluate_teams(team: str, vs: str, hands: int, seed: int,
                    progress: Callable[[int], None] | None = None,
-                   load_model: ModelLoader | None = None) -> TeamReport:
+                   load_model: ModelLoader | None = None,
+                   tasks: Tasks | None = None) -> TeamReport:
     """``team`` (both its seats) against ``vs``: ``hands`` hands, each deal from both
-    sides. ``load_model(path)``: a model player's model (``Tressette.load_model``)."""
+    sides. ``load_model(path)``: a model player's model (``Tressette.load_model``).
+    ``tasks``: where the blocks (`play_block`, each side's) are played [here]."""
     if hands < 4 or hands % 2:
         raise ValueError(f"--games {hands}: want an even number, at least 4 (each deal is "
                          f"played from both sides)")
     deals = hands // 2
-    models: dict[str, Any] = {}
-    first = play_deals((team, vs, team, vs), deals, seed, progress, models=models,
-                       load_model=load_model)
-    second = play_deals((vs, team, vs, team), deals, seed, progress, models=models,
-                        load_model=load_model)
+    sides = ((team, vs, team, vs), (vs, team, vs, team))
+    blocks = spans(deals, BLOCK)
+    points = Tasks.of(tasks, progress).run(
+        [Task(play_block, specs, seed, b, lo, hi, load_model, size=hi - lo)
+         for specs in sides for b, lo, hi in blocks])
+    first = np.concatenate(points[: len(blocks)])
+    second = np.concatenate(points[len(blocks) :])
     ours = np.stack([first[:, 0], second[:, 1]], axis=1)  # (deal, side)
     won = (ours > 11 - ours).astype(np.float64)
     # a deal's two sides are one sample (values deal-major: side 0, side 1, next deal)

@@ -30,7 +30,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
 from numpy.typing import NDArray
@@ -63,6 +63,9 @@ from batchrl.games.tressette.rules import (
 from batchrl.games.tressette.rules import returns as rules_returns
 from batchrl.games.tressette.symmetry import canonical, canonical_name, to_cards
 from batchrl.store import StoreSchema
+
+if TYPE_CHECKING:
+    from batchrl.cluster import Tasks
 
 
 @dataclass(frozen=True, slots=True)
@@ -265,7 +268,8 @@ class Tressette(Game):
 
     def evaluate(self, groups: Sequence[Sequence[str]], count: int | None, seed: int,
                  options: Mapping[str, Any],
-                 progress: Callable[[int], None] | None = None) -> Report:
+                 progress: Callable[[int], None] | None = None,
+                 tasks: Tasks | None = None) -> Report:
         """A team (both its seats) against another: the group (team, vs)."""
         from batchrl.games.tressette.evaluate import evaluate_teams
         from batchrl.policy import ModelError
@@ -277,7 +281,7 @@ class Tressette(Game):
         team, vs = group
         try:
             return evaluate_teams(team, vs, count or self.default_count, seed, progress,
-                                  load_model=self.load_model)
+                                  load_model=self.load_model, tasks=tasks)
         except ModelError as exc:
             raise GameError(str(exc)) from None
 
