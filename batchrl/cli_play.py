@@ -145,10 +145,19 @@ def evaluate(game: Game | None, model: Path | None, groups: tuple[str, ...],
         options = take_game_options("evaluate", kwargs, game)
         chosen = _groups(game, hero, groups, opponent, team, versus)
         total = (count or game.default_count) * len(chosen)
-        with connect(scheduler_address(scheduler)) as client, \
-                progress(total, "playing") as advance:
-            report = game.evaluate(chosen, count, seed, options, advance,
-                                   tasks=Tasks(client, advance))
+        address = scheduler_address(scheduler)
+        takes_tasks = "tasks" in inspect.signature(game.evaluate).parameters
+        if address is not None:
+            if not takes_tasks:
+                raise GameError(f"{game.name}'s evaluate takes no tasks: it plays here only "
+                                f"(leave out --scheduler)")
+            chosen = [tuple(_absolute(p) for p in g) for g in chosen]  # as workers read them
+        with connect(address) as client, progress(total, "playing") as advance:
+            if takes_tasks:
+                report = game.evaluate(chosen, count, seed, options, advance,
+                                       tasks=Tasks(client, advance))
+            else:  # a game written before evaluate took tasks
+                report = game.evaluate(chosen, count, seed, options, advance)
     except (GameError, ValueError, OSError, ClusterError) as exc:
         raise click.ClickException(_message(exc)) from None
     if as_json:
@@ -205,6 +214,17 @@ def _groups(game: Game, hero: str | None, groups: tuple[str, ...], opponent: str
     if len(game.default_players) == 2:
         return [tuple(game.default_players)]
     raise click.UsageError(f"say who plays {game.name}: --players A,B,... or --model PATH")
+
+
+def _absolute(spec: str) -> str:
+    """A model player's file as an absolute path (a worker's directory is not ours)."""
+    from batchrl.games.play import is_model
+
+    if not is_model(spec):
+        return spec
+    path = spec.removeprefix("model:")
+    return f"model:{Path(path).resolve()}" if spec.startswith("model:") else \
+        str(Path(path).resolve())
 
 
 def _message(exc: BaseException) -> str:

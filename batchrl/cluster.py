@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import math
 import os
+import threading
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any, TypeVar
@@ -176,6 +177,20 @@ def block_entropy(key: int | Sequence[int], block: int) -> int | list[int]:
     return [*([key] if isinstance(key, int) else key), BLOCK_TAG, block]
 
 
+def after(seeds: np.random.SeedSequence, children: int) -> np.random.SeedSequence:
+    """``seeds`` as it is once ``children`` children have been spawned from it: its next
+    child is the one ``spawn`` would give then, without making the ones before.
+
+    >>> a, b = np.random.SeedSequence(7), np.random.SeedSequence(7)
+    >>> _ = a.spawn(5)
+    >>> sixth = a.spawn(1)[0].generate_state(2)
+    >>> (after(b, 5).spawn(1)[0].generate_state(2) == sixth).all()
+    np.True_
+    """
+    return np.random.SeedSequence(seeds.entropy, spawn_key=seeds.spawn_key,
+                                  pool_size=seeds.pool_size, n_children_spawned=children)
+
+
 def spans(total: int, size: int) -> list[tuple[int, int, int]]:
     """``(block, lo, hi)`` for the blocks of ``size`` that cover ``range(total)``.
 
@@ -221,27 +236,40 @@ class Tasks:
             for future in as_completed(futures):  # type: ignore[no-untyped-call]
                 if future.status == "error":
                     future.result()  # raises the task's error, here
+                if future.status == "cancelled":
+                    raise ClusterError(f"the cluster dropped a task ({future.key}): a worker "
+                                       "died or the scheduler went away; run again")
                 if self.progress is not None:
                     self.progress(size[future.key])
             return list(self.client.gather(futures))
+        except Exception as exc:
+            if type(exc).__module__.startswith("distributed"):  # KilledWorker, cancelled
+                raise ClusterError(f"the cluster lost a task: {exc}") from None
+            raise
         finally:
             for future in futures:
                 future.release()
 
 
 _LOADED: dict[tuple[Any, ...], Any] = {}
-_KEEP_LOADED = 3  # a three-handed table of three models; big forests are not kept longer
+_KEEP_LOADED = 4  # a table of four models; big forests are not kept longer
+_LOADING = threading.Lock()  # a worker's threads share the cache
 
 
 def load_once(load: Callable[..., _T], path: str | os.PathLike[str], *args: Any) -> _T:
-    """``load(path, *args)``, kept for the process while the file is unchanged: a model
-    read once per worker process (or per run here), whatever number of blocks it plays."""
+    """``load(path, *args)``, kept for the process while the file is unchanged (its path,
+    mtime and size; the loader and the class it is bound to): a model read once per
+    worker process (or per run here), whatever number of blocks it plays. The model is
+    shared: its users only read it."""
     stat = os.stat(path)
+    owner = getattr(load, "__self__", None)
     key = (getattr(load, "__module__", None), getattr(load, "__qualname__", repr(load)),
-           os.fspath(path), stat.st_mtime_ns, stat.st_size, repr(args))
-    if key not in _LOADED:
-        if len(_LOADED) >= _KEEP_LOADED:
-            del _LOADED[next(iter(_LOADED))]
-        _LOADED[key] = load(path, *args)
-    held: _T = _LOADED[key]
+           None if owner is None else type(owner).__qualname__,
+           os.path.abspath(path), stat.st_mtime_ns, stat.st_size, repr(args))
+    with _LOADING:
+        if key not in _LOADED:
+            while len(_LOADED) >= _KEEP_LOADED:
+                del _LOADED[next(iter(_LOADED))]
+            _LOADED[key] = load(path, *args)
+        held: _T = _LOADED[key]
     return held

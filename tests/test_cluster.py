@@ -203,11 +203,13 @@ def test_evaluate_on_the_cluster_is_the_local_evaluation(cluster, holdem_model, 
     options = {"gamedef": "holdem.nolimit.3p"} if len(group) == 3 else {}
     advanced = []
     here = g.evaluate([group], count, 5, options, advanced.append)
-    with connect(cluster) as client:
+    with connect(cluster) as client, distributed.get_task_stream(client) as stream:
         told = []
         there = g.evaluate([group], count, 5, options, tasks=Tasks(client, told.append))
     assert _without_time(there) == _without_time(here)
-    assert sum(told) == sum(advanced) > 0 and len(told) > 1  # a report per block arrived
+    ran = [t for t in stream.data if str(t["key"]).startswith("play_block")]
+    assert len(ran) == len(told) > 1  # the blocks were tasks on the workers
+    assert sum(told) == sum(advanced) > 0  # and each told the progress bar its hands
 
 
 def test_a_run_of_one_block_is_the_first_block_of_a_longer_run(monkeypatch):
@@ -227,8 +229,36 @@ def test_a_run_of_one_block_is_the_first_block_of_a_longer_run(monkeypatch):
     assert not np.array_equal(one.payoffs, long.payoffs)  # the bots drew otherwise
 
 
-def test_evaluate_command_with_a_scheduler(cluster, holdem_model):
-    args = ("evaluate", "--model", holdem_model, "--opponent", "random", "--hands", 60,
+@pytest.mark.parametrize("module, blocks, group, count", [
+    ("batchrl.games.tressette.evaluate", {"BLOCK": 7}, ("rule", "seed-heuristic"), 40),
+    ("batchrl.games.president.evaluate", {"BLOCK": 1, "CHUNK": 1}, ("rule",) * 4, 20),
+    ("batchrl.games.hanabi.evaluate", {"BLOCK": 3}, ("bot2", "bot2"), 6),
+])
+def test_players_that_draw_nothing_play_the_same_games_in_any_blocks(monkeypatch, module,
+                                                                    blocks, group, count):
+    """Deals are the seed's whatever the blocks: deterministic players give one report
+    (Hanabi within its first block: its later blocks deal from their own seeds)."""
+    import importlib
+
+    from batchrl.games import GAMES
+
+    game = GAMES[module.split(".")[2]]
+    whole = game.evaluate([group], count, 3, {})
+    for name, value in blocks.items():
+        monkeypatch.setattr(importlib.import_module(module), name, value)
+    parts = game.evaluate([group], count, 3, {})
+    same = _without_time(parts) == _without_time(whole)
+    assert same == (module != "batchrl.games.hanabi.evaluate" or count <= blocks["BLOCK"])
+
+
+def test_evaluate_command_with_a_scheduler(cluster, holdem_model, monkeypatch):
+    """Several blocks, and the model named relative to this directory: the workers,
+    elsewhere, are handed its absolute path."""
+    import batchrl.games.holdem.evaluate as holdem
+
+    monkeypatch.setattr(holdem, "BLOCK", 10)
+    monkeypatch.chdir(holdem_model.parent)
+    args = ("evaluate", "--model", holdem_model.name, "--opponent", "random", "--hands", 60,
             "--duplicate", "--json")
     here = invoke(*args)
     there = invoke(*args, "--scheduler", cluster)

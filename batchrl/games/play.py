@@ -20,7 +20,7 @@ from typing import Any, Protocol
 import numpy as np
 from numpy.typing import NDArray
 
-from batchrl.cluster import Task, Tasks, block_entropy, load_once, spans
+from batchrl.cluster import Task, Tasks, after, block_entropy, load_once, spans
 from batchrl.evaluation import Estimate, mean_ci
 from batchrl.games.base import Game, GameError
 from batchrl.store import Rows
@@ -281,8 +281,7 @@ def play_seats(game: Game, params: Any, specs: Sequence[str], seed: int, block: 
     the block's seed (`batchrl.cluster.block_entropy`), block 0's being the seed's."""
     n = game.num_players(params)
     rngs = np.random.SeedSequence(seed).spawn(n + 1)
-    deals = np.random.default_rng(rngs[0])
-    deals.spawn(lo)  # the games before this block's
+    deals = np.random.default_rng(after(rngs[0], lo))  # game i: the i-th child, as in play
     if block:
         rngs = np.random.SeedSequence(block_entropy(seed, block)).spawn(n + 1)
     players = [make_player(game, s, params, np.random.default_rng(r), bots)

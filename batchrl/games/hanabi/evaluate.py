@@ -164,10 +164,10 @@ class RuleAgreement:
 
 def agreement(specs: Sequence[str], games: int, seed: int, measured: int = 0,
               bots: Sequence[Any] | None = None) -> RuleAgreement:
-    """Play ``games`` games of ``specs`` (as ``evaluate_players``, the same deals) and at
-    each move of seat ``measured`` ask the teacher (``bot2``, the convention bot) what it
-    would play and by which rule: where a learner parts from its teacher, in the states
-    the learner itself reaches.
+    """Play ``games`` games of ``specs`` (the deals of ``evaluate_players``' first block,
+    then the same stream on) and at each move of seat ``measured`` ask the teacher
+    (``bot2``, the convention bot) what it would play and by which rule: where a learner
+    parts from its teacher, in the states the learner itself reaches.
 
     >>> r = agreement(("simple", "bot2"), games=5, seed=1)
     >>> 0 < sum(r.agree.values()) < sum(r.moves.values())

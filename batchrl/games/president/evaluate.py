@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 from numpy.typing import NDArray
 
-from batchrl.cluster import block_entropy
+from batchrl.cluster import after, block_entropy
 from batchrl.evaluation import Estimate, mean_ci
 from batchrl.games.president.rules import game_orders, placements
 
@@ -117,8 +117,7 @@ def play_block(game: Game, params: Any, names: Sequence[str], seed: int, block: 
 
     n = len(names)
     streams = np.random.SeedSequence(seed).spawn(n + 1)
-    deals = np.random.default_rng(streams[0])
-    deals.spawn(lo // chunk)  # the chunks before this block's
+    deals = np.random.default_rng(after(streams[0], lo // chunk))  # chunk k: k-th child
     if block:
         streams = np.random.SeedSequence(block_entropy(seed, block)).spawn(n + 1)
     players = [make_player(game, s, params, np.random.default_rng(r))
