@@ -120,10 +120,10 @@ def solve(game: Game, **kwargs: Any) -> None:
               help="The deals and the bots' randomness (the same seed, the same cards).")
 @click.option("--scheduler", envvar="BATCHRL_SCHEDULER", default=None, metavar="ADDRESS",
               help="Play on a Dask cluster (tcp://HOST:8786; or set BATCHRL_SCHEDULER): "
-                   "blocks of hands as tasks (10,000 deals; hanabi: 1,000 games), each "
-                   "from its own seed, so the report is the one a run here gives. Model "
-                   "files must be at the same path on the workers (pip install "
-                   "'batchrl[dask]').")
+                   "blocks of hands as tasks (10,000 deals; hanabi: 1,000 games), their "
+                   "players drawing from the block's own seed, so the report is the one a "
+                   "run here gives. Model files must be at the same absolute path on the "
+                   "workers (pip install 'batchrl[dask]').")
 @game_options("evaluate")
 @click.option("--json", "as_json", is_flag=True, help="One JSON object, for notebooks.")
 def evaluate(game: Game | None, model: Path | None, groups: tuple[str, ...],
@@ -131,9 +131,11 @@ def evaluate(game: Game | None, model: Path | None, groups: tuple[str, ...],
              seed: int, scheduler: str | None, as_json: bool, **kwargs: Any) -> None:
     """Measure a learned policy, in the game its model was trained on.
 
-    Hands are played in blocks, each dealt and each bot drawing from a seed of
-    its own derived from --seed (the first block's are --seed's), so the same
-    seed gives the same report here or on a cluster (--scheduler).
+    Hands are played in blocks. A block's random players draw from a seed of
+    its own derived from --seed (the first block's is --seed itself); its cards
+    are --seed's deals, whatever the blocks (hanabi: past its first 1,000
+    games, the block's own). So the same seed gives the same report here or on
+    a cluster (--scheduler).
 
     Per game:
     """
