@@ -224,9 +224,8 @@ def _absolute(spec: str) -> str:
 
     if not is_model(spec):
         return spec
-    path = spec.removeprefix("model:")
-    return f"model:{Path(path).resolve()}" if spec.startswith("model:") else \
-        str(Path(path).resolve())
+    prefix = "model:" if spec.startswith("model:") else ""
+    return f"{prefix}{Path(spec.removeprefix(prefix)).resolve()}"
 
 
 def _message(exc: BaseException) -> str:

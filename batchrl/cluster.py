@@ -177,6 +177,19 @@ def block_entropy(key: int | Sequence[int], block: int) -> int | list[int]:
     return [*([key] if isinstance(key, int) else key), BLOCK_TAG, block]
 
 
+def block_rngs(seed: int, block: int, players: int) -> list[np.random.Generator]:
+    """The generators of a block's ``players``: children 1 to ``players`` of the block's
+    seed (`block_entropy`); child 0 of the run's seed is its deals. For block 0 they are
+    the run's own players' generators.
+
+    >>> a = block_rngs(5, 0, 2)[1].random()
+    >>> a == np.random.default_rng(np.random.SeedSequence(5).spawn(3)[2]).random()
+    True
+    """
+    children = np.random.SeedSequence(block_entropy(seed, block)).spawn(players + 1)
+    return [np.random.default_rng(s) for s in children[1:]]
+
+
 def after(seeds: np.random.SeedSequence, children: int) -> np.random.SeedSequence:
     """``seeds`` as it is once ``children`` children have been spawned from it: its next
     child is the one ``spawn`` would give then, without making the ones before.

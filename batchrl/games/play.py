@@ -20,7 +20,7 @@ from typing import Any, Protocol
 import numpy as np
 from numpy.typing import NDArray
 
-from batchrl.cluster import Task, Tasks, after, block_entropy, load_once, spans
+from batchrl.cluster import Task, Tasks, after, block_rngs, load_once, spans
 from batchrl.evaluation import Estimate, mean_ci
 from batchrl.games.base import Game, GameError
 from batchrl.store import Rows
@@ -280,12 +280,9 @@ def play_seats(game: Game, params: Any, specs: Sequence[str], seed: int, block: 
     from the seed's i-th child, the first player in seat i % n); the players draw from
     the block's seed (`batchrl.cluster.block_entropy`), block 0's being the seed's."""
     n = game.num_players(params)
-    rngs = np.random.SeedSequence(seed).spawn(n + 1)
-    deals = np.random.default_rng(after(rngs[0], lo))  # game i: the i-th child, as in play
-    if block:
-        rngs = np.random.SeedSequence(block_entropy(seed, block)).spawn(n + 1)
-    players = [make_player(game, s, params, np.random.default_rng(r), bots)
-               for s, r in zip(specs, rngs[1:], strict=False)]
+    deals = np.random.default_rng(after(np.random.SeedSequence(seed).spawn(1)[0], lo))
+    players = [make_player(game, s, params, rng, bots)  # game i: the i-th child of deals
+               for s, rng in zip(specs, block_rngs(seed, block, n), strict=False)]
 
     def seats(i: int) -> list[int]:  # seats(i)[s]: the player in seat s
         return [(s - lo - i) % n for s in range(n)]

@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from batchrl.cluster import Task, Tasks, block_entropy, spans
+from batchrl.cluster import Task, Tasks, block_rngs, spans
 from batchrl.evaluation import Estimate, mean_ci
 from batchrl.games.holdem import gamedef
 from batchrl.games.holdem.bots import load_models, make_bot, players_game
@@ -176,10 +176,8 @@ def play_block(specs: Sequence[str], game: GameDef, seed: int, block: int, lo: i
     block's seed (`batchrl.cluster.block_entropy`); keyed random bots draw from the
     state and one key of the whole match, whatever the block."""
     n = game.num_players
-    deals, *rngs = (np.random.default_rng(s) for s in np.random.SeedSequence(seed).spawn(1 + n))
-    if block and not keyed:
-        rngs = [np.random.default_rng(s)
-                for s in np.random.SeedSequence(block_entropy(seed, block)).spawn(1 + n)[1:]]
+    deals = np.random.default_rng(np.random.SeedSequence(seed).spawn(1)[0])
+    rngs = block_rngs(seed, 0 if keyed else block, n)  # keyed: one key for the match
     loaded = load_models(specs, models)
     bots = [make_bot(spec, game, rng, keyed, loaded) for spec, rng in zip(specs, rngs, strict=True)]
     return play(game, bots, (hi - lo) * (n if duplicate else 1), deals, duplicate=duplicate,

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 from numpy.typing import NDArray
 
-from batchrl.cluster import after, block_entropy
+from batchrl.cluster import after, block_rngs
 from batchrl.evaluation import Estimate, mean_ci
 from batchrl.games.president.rules import game_orders, placements
 
@@ -116,12 +116,9 @@ def play_block(game: Game, params: Any, names: Sequence[str], seed: int, block: 
     from batchrl.games.play import make_player, play
 
     n = len(names)
-    streams = np.random.SeedSequence(seed).spawn(n + 1)
-    deals = np.random.default_rng(after(streams[0], lo // chunk))  # chunk k: k-th child
-    if block:
-        streams = np.random.SeedSequence(block_entropy(seed, block)).spawn(n + 1)
-    players = [make_player(game, s, params, np.random.default_rng(r))
-               for s, r in zip(names, streams[1:], strict=False)]
+    deals = np.random.default_rng(after(np.random.SeedSequence(seed).spawn(1)[0], lo // chunk))
+    players = [make_player(game, s, params, rng)  # chunk k: the k-th child of deals
+               for s, rng in zip(names, block_rngs(seed, block, n), strict=False)]
     seats = rotation(n)
     placed = np.zeros(((hi - lo) * params.match, n), dtype=np.int64)
     for start in range(lo, hi, chunk):
