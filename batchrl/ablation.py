@@ -39,6 +39,7 @@ from batchrl.filenames import inside
 from batchrl.games.holdem.bots import BOT_NAMES, load_models
 from batchrl.policy import GreedyPolicy, LoadedModel, QFunction
 from batchrl.store import Store, StoreError, Transitions
+from batchrl.store.place import outputs_beside
 
 FULL = "(none)"
 RETRAINED = "(retrained)"  # the control: the full hero again, from the next FQI seed
@@ -46,7 +47,7 @@ RETRAINED = "(retrained)"  # the control: the full hero again, from the next FQI
 
 @dataclass(frozen=True)
 class AblationConfig:
-    store: Path
+    store: Path | str  # a directory, or a URL to read a store from
     opponent: str = "rule"
     trees: int = 50
     nmin: int = 20
@@ -265,7 +266,7 @@ def run_ablation(config: AblationConfig,
     check(config, store)
     names = store.schema.feature_names
     variants = _variants(config, names)
-    out = config.out or config.store / "ablation"
+    out = config.out or outputs_beside(config.store) / "ablation"
     models, cache = out / "models", out / "results"
     cache.mkdir(parents=True, exist_ok=True)
     seconds = {"training": 0.0, "evaluation": 0.0, "importances": 0.0}

@@ -17,7 +17,9 @@ import click
 
 from batchrl import __version__
 from batchrl.cli_common import (
+    INGEST_STORE_HELP,
     JOBS,
+    STORE,
     STORE_HELP,
     FormatName,
     game_options,
@@ -92,8 +94,8 @@ def _formats_help() -> str:
 
 @main.command(context_settings={"max_content_width": 100})
 @click.argument("paths", nargs=-1, required=True, type=click.Path(exists=True, path_type=Path))
-@click.option("--store", "store", type=click.Path(file_okay=False, path_type=Path),
-              default=None, help=STORE_HELP)
+@click.option("--store", "store", type=STORE,
+              default=None, help=INGEST_STORE_HELP)
 @click.option("--format", "fmt", type=FormatName(), default="auto",
               show_default=True,
               help="Log format, told from the content unless given: " + _formats_help() + ".")
@@ -111,7 +113,7 @@ def _formats_help() -> str:
                    "ingest into it to finish, then give up (0: at once) [default: as long "
                    "as it takes].")
 @game_options("ingest")
-def ingest(paths: tuple[Path, ...], store: Path | None, fmt: str, on_error: str,
+def ingest(paths: tuple[Path, ...], store: Path | str | None, fmt: str, on_error: str,
            scheduler: str | None, wait: float | None, **kwargs: Any) -> None:
     """Turn game logs into store rows, one per decision.
 
@@ -192,7 +194,7 @@ def _listing(names: tuple[str, ...] | list[str], whole: bool, head: int = 24) ->
 
 
 @main.command()
-@click.argument("store", required=False, type=click.Path(file_okay=False, path_type=Path))
+@click.argument("store", required=False, type=STORE)
 @click.option("--all", "whole", is_flag=True, help="List every feature, however many.")
 @click.option("--json", "as_json", is_flag=True,
               help="Print it all as one JSON object (every feature, every source), for "
@@ -200,10 +202,11 @@ def _listing(names: tuple[str, ...] | list[str], whole: bool, head: int = 24) ->
 @click.option("--quick", is_flag=True,
               help="Check only the parts' footers, not every page of every part (a full "
                    "read of the store: seconds for millions of rows).")
-def info(store: Path | None, whole: bool, as_json: bool, quick: bool) -> None:
+def info(store: Path | str | None, whole: bool, as_json: bool, quick: bool) -> None:
     """What a store holds: rows, episodes, players, features, actions, sources.
 
-    STORE defaults to datasets/store (or $BATCHRL_STORE). Every part is checked
+    STORE (a directory or a URL, as fqi's --store) defaults to datasets/store
+    (or $BATCHRL_STORE). Every part is checked
     first, each page against its checksum (--quick: the footers only); a damaged
     part is named, with what to do.
 
@@ -262,7 +265,7 @@ def info(store: Path | None, whole: bool, as_json: bool, quick: bool) -> None:
 
 
 @main.command(context_settings={"max_content_width": 100})
-@click.option("--store", "store", type=click.Path(file_okay=False, path_type=Path),
+@click.option("--store", "store", type=STORE,
               default=None, help=STORE_HELP)
 @click.option("--trees", "-M", type=click.IntRange(min=1), default=None,
               help="M: trees in the forest [default: the game's].")
@@ -316,7 +319,7 @@ def info(store: Path | None, whole: bool, as_json: bool, quick: bool) -> None:
               help="Continue a killed run from its last complete iteration (same result as "
                    "an uninterrupted run); refused, saying what changed, where the store's "
                    "logs, the players, the features or --support are not the killed run's.")
-def fqi(store: Path | None, trees: int | None, nmin: int | None, k: int | None,
+def fqi(store: Path | str | None, trees: int | None, nmin: int | None, k: int | None,
         iters: int | None, gamma: float, features: tuple[str, ...], drop: tuple[str, ...],
         players: tuple[str, ...], per_action: bool | None, fast: bool | None,
         freeze_after: int | None, support: float | None, jobs: int, scheduler: str | None,

@@ -19,7 +19,30 @@ from batchrl.games import GAMES, Game, GameError, Option, get_game
 
 T = TypeVar("T")
 F = TypeVar("F", bound=Callable[..., Any])
-STORE_HELP = "Store directory [default: datasets/store, or $BATCHRL_STORE]."
+STORE_HELP = ("The store: a directory, or a URL to read one from (s3://BUCKET/DIR, "
+              "gs://…, hdfs://…, file:///…; what it makes goes to the current directory) "
+              "[default: datasets/store, or $BATCHRL_STORE].")
+INGEST_STORE_HELP = "Store directory [default: datasets/store, or $BATCHRL_STORE]."
+
+
+class StoreRoot(click.ParamType[Any]):
+    """A ``--store``: a local directory (a `Path`), or a URL, kept as given (a `str`)."""
+
+    name = "DIR|URL"
+
+    def convert(self, value: Any, param: click.Parameter | None,
+                ctx: click.Context | None) -> Any:
+        from pathlib import Path
+
+        from batchrl.store.place import store_root
+
+        root = store_root(value)
+        if isinstance(root, Path) and root.is_file():
+            self.fail(f"{value} is a file, not a store directory", param, ctx)
+        return root
+
+
+STORE = StoreRoot()
 
 
 def split_names(values: tuple[str, ...]) -> tuple[str, ...]:

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import click
 
-from batchrl.cli_common import progress, split_names
+from batchrl.cli_common import STORE, progress, split_names
 from batchrl.export import (
     FORMATS,
     GROUPINGS,
@@ -34,7 +34,7 @@ def _load_hint(result: ExportResult) -> str:
 
 
 @click.command("export", context_settings={"max_content_width": 100})
-@click.argument("store", required=False, type=click.Path(file_okay=False, path_type=Path))
+@click.argument("store", required=False, type=STORE)
 @click.option("--to", "to", type=click.Choice(FORMATS), required=True,
               help="The library to write for (see above for what each gets).")
 @click.option("-o", "--out", type=click.Path(path_type=Path), required=True,
@@ -54,11 +54,12 @@ def _load_hint(result: ExportResult) -> str:
                    "'hand_*' allowed [default: all].")
 @click.option("--drop", multiple=True, metavar="NAME[,NAME...]",
               help="Leave these features out; patterns as for --features.")
-def export(store: Path | None, to: str, out: Path, dataset_id: str | None, by: str,
+def export(store: Path | str | None, to: str, out: Path, dataset_id: str | None, by: str,
            features: tuple[str, ...], drop: tuple[str, ...]) -> None:
     """Write a store for the field's offline-RL libraries: Minari, d3rlpy, RLlib.
 
-    STORE defaults to datasets/store (or $BATCHRL_STORE). An episode is one seat's
+    STORE (a directory or a URL, as fqi's --store) defaults to datasets/store
+    (or $BATCHRL_STORE). An episode is one seat's
     decisions in one hand or game (or a whole game's, see --by), in order: T states
     plus the last row's next state (T + 1 observations), T actions and rewards, the
     terminal and truncated flags the store records. Every export carries the game, the

@@ -10,6 +10,7 @@ import click
 
 from batchrl.cli_common import (
     JOBS,
+    STORE,
     STORE_HELP,
     game_options,
     progress,
@@ -20,7 +21,7 @@ from batchrl.games import GameError, game_for
 
 
 @click.command()
-@click.option("--store", "store", type=click.Path(file_okay=False, path_type=Path),
+@click.option("--store", "store", type=STORE,
               default=None, help=STORE_HELP)
 @click.option("--opponent", default="rule", show_default=True, metavar="random|rule|MODEL",
               help="Who every hero plays.")
@@ -53,7 +54,7 @@ from batchrl.games import GameError, game_for
                    "(tcp://HOST:8786; or set BATCHRL_SCHEDULER): the same table as here. "
                    "The store and --out must be on a filesystem the workers share. Needs "
                    "pip install 'batchrl[dask]'; see the README's Dask section.")
-def ablate(store: Path | None, opponent: str, trees: int, nmin: int, iters: int, hands: int,
+def ablate(store: Path | str | None, opponent: str, trees: int, nmin: int, iters: int, hands: int,
            seed: int, features: tuple[str, ...], groups: Path | None,
            players: tuple[str, ...], fast: bool, per_action: bool, jobs: int,
            out: Path | None, scheduler: str | None) -> None:
@@ -94,7 +95,7 @@ def ablate(store: Path | None, opponent: str, trees: int, nmin: int, iters: int,
 
 
 @click.command()
-@click.option("--store", "store", type=click.Path(file_okay=False, path_type=Path),
+@click.option("--store", "store", type=STORE,
               default=None, help=STORE_HELP)
 @click.option("--epochs", type=click.IntRange(min=1), default=100, show_default=True,
               help="Passes over the training games.")
@@ -122,7 +123,7 @@ def ablate(store: Path | None, opponent: str, trees: int, nmin: int, iters: int,
 @click.option("--out", type=click.Path(dir_okay=False, path_type=Path), default=None,
               help="Network file [default: STORE/models/imitation[-PLAYER][-colour].pt]; a "
                    "plot of the curves (.png) and the figures (.json) go beside it.")
-def imitate(store: Path | None, epochs: int, players: tuple[str, ...], hidden: str | None,
+def imitate(store: Path | str | None, epochs: int, players: tuple[str, ...], hidden: str | None,
             dropout: float, batchnorm: bool, batch_size: int, learning_rate: float,
             keep_best: bool, seed: int, threads: int | None, out: Path | None,
             **kwargs: Any) -> None:

@@ -81,7 +81,7 @@ def make_store(root: Path, players: Sequence[str], hands: int, seed: int) -> Pat
     return store
 
 
-def train(store: Path, hero: Hero, models: Path, jobs: int = -1,
+def train(store: Path | str, hero: Hero, models: Path, jobs: int = -1,
           digest: str | None = None) -> tuple[Path, GreedyPolicy]:
     """The hero's model file and its policy, trained on ``store`` unless already there from
     the same data (a model from another store, or from before more logs were ingested, is
@@ -98,7 +98,7 @@ def train(store: Path, hero: Hero, models: Path, jobs: int = -1,
     return out, GreedyPolicy(artifact)
 
 
-def data_digest(store: Path) -> str:
+def data_digest(store: Path | str) -> str:
     """What a model records of the data it saw (``training.store_digest``)."""
     return store_digest(Store.open(store))
 

@@ -97,6 +97,7 @@ from numpy.typing import NDArray
 from batchrl import __version__
 from batchrl.games import GameError, game_for
 from batchrl.store import Store, Transitions
+from batchrl.store.place import is_url, recorded
 
 FORMATS = ("minari", "d3rlpy", "rllib")
 GROUPINGS = ("auto", "seat", "episode")
@@ -346,7 +347,7 @@ def export_metadata(store: Store, episodes: Episodes) -> dict[str, Any]:
         "format": "batchrl export",
         "batchrl_version": __version__,
         "exported_at": datetime.now(UTC).isoformat(timespec="seconds"),
-        "store": str(Path(store.root).resolve()),
+        "store": recorded(store.root if is_url(store.root) else Path(store.root).resolve()),
         "game": schema.game,
         "registered_game": game_name,
         "game_params": dict(schema.game_params),
@@ -430,7 +431,7 @@ def export(store: str | Path | Store, to: str, out: str | Path, *,
     if to == "minari":
         _library("minari", to)
         _library("gymnasium", to)
-    opened = store if isinstance(store, Store) else Store.open(Path(store))
+    opened = store if isinstance(store, Store) else Store.open(store)
     opened.check()  # each page is checked as it is read
     if to == "minari":
         dataset_id = dataset_id or default_dataset_id(opened)

@@ -37,6 +37,7 @@ from numpy.typing import NDArray
 
 from batchrl.filenames import inside, safe_name
 from batchrl.store import Store
+from batchrl.store.place import outputs_beside
 
 SPLIT = (0.7, 0.2, 0.1)
 _NEG = -1e9  # a masked logit
@@ -162,7 +163,7 @@ def split_by_game(episode: NDArray[np.int64], seed: int,
     return part_of_game[np.searchsorted(games, episode)]
 
 
-def split(store: Path, t: Any, players: Sequence[str], seed: int) -> NDArray[np.int8]:
+def split(store: Path | str, t: Any, players: Sequence[str], seed: int) -> NDArray[np.int8]:
     """The 70/20/10 split of ``t`` (``store.arrays(players=players)``) by game; games that
     share a deal (the store's ``deal`` column) stay on one side together."""
     opened = Store.open(store)
@@ -175,7 +176,7 @@ def split(store: Path, t: Any, players: Sequence[str], seed: int) -> NDArray[np.
     return split_by_game(codes.astype(np.int64), seed)
 
 
-def load_rows(store: Path, spec: ImitationSpec, players: Sequence[str] = ()) -> Any:
+def load_rows(store: Path | str, spec: ImitationSpec, players: Sequence[str] = ()) -> Any:
     """A store's states (the spec's columns), moves and episodes (only ``players``' moves
     if given)."""
     opened = Store.open(store)
@@ -191,7 +192,7 @@ def load_rows(store: Path, spec: ImitationSpec, players: Sequence[str] = ()) -> 
     return t
 
 
-def default_out(store: Path, spec: ImitationSpec, players: Sequence[str] = ()) -> Path:
+def default_out(store: Path | str, spec: ImitationSpec, players: Sequence[str] = ()) -> Path:
     """Where ``batchrl imitate`` saves by default: STORE/models/imitation[-PLAYER...][tag].pt.
 
     >>> from types import SimpleNamespace
@@ -199,10 +200,10 @@ def default_out(store: Path, spec: ImitationSpec, players: Sequence[str] = ()) -
     's/models/imitation-human-colour.pt'
     """
     who = "".join(f"-{safe_name(p)}" for p in players)  # a name from a log: never a path
-    return inside(store / "models", f"imitation{who}{spec.tag}.pt")
+    return inside(outputs_beside(store) / "models", f"imitation{who}{spec.tag}.pt")
 
 
-def train(store: Path, out: Path, config: NetworkConfig, spec: ImitationSpec,
+def train(store: Path | str, out: Path, config: NetworkConfig, spec: ImitationSpec,
           players: Sequence[str] = (),
           progress: Callable[[int], None] | None = None,
           on_epoch: Callable[[Epoch], None] | None = None) -> TrainResult:
@@ -309,7 +310,7 @@ def train_epoch(model: Any, optimiser: Any, data: tuple[Any, Any, Any], batch_si
     return total_loss, correct
 
 
-def batches_per_epoch(store: Path, players: Sequence[str], config: NetworkConfig) -> int:
+def batches_per_epoch(store: Path | str, players: Sequence[str], config: NetworkConfig) -> int:
     """About how many batches an epoch trains (for a progress bar), without reading rows."""
     opened = Store.open(store)
     rows = sum(opened.names().get(p, 0) for p in players) if players else opened.info().rows
@@ -410,7 +411,7 @@ def torch_module() -> Any:
 
 def _save(out: Path, model: Any, mean: NDArray[np.float32], std: NDArray[np.float32],
           features: Sequence[str], actions: Sequence[str], result: TrainResult,
-          store: Path, opened: Store) -> None:
+          store: Path | str, opened: Store) -> None:
     """The weights, the standardisation and the JSON the game's player reads back
     (``torch.load(weights_only=True)``: tensors and a string, no code)."""
     torch = torch_module()

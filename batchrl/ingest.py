@@ -49,6 +49,7 @@ from batchrl.records import (
 )
 from batchrl.store import RowsBatch, Store, StoreError, file_digest
 from batchrl.store.lock import LOCK_NAME, store_lock
+from batchrl.store.place import writable
 
 # Examples of each kind of skipped line kept for the report.
 EXAMPLES_PER_KIND = 3
@@ -64,7 +65,7 @@ class IngestError(Exception):
 @dataclass(frozen=True, slots=True)
 class IngestConfig:
     paths: tuple[Path, ...]
-    store: Path
+    store: Path | str  # a URL is refused: a store by URL is read-only
     fmt: str = "auto"
     on_error: str = "fail"  # or "skip"
     # the games' own ingest options, by name (``batchrl ingest --help`` lists them: pv,
@@ -146,9 +147,10 @@ def ingest(
     if config.on_error not in ("fail", "skip"):
         raise IngestError(f"--on-error is fail or skip, not {config.on_error!r}")
     options = _prepare(config.options)
+    root = writable(config.store)  # a store by URL is refused before any log is read
     reports = []
-    with store_lock(config.store, config.wait, on_wait), \
-            _finally_remove_if_empty(Path(config.store)), \
+    with store_lock(root, config.wait, on_wait), \
+            _finally_remove_if_empty(root), \
             connect(scheduler_address(config.scheduler)) as client:
         for path, unknown in _sources(config):
             if unknown:  # a file of a directory that no format reads: passed over, said

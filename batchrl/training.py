@@ -26,6 +26,7 @@ from batchrl.fqi import FQI, IterationStats, extra_trees
 from batchrl.games import FQISettings, GameError, game_for
 from batchrl.policy import ModelArtifact
 from batchrl.store import Store
+from batchrl.store.place import outputs_beside, recorded
 
 # Fast mode's default: grow the trees once on each row's return-to-go, then only
 # refit leaf values (see batchrl.fqi and the README for the measurements).
@@ -34,7 +35,7 @@ FAST_FREEZE_AFTER = 0
 
 @dataclass(frozen=True, slots=True)
 class FQIConfig:
-    store: Path
+    store: Path | str  # a directory, or a URL to read a store from
     trees: int = 100
     nmin: int = 20
     k: int | None = None  # candidate attributes per split; None: all (the thesis, Ernst)
@@ -63,10 +64,10 @@ def default_out(config: FQIConfig) -> Path:
     tau = "" if config.support is None else f"-support{config.support:g}"
     name = (f"fqi-M{config.trees}-nmin{config.nmin}{k}-N{config.iters}{fast}{per}{tau}"
             f"{who}.npz")
-    return inside(config.store / "models", name)
+    return inside(outputs_beside(config.store) / "models", name)
 
 
-def recommended(store: Path, given: Mapping[str, Any], **rest: Any) -> tuple[FQIConfig, str]:
+def recommended(store: Path | str, given: Mapping[str, Any], **rest: Any) -> tuple[FQIConfig, str]:
     """The FQI config for ``store``: each setting of ``given`` (trees, nmin, k, iters,
     per_action, fast, freeze_after, features, drop; None: not given) as given, else the
     store's game's recommended one (``Game.fqi``); ``rest``: the other `FQIConfig`
@@ -182,7 +183,7 @@ def run_fqi(
         "game_params": dict(store.schema.game_params),
         "feature_names": features,
         "action_names": actions,
-        "store": str(config.store),
+        "store": recorded(config.store),
         "store_digest": store_digest(store),
         "rows": rows,
         "episodes": info.episodes,

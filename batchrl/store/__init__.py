@@ -28,9 +28,13 @@ or gives up). Readers take no lock: a reader beside the writer sees each part be
 after its replacement, never half of it (but a part removed by `Store.remove_source`
 between listing and reading makes that read fail).
 
+A store is read by URL as from its directory (``Store.open("s3://bucket/acpc")``; any
+filesystem pyarrow reads, or fsspec's), and written only in a local directory.
+
 Modules: `batchrl.store.schema` (identity, ids, errors), `batchrl.store.rows` (rows on
 their way in), `batchrl.store.writer` (writing a source), `batchrl.store.lock` (one
-writer at a time), `batchrl.store.store` (`Store` and what it reads back). Import from here.
+writer at a time), `batchrl.store.place` (a directory or a URL), `batchrl.store.store`
+(`Store` and what it reads back). Import from here.
 """
 
 from __future__ import annotations

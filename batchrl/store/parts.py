@@ -8,12 +8,12 @@ import contextlib
 import json
 import shlex
 from collections.abc import Sequence
-from pathlib import Path
 from typing import Any
 
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from batchrl.store.place import Place
 from batchrl.store.schema import (
     META_KEY,
     StoreError,
@@ -25,28 +25,34 @@ from batchrl.store.schema import (
 UNREADABLE = (OSError, KeyError, TypeError, ValueError, pa.ArrowException)
 
 
-def read_part(part: Path, columns: list[str], root: Path) -> pa.Table:
+def read_part(part: Place, columns: list[str], root: Place) -> pa.Table:
     """A part's columns, each page checked against its CRC (the bad part named)."""
     try:
-        return pq.read_table(part, columns=columns, page_checksum_verification=True)
+        return pq.read_table(part.path, columns=columns, filesystem=part.fs,
+                             page_checksum_verification=True)
     except (OSError, pa.ArrowException) as e:
         raise damaged(part, root, e) from None
 
 
-def check_pages(part: Path, root: Path) -> None:
+def open_part(part: Place) -> pq.ParquetFile:
+    """A part opened for reading, each page it reads checked against its CRC."""
+    return pq.ParquetFile(part.path, filesystem=part.fs, page_checksum_verification=True)
+
+
+def check_pages(part: Place, root: Place) -> None:
     """Every page of ``part`` read, decoded and checked, a row group at a time."""
     try:
-        f = pq.ParquetFile(part, page_checksum_verification=True)
+        f = open_part(part)
         for group in range(f.num_row_groups):
             f.read_row_group(group)
     except (OSError, pa.ArrowException) as e:
         raise damaged(part, root, e) from None
 
 
-def footer(part: Path, root: Path) -> dict[str, Any]:
+def footer(part: Place, root: Place) -> dict[str, Any]:
     """A part's batchrl footer: the store's identity and its source's record."""
     try:
-        meta = pq.read_metadata(part)
+        meta = pq.read_metadata(part.path, filesystem=part.fs)
         found: dict[str, Any] = json.loads(meta.metadata[META_KEY])
         rows = int(found["source"]["rows"])
     except UNREADABLE as e:
@@ -57,22 +63,23 @@ def footer(part: Path, root: Path) -> dict[str, Any]:
     return found
 
 
-def recorded_source(part: Path) -> str | None:
+def recorded_source(part: Place) -> str | None:
     """The source path a part's footer records, None where it cannot be read."""
     try:
-        return str(json.loads(pq.read_metadata(part).metadata[META_KEY])["source"]["path"])
+        meta = pq.read_metadata(part.path, filesystem=part.fs).metadata
+        return str(json.loads(meta[META_KEY])["source"]["path"])
     except UNREADABLE:
         return None
 
 
-def recorded_sources(parts: Path) -> list[str]:
+def recorded_sources(parts: Place) -> list[str]:
     """The source paths in the footers of ``parts``' files, whatever their version; the
     unreadable ones left out."""
-    return [s for p in sorted(parts.glob("*.parquet")) if (s := recorded_source(p)) is not None]
+    return [s for p in parts.files(".parquet") if (s := recorded_source(p)) is not None]
 
 
-def mismatch(part: Path, schema: StoreSchema, expected: StoreSchema, parts: Sequence[Path],
-             root: Path) -> StoreError:
+def mismatch(part: Place, schema: StoreSchema, expected: StoreSchema, parts: Sequence[Place],
+             root: Place) -> StoreError:
     """A part of another schema than store.json's (``expected``): the part is foreign, or,
     when every part of ``parts`` agrees with it, store.json is the one changed."""
     held = []
@@ -90,11 +97,17 @@ def mismatch(part: Path, schema: StoreSchema, expected: StoreSchema, parts: Sequ
                       "store; delete it")
 
 
-def damaged(part: Path, root: Path, error: BaseException | str) -> StoreError:
+def damaged(part: Place, root: Place, error: BaseException | str) -> StoreError:
     """The error that names a damaged part, the log it came from, and what to do."""
     why = (str(error).strip().splitlines() or [type(error).__name__])[0]
     store = shlex.quote(str(root))
     source = recorded_source(part)
+    if root.local is None:  # a store by URL is a copy: the part is mended where it was made
+        came = f"; it holds the rows of {source}" if source is not None else ""
+        return StoreError(
+            f"part {part} is damaged ({why}){came}: copy the store here again from the "
+            f"local store it was made in (re-ingesting that log there first if that copy "
+            f"is damaged too)")
     if source is None:
         return StoreError(
             f"part {part} is damaged ({why}), and its footer no longer says which log it "

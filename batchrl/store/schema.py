@@ -71,10 +71,13 @@ def file_digest(path: str | Path) -> str:
         return hashlib.file_digest(f, "sha256").hexdigest()
 
 
-def default_store_path() -> Path:
-    """``$BATCHRL_STORE`` if set, else ``datasets/store`` under the current directory."""
+def default_store_path() -> Path | str:
+    """``$BATCHRL_STORE`` if set (a directory, or a URL: `batchrl.store.place`), else
+    ``datasets/store`` under the current directory."""
+    from batchrl.store.place import store_root
+
     env = os.environ.get("BATCHRL_STORE")
-    return Path(env).expanduser() if env else Path("datasets") / "store"
+    return store_root(env) if env else Path("datasets") / "store"
 
 
 def episode_id(digest: str, index: int) -> str:

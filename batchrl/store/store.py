@@ -18,7 +18,6 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
-import pyarrow.parquet as pq
 from numpy.typing import NDArray
 
 from batchrl.store.files import fsync, now
@@ -28,9 +27,11 @@ from batchrl.store.parts import (
     damaged,
     footer,
     mismatch,
+    open_part,
     read_part,
     recorded_sources,
 )
+from batchrl.store.place import Place, is_url, writable
 from batchrl.store.rows import following_rows
 from batchrl.store.schema import (
     CORE_COLUMNS,
@@ -65,7 +66,7 @@ class SourceInfo:
 
 @dataclass(frozen=True, slots=True)
 class StoreInfo:
-    root: Path
+    root: Path | str
     game: str
     schema_version: int
     rows: int
@@ -169,11 +170,20 @@ class Transitions:
 
 
 class Store:
-    """A directory of Parquet parts; get one with `Store.create` or `Store.open`."""
+    """A directory of Parquet parts; get one with `Store.create` or `Store.open`.
 
-    def __init__(self, root: Path, schema: StoreSchema) -> None:
+    ``root`` is a local directory (a `Path`) or a URL (a `str`; `batchrl.store.place`):
+    a store by URL is read as a local one is, and refuses to be written."""
+
+    def __init__(self, root: Path | str, schema: StoreSchema, place: Place | None = None
+                 ) -> None:
         self.root, self.schema = root, schema
-        self.parts_dir = root / "parts"
+        self.place = place if place is not None else Place.of(root)
+
+    @property
+    def parts_dir(self) -> Path:
+        """The local directory of the parts, where a writer puts them."""
+        return self._local() / "parts"
 
     @classmethod
     def create(cls, root: str | Path, schema: StoreSchema, wait: float | None = None,
@@ -183,7 +193,7 @@ class Store:
         Under the store's lock (`batchrl.store.lock`; ``wait`` and ``on_wait`` as there),
         so of two ingests into a fresh store one makes it and the other finds it made:
         with another game, it is refused, naming the game the store holds."""
-        root = Path(root)
+        root = writable(root)
         with store_lock(root, wait, on_wait):
             if (root / "store.json").exists():
                 store = cls.open(root)
@@ -207,23 +217,27 @@ class Store:
              on_wait: Callable[[str], None] | None = None) -> AbstractContextManager[None]:
         """Hold this store for writing (see `batchrl.store.lock`): what changes it takes
         this, and a reader never needs it."""
-        return store_lock(self.root, wait, on_wait)
+        return store_lock(self._local(), wait, on_wait)
 
     @classmethod
     def open(cls, root: str | Path) -> Store:
-        """The store at ``root``; refuses a missing, foreign or other-version store."""
-        root = Path(root)
+        """The store at ``root``, a directory or a URL (`batchrl.store.place`); refuses a
+        missing, foreign or other-version store."""
+        root = root if is_url(root) else Path(root)
+        place = Place.of(root)
         try:
-            meta = json.loads((root / "store.json").read_text())
+            meta = json.loads((place / "store.json").read_text())
         except FileNotFoundError:
-            raise StoreError(f"no batchrl store at {root} (no store.json): ingest logs first "
-                             f"(batchrl ingest ... --store {root})") from None
+            first = ("copy a store there" if place.local is None else
+                     f"ingest logs first (batchrl ingest ... --store {root})")
+            raise StoreError(f"no batchrl store at {root} (no store.json): {first}") from None
         except (OSError, ValueError) as e:
-            raise StoreError(f"{root}/store.json is unreadable ({e}): point --store at a "
-                             "batchrl store or a new directory") from e
+            why = (str(e).strip().splitlines() or [type(e).__name__])[0]
+            raise StoreError(f"{place / 'store.json'} is unreadable ({why}): point --store at "
+                             "a batchrl store or a new directory") from e
         if meta.get("schema_version") != SCHEMA_VERSION:  # the logs it came from, if told
-            schema_of(meta, f"store {root}", recorded_sources(root / "parts"), root)
-        return cls(root, schema_of(meta, f"store {root}"))
+            schema_of(meta, f"store {root}", recorded_sources(place / "parts"), place.local)
+        return cls(root, schema_of(meta, f"store {root}"), place)
 
     def writer(self, source_path: str | Path, digest: str) -> SourceWriter:
         """A context manager that (re)writes ``source_path``'s part; see `SourceWriter`."""
@@ -260,7 +274,7 @@ class Store:
         sources = self.sources()
         if pages:
             for part in self._part_files():
-                check_pages(part, self.root)
+                check_pages(part, self.place)
         return sources
 
     def remove_source(self, source_path: str | Path) -> bool:
@@ -272,7 +286,7 @@ class Store:
                             if self._read_source(p).path == str(source_path)]
                 if not recorded:
                     return False
-                part = recorded[0]
+                part = Path(recorded[0].path)
             part.unlink()
             fsync(self.parts_dir)
         return True
@@ -285,8 +299,9 @@ class Store:
             players=tuple(sorted({p for s in sources for p in s.players})),
             features=self.schema.feature_names, actions=self.schema.action_names,
             sources=sources,
-            bytes_on_disk=sum(p.stat().st_size for p in [
-                self.root / "store.json", *parts, *self.root.glob(LOCK_NAME)]))
+            bytes_on_disk=sum(p.size() for p in [
+                self.place / "store.json", *parts, *([self.place / LOCK_NAME]
+                                                     if self.place.local is not None else [])]))
 
     def iter_batches(self, columns: Sequence[str] | None = None,
                      batch_size: int = 65_536) -> Iterator[pa.RecordBatch]:
@@ -297,11 +312,10 @@ class Store:
             raise StoreError(f"unknown columns {unknown}; the parts' columns are {valid}")
         for part in self._part_files():
             try:
-                batches = pq.ParquetFile(part, page_checksum_verification=True).iter_batches(
-                    batch_size=batch_size, columns=columns)
+                batches = open_part(part).iter_batches(batch_size=batch_size, columns=columns)
                 yield from batches
             except (OSError, pa.ArrowException) as e:
-                raise damaged(part, self.root, e) from None
+                raise damaged(part, self.place, e) from None
 
     def to_pandas(self, columns: Sequence[str] | None = None) -> pd.DataFrame:
         """All rows as a DataFrame.
@@ -439,9 +453,13 @@ class Store:
         keep = pc.is_in(names, value_set=pa.array(chosen, pa.string()))
         return table.filter(keep).drop_columns(["name"])
 
-    def _part_files(self) -> list[Path]:
-        # temp parts are named .<key>.tmp-<pid>: this glob never sees a half-written one
-        return sorted(self.parts_dir.glob("*.parquet"))
+    def _part_files(self) -> list[Place]:
+        # temp parts are named .<key>.tmp-<pid>: this list never holds a half-written one
+        return (self.place / "parts").files(".parquet")
+
+    def _local(self) -> Path:
+        """The store's directory, for what writes it; refused for a store by URL."""
+        return writable(self.root)
 
     def _logical(self, columns: Sequence[str] | None) -> list[str]:
         """The row's columns (``state`` etc. as one each), checked."""
@@ -453,18 +471,19 @@ class Store:
     def _read_table(self, columns: list[str]) -> pa.Table:
         if not (parts := self._part_files()):
             return self.schema.arrow_schema().empty_table().select(columns)
-        return pa.concat_tables([read_part(p, columns, self.root) for p in parts])
+        return pa.concat_tables([read_part(p, columns, self.place) for p in parts])
 
-    def _read_source(self, part: Path) -> SourceInfo:
-        meta = footer(part, self.root)
+    def _read_source(self, part: Place) -> SourceInfo:
+        meta = footer(part, self.place)
         if (schema := schema_of(meta, f"part {part}")) != self.schema:
-            raise mismatch(part, schema, self.schema, self._part_files(), self.root)
+            raise mismatch(part, schema, self.schema, self._part_files(), self.place)
         try:
             s = meta["source"]
             return SourceInfo(s["path"], s["digest"], s["rows"], s["episodes"], s["extra"],
                               s["resolved_path"], tuple(s["players"]), s["ingested_at"])
         except (KeyError, TypeError) as e:
-            raise damaged(part, self.root, f"its footer lacks {e}") from None
+            raise damaged(part, self.place, f"its footer lacks {e}") from None
+
 
 
 def _rows_of(columns: Sequence[NDArray[Any]], dtype: type[np.generic],

@@ -1,0 +1,169 @@
+"""Where a store lives: a local directory, or a URL on any filesystem pyarrow reads.
+
+A store is read by URL as it is read from a directory: ``s3://bucket/acpc``,
+``gs://bucket/acpc``, ``hdfs://namenode/acpc``, ``abfs://…`` or ``file:///data/acpc``
+through `pyarrow.fs` (credentials and options as pyarrow takes them: the environment,
+or the URL's query, ``s3://bucket/acpc?region=eu-west-1``); any other scheme fsspec
+knows (``memory://``, ``gcs://``, ``az://``…) through fsspec, where it is installed.
+A store by URL is read-only here: its parts are written, and replaced whole, by an
+ingest into a local directory, which is then copied there (``aws s3 sync``).
+
+>>> Place.of("datasets/store") / "parts"
+Place('datasets/store/parts')
+>>> (Place.of("file:///data/acpc?x=1") / "parts").shown
+'file:///data/acpc/parts'
+>>> is_url("s3://bucket/acpc"), is_url("C:/logs"), is_url(Path("s3://bucket"))
+(True, False, False)
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from batchrl.store.schema import StoreError
+
+# a scheme of two letters or more, so a Windows drive (C:/) is a path
+_URL = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]+://")
+
+
+def is_url(root: str | Path) -> bool:
+    """Whether ``root`` names a store by URL (a `Path` never does)."""
+    return isinstance(root, str) and bool(_URL.match(root))
+
+
+def store_root(text: str | Path) -> str | Path:
+    """A ``--store`` value as a store's root: a URL kept as given, else a `Path`."""
+    return text if is_url(text) else Path(text).expanduser()
+
+
+def writable(root: str | Path) -> Path:
+    """``root`` as the local directory a writer needs; a URL refused, saying what to do."""
+    if is_url(root):
+        raise StoreError(f"the store {root} is read here, not written: ingest into a local "
+                         "directory (--store DIR), then copy that directory there")
+    return Path(root)
+
+
+def recorded(root: str | Path) -> str:
+    """How a model or an export records the store it came from: a directory as given, a URL
+    without its query (which may hold keys).
+
+    >>> recorded("s3://bucket/acpc?access_key=AK&secret_key=SK")
+    's3://bucket/acpc'
+    """
+    return str(root).split("?", 1)[0] if is_url(root) else str(root)
+
+
+def outputs_beside(root: str | Path) -> Path:
+    """Where a command writes what it makes from a store (models, ablation results): the
+    store's own directory, or, for a store by URL, the current directory."""
+    return Path(".") if is_url(root) else Path(root)
+
+
+@dataclass(frozen=True, slots=True)
+class Place:
+    """A file or directory of a store: ``path`` in ``fs`` (a `pyarrow.fs.FileSystem`, or
+    None for a local path, read by path as before), named in messages by ``shown``."""
+
+    path: str
+    shown: str
+    fs: Any = None
+    local: Path | None = None
+
+    @classmethod
+    def of(cls, root: str | Path) -> Place:
+        """The place of a store's root, the URL's filesystem made (once, here)."""
+        if not is_url(root):
+            return cls(str(root), str(root), None, Path(root))
+        url = str(root)
+        fs, path = _filesystem(url)
+        return cls(path.rstrip("/"), recorded(url).rstrip("/"), fs, None)
+
+    def __truediv__(self, name: str) -> Place:
+        if self.local is not None:
+            child = self.local / name
+            return Place(str(child), str(child), None, child)
+        return Place(f"{self.path}/{name}", f"{self.shown}/{name}", self.fs, None)
+
+    def __str__(self) -> str:
+        return self.shown
+
+    def __repr__(self) -> str:
+        return f"Place({self.shown!r})"
+
+    @property
+    def name(self) -> str:
+        return self.shown.rsplit("/", 1)[-1]
+
+    @property
+    def stem(self) -> str:
+        return self.name.rsplit(".", 1)[0]
+
+    def read_text(self) -> str:
+        """The file's text; FileNotFoundError when there is none."""
+        if self.local is not None:
+            return self.local.read_text()
+        try:
+            with self.fs.open_input_stream(self.path) as f:
+                return bytes(f.read()).decode()
+        except FileNotFoundError:
+            raise
+        except OSError as e:
+            if "not found" in str(e).lower() or "no such" in str(e).lower():
+                raise FileNotFoundError(self.shown) from e
+            raise
+
+    def files(self, suffix: str) -> list[Place]:
+        """The files directly in this directory whose names end in ``suffix``, sorted; none
+        whose name starts with a dot (a writer's temporary file)."""
+        if self.local is not None:
+            return [Place(str(p), str(p), None, p)
+                    for p in sorted(self.local.glob(f"*{suffix}")) if not p.name.startswith(".")]
+        from pyarrow.fs import FileSelector, FileType
+
+        try:
+            found = self.fs.get_file_info(FileSelector(self.path, allow_not_found=True))
+        except OSError as e:
+            raise StoreError(f"cannot list {self.shown} ({_first_line(e)})") from None
+        names = sorted(info.base_name for info in found if info.type == FileType.File)
+        return [self / n for n in names if n.endswith(suffix) and not n.startswith(".")]
+
+    def size(self) -> int:
+        """The file's size in bytes; 0 where it is not there."""
+        if self.local is not None:
+            return self.local.stat().st_size if self.local.exists() else 0
+        return int(self.fs.get_file_info(self.path).size or 0)
+
+
+def _filesystem(url: str) -> tuple[Any, str]:
+    """The pyarrow filesystem of ``url`` and the path in it: pyarrow's own where it knows
+    the scheme, else fsspec's wrapped for pyarrow."""
+    from pyarrow import ArrowInvalid
+    from pyarrow.fs import FileSystem, FSSpecHandler, PyFileSystem
+
+    try:
+        return FileSystem.from_uri(url)  # type: ignore[no-any-return]
+    except ArrowInvalid as e:
+        if "unrecognized" not in str(e).lower():
+            raise StoreError(f"cannot open the store {url}: {_first_line(e)}") from None
+    except OSError as e:
+        raise StoreError(f"cannot open the store {url}: {_first_line(e)}") from None
+    scheme = url.split("://", 1)[0]
+    try:
+        import fsspec
+    except ImportError:
+        raise StoreError(f"pyarrow reads no {scheme}:// URLs, and fsspec, which might, is not "
+                         f"installed: pip install fsspec (and its package for {scheme}), or "
+                         "copy the store to a local directory") from None
+    try:
+        fs, path = fsspec.core.url_to_fs(url)
+    except (ImportError, ValueError, OSError) as e:
+        raise StoreError(f"cannot open the store {url}: {_first_line(e)}") from None
+    return PyFileSystem(FSSpecHandler(fs)), str(path)
+
+
+def _first_line(error: BaseException) -> str:
+    return (str(error).strip().splitlines() or [type(error).__name__])[0]
