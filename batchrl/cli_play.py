@@ -186,7 +186,7 @@ def _game_of(game: Game | None, hero: str | None, groups: tuple[str, ...],
     for spec in models[:1]:
         path = spec.removeprefix("model:")
         try:
-            meta = ModelArtifact.load(path).meta
+            meta = ModelArtifact.meta_of(path)  # the trees are read where they play
         except ModelError as exc:
             if game is not None:  # a network, say: the game knows its own files
                 break

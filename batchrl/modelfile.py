@@ -92,10 +92,12 @@ def write(path: str | Path, kind: str, document: Mapping[str, Any],
     return path
 
 
-def read(path: str | Path, kind: str) -> tuple[dict[str, Any], dict[str, NDArray[Any]]]:
-    """The JSON document and the arrays of a file `write` wrote as ``kind``; nothing in
-    the file is run (no pickle is read). `ModelError` names the file and what is wrong;
-    `FileNotFoundError` if there is none."""
+def read(path: str | Path, kind: str, *, with_arrays: bool = True
+         ) -> tuple[dict[str, Any], dict[str, NDArray[Any]]]:
+    """The JSON document and the arrays of a file `write` wrote as ``kind`` (``with_arrays``
+    False: the document alone, no array read); nothing in the file is run (no pickle is
+    read). `ModelError` names the file and what is wrong; `FileNotFoundError` if there is
+    none."""
     try:
         with open(path, "rb") as f:
             head = f.read(4)
@@ -120,7 +122,7 @@ def read(path: str | Path, kind: str) -> tuple[dict[str, Any], dict[str, NDArray
             if document.get("kind") != kind:
                 raise ModelError(f"{path} is a {document.get('kind')!s} file, not a {kind}")
             arrays: dict[str, NDArray[Any]] = {}
-            for name in names:
+            for name in names if with_arrays else ():
                 if not name.endswith(".npy"):
                     continue
                 with zf.open(name) as member:

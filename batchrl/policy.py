@@ -155,10 +155,17 @@ class ModelArtifact:
         return artifact
 
     @classmethod
-    def _read(cls, path: str | Path) -> ModelArtifact:
-        """Arrays and JSON only: nothing in the file is run (`batchrl.modelfile.read`)."""
+    def meta_of(cls, path: str | Path) -> dict[str, Any]:
+        """The metadata of the model at ``path`` (its game, features, store...), read
+        from the file's JSON alone: milliseconds, where `load` reads every tree."""
+        return cls._document(path, with_arrays=False)[0]["meta"]  # type: ignore[no-any-return]
+
+    @classmethod
+    def _document(cls, path: str | Path, with_arrays: bool = True
+                  ) -> tuple[dict[str, Any], dict[str, NDArray[Any]]]:
+        """A model file's document, checked, and its arrays (`batchrl.modelfile.read`)."""
         try:
-            document, arrays = modelfile.read(path, KIND)
+            document, arrays = modelfile.read(path, KIND, with_arrays=with_arrays)
         except FileNotFoundError:
             raise ModelError(f"no model at {path}: train one with batchrl fqi") from None
         version = document.get("version")
@@ -166,9 +173,16 @@ class ModelArtifact:
             raise ModelError(f"{path} is a version {version} model; this batchrl reads "
                              f"version {ARTIFACT_VERSION}: retrain it with "
                              f"{modelfile.retrain_command(path)}")
-        q, meta = document.get("q"), document.get("meta")
-        if not isinstance(q, dict) or not isinstance(meta, dict):
+        if not isinstance(document.get("q"), dict) or not isinstance(document.get("meta"),
+                                                                     dict):
             raise ModelError(f"{path} is not a batchrl model (no Q-function and metadata)")
+        return document, arrays
+
+    @classmethod
+    def _read(cls, path: str | Path) -> ModelArtifact:
+        """Arrays and JSON only: nothing in the file is run (`batchrl.modelfile.read`)."""
+        document, arrays = cls._document(path)
+        q, meta, version = document["q"], document["meta"], document["version"]
         per_action, n_actions = q.get("per_action"), q.get("n_actions")
         specs = q.get("models")
         support = document.get("support")

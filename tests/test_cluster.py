@@ -261,7 +261,16 @@ def test_evaluate_command_with_a_scheduler(cluster, holdem_model, monkeypatch):
     args = ("evaluate", "--model", holdem_model.name, "--opponent", "random", "--hands", 60,
             "--duplicate", "--json")
     here = invoke(*args)
-    there = invoke(*args, "--scheduler", cluster)
+    import batchrl.games.holdem.bots as bots
+    from batchrl.policy import ModelArtifact
+
+    def unread(*args, **kwargs):
+        raise AssertionError("the trees are read where they play: on the workers")
+
+    with monkeypatch.context() as m:  # here, the model's header alone is read
+        m.setattr(ModelArtifact, "load", unread)
+        m.setattr(bots, "load_once", unread)
+        there = invoke(*args, "--scheduler", cluster)
     assert here.exit_code == 0 and there.exit_code == 0, there.output
     import json
 

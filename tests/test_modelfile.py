@@ -74,6 +74,20 @@ def test_a_loaded_fqi_model_predicts_exactly_what_it_did(tmp_path, per_action, f
         assert arrays["model0.node_count"].dtype == np.int64
 
 
+def test_a_models_meta_is_read_without_its_trees(tmp_path, monkeypatch):
+    fqi = FQI(extra_trees(trees=3, nmin=5), n_iterations=1, random_state=3).fit(data())
+    path = ModelArtifact(fqi.q_function(), META).save(tmp_path / "m.npz")
+    meta = ModelArtifact.load(path).meta
+
+    def unread(*args, **kwargs):
+        raise AssertionError("an array was read")
+
+    monkeypatch.setattr(np.lib.format, "read_array", unread)
+    assert ModelArtifact.meta_of(path) == meta == META
+    with pytest.raises(AssertionError, match="an array was read"):
+        ModelArtifact._read(path)
+
+
 @pytest.mark.parametrize("regressor", [
     RandomForestRegressor(4, min_samples_split=5, random_state=0),
     ExtraTreeRegressor(min_samples_split=5, random_state=0),

@@ -407,6 +407,30 @@ def load_models(specs: Sequence[str],
     return out
 
 
+def models_game(specs: Sequence[str], fallback: GameDef) -> GameDef:
+    """The game of the first model player among ``specs``, else ``fallback``, from its
+    file's header alone (what `players_game` gives once the models are loaded; where they
+    are played elsewhere, on a cluster's workers, their trees are not read here)."""
+    from batchrl.games import GameError
+    from batchrl.policy import ModelArtifact, ModelError
+
+    for spec in specs:
+        if spec in BOT_NAMES:
+            continue
+        path = spec.removeprefix("model:")
+        if not Path(path).is_file():
+            raise ModelError(f"{spec!r} is neither a bot ({', '.join(BOT_NAMES)}) nor a "
+                             "model file")
+        meta = ModelArtifact.meta_of(path)
+        stored, params = str(meta.get("game", "?")), meta.get("game_params") or {}
+        holdem = _holdem()
+        if not holdem.owns(stored, params):
+            raise GameError(f"{path} was trained on {stored}, not {holdem.name}")
+        game: GameDef = holdem.params_from_store(stored, params).gamedef
+        return game
+    return fallback
+
+
 def players_game(models: Mapping[str, LoadedModel], fallback: GameDef) -> GameDef:
     """The first model player's game, else ``fallback``."""
     for model in models.values():

@@ -26,7 +26,7 @@ import numpy as np
 from batchrl.cluster import Task, Tasks, block_rngs, spans
 from batchrl.evaluation import Estimate, mean_ci
 from batchrl.games.holdem import gamedef
-from batchrl.games.holdem.bots import load_models, make_bot, players_game
+from batchrl.games.holdem.bots import load_models, make_bot, models_game, players_game
 from batchrl.games.holdem.gamedef import GameDef
 from batchrl.games.holdem.simulate import Match, play
 
@@ -146,9 +146,13 @@ def play_bots(
     players already loaded (a model file is read once either way). The deals are
     played in blocks of ``BLOCK`` (`play_block`) by ``tasks`` [here].
     """
-    loaded = load_models((hero, opponent, *(opponents or ())), models)
-    if game is None:
-        game = players_game(loaded, gamedef.HEADS_UP_LIMIT)
+    named = (hero, opponent, *(opponents or ()))
+    on_cluster = tasks is not None and tasks.client is not None
+    if game is None:  # on a cluster, the workers read the models; here, their headers
+        game = (models_game(named, gamedef.HEADS_UP_LIMIT) if on_cluster else
+                players_game(load_models(named, models), gamedef.HEADS_UP_LIMIT))
+    elif not on_cluster:
+        load_models(named, models)  # a model file that is none is named before any hand
     others = list(opponents) if opponents else [opponent] * (game.num_players - 1)
     if len(others) != game.num_players - 1:
         raise ValueError(f"{game.name} seats {game.num_players} players: the hero and "
@@ -158,7 +162,7 @@ def play_bots(
                          f"{game.num_players} hands, not {hands}")
     per_deal = game.num_players if duplicate else 1
     specs = (hero, *others)
-    held = models if tasks is None or tasks.client is None else None  # a cluster loads its own
+    held = None if on_cluster else models  # a cluster loads its own
     parts = Tasks.of(tasks, progress).run(
         [Task(play_block, specs, game, seed, b, lo, hi, duplicate, keyed, batch, keep_states,
               held, size=(hi - lo) * per_deal)

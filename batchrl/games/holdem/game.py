@@ -271,7 +271,7 @@ class Holdem(Game):
         among them: chips won, bb and mbb per hand with a 95% interval, by position
         (``duplicate``: each deal played once per seating). At a three-player table two
         players given mean the second takes both other seats."""
-        from batchrl.games.holdem.bots import load_models, players_game
+        from batchrl.games.holdem.bots import models_game
         from batchrl.games.holdem.evaluate import evaluate_bots
         from batchrl.policy import ModelError
 
@@ -282,7 +282,7 @@ class Holdem(Game):
         try:
             game = self.prepare("generate", options).get("gamedef")
             if game is None:
-                game = players_game(load_models(group), gamedef.HEADS_UP_LIMIT)
+                game = models_game(group, gamedef.HEADS_UP_LIMIT)
                 if len(group) == 3 and game.num_players == 2:
                     raise GameError("three players: say which game with --gamedef "
                                     "(holdem.limit.3p, holdem.nolimit.3p or a .game file)")
