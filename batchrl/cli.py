@@ -270,8 +270,9 @@ def info(store: Path | str | None, whole: bool, as_json: bool, quick: bool) -> N
 @click.option("--trees", "-M", type=click.IntRange(min=1), default=None,
               help="M: trees in the forest [default: the game's].")
 @click.option("--nmin", type=click.IntRange(min=2), default=None,
-              help="n_min: rows a node needs to be split (bigger: smoother Q) [default: the "
-                   "game's].")
+              help="n_min: rows a node needs to be split (bigger: smoother Q, and smaller "
+                   "trees: their nodes go as rows / n_min; on millions of rows try 200 or "
+                   "more, README: Memory) [default: the game's].")
 @click.option("--k", "k", type=click.IntRange(min=1), default=None,
               help="K: candidate attributes tried at each split [default: the game's; all "
                    "inputs, as the thesis and Ernst et al., unless it says otherwise].")
