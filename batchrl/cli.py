@@ -230,7 +230,8 @@ def info(store: Path | str | None, whole: bool, as_json: bool, quick: bool) -> N
         except GameError:
             fqi_settings = None
         click.echo(json.dumps({
-            "store": str(root), "game": summary.game, "schema_version": summary.schema_version,
+            "store": str(opened.place), "game": summary.game,
+            "schema_version": summary.schema_version,
             "rows": summary.rows, "episodes": summary.episodes, "players": summary.players,
             "names": opened.names(), "features": summary.features, "actions": summary.actions,
             "game_params": dict(opened.schema.game_params),
@@ -238,7 +239,7 @@ def info(store: Path | str | None, whole: bool, as_json: bool, quick: bool) -> N
             "fqi": fqi_settings, "bytes_on_disk": summary.bytes_on_disk,
             "sources": [asdict(s) for s in summary.sources]}, indent=1))
         return
-    click.echo(f"store     {root}")
+    click.echo(f"store     {opened.place}")
     click.echo(f"game      {summary.game} (schema version {summary.schema_version})")
     click.echo(f"rows      {summary.rows:,}")
     click.echo(f"episodes  {summary.episodes:,}")

@@ -37,7 +37,7 @@ from numpy.typing import NDArray
 
 from batchrl.filenames import inside, safe_name
 from batchrl.store import Store
-from batchrl.store.place import outputs_beside
+from batchrl.store.place import outputs_beside, recorded
 
 SPLIT = (0.7, 0.2, 0.1)
 _NEG = -1e9  # a masked logit
@@ -420,7 +420,7 @@ def _save(out: Path, model: Any, mean: NDArray[np.float32], std: NDArray[np.floa
         "kind": "imitation", "game": opened.schema.game,
         "game_params": dict(opened.schema.game_params), "config": result.settings(),
         "feature_names": list(features), "action_names": list(actions),
-        "store": str(store), "players": list(result.players),
+        "store": recorded(store), "players": list(result.players),
         "test_accuracy": result.test_accuracy, "test_loss": result.test_loss,
         "split_games": list(result.split_games), "split_rows": list(result.split_rows),
         "history": [asdict(e) for e in result.history],

@@ -280,3 +280,17 @@ def test_evaluate_command_with_a_scheduler(cluster, holdem_model, monkeypatch):
     assert a == b and a["hands"] == 60
     bad = invoke(*args, "--scheduler", "tcp://127.0.0.1:9")
     assert bad.exit_code != 0 and "no Dask scheduler answers there" in bad.output
+
+
+def test_a_bad_player_file_is_named_before_any_block_is_sent(cluster, holdem_model, tmp_path):
+    """On a cluster the workers read the models; every file named is checked here first,
+    from its header, so a bad one costs no task."""
+    not_a_model = tmp_path / "notes.npz"
+    not_a_model.write_text("not a model")
+    for opponent, said in ((tmp_path / "missing.npz", "is neither a bot"),
+                           (not_a_model, "is not a batchrl model file")):
+        with connect(cluster) as client, distributed.get_task_stream(client) as stream:
+            bad = invoke("evaluate", "--model", holdem_model, "--opponent", opponent,
+                         "--hands", 40, "--scheduler", cluster)
+        assert bad.exit_code == 1 and said in bad.output, bad.output
+        assert not [t for t in stream.data if str(t["key"]).startswith("play_block")]

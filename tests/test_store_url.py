@@ -90,6 +90,10 @@ def test_a_store_by_url_is_never_written(local: Path, tmp_path: Path,
     assert result.exit_code == 1
     assert "the store s3://bucket/acpc is read here, not written" in result.output
     assert list(tmp_path.iterdir()) == []  # no directory named after the URL
+    keyed = invoke("ingest", str(SAMPLES / "random_vs_random.2p.limit.log"), "--store",
+                   "s3://AKIA:SECRET@bucket/acpc?region=eu-west-1")
+    assert "the store s3://bucket/acpc is read here" in keyed.output
+    assert "SECRET" not in keyed.output and "region" not in keyed.output
 
 
 def test_a_missing_or_unknown_url_is_one_line() -> None:
@@ -98,6 +102,9 @@ def test_a_missing_or_unknown_url_is_one_line() -> None:
         Store.open("memory://nothing-here")
     with pytest.raises(StoreError, match=r"^cannot open the store nosuch://x/y: "):
         Store.open("nosuch://x/y")
+    with pytest.raises(StoreError, match=r"^memory:// is read through fsspec here, whose URLs "
+                                         r"take no options after '\?' \(memory://x\)"):
+        Store.open("memory://x?token=SECRET")
 
 
 def test_a_damaged_part_by_url_is_named_by_its_url(local: Path) -> None:

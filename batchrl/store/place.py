@@ -1,10 +1,12 @@
 """Where a store lives: a local directory, or a URL on any filesystem pyarrow reads.
 
 A store is read by URL as it is read from a directory: ``s3://bucket/acpc``,
-``gs://bucket/acpc``, ``hdfs://namenode/acpc``, ``abfs://…`` or ``file:///data/acpc``
-through `pyarrow.fs` (credentials and options as pyarrow takes them: the environment,
-or the URL's query, ``s3://bucket/acpc?region=eu-west-1``); any other scheme fsspec
-knows (``memory://``, ``gcs://``, ``az://``…) through fsspec, where it is installed.
+``gs://bucket/acpc``, ``hdfs://namenode/acpc`` or ``file:///data/acpc`` through
+`pyarrow.fs` (credentials and options as pyarrow takes them: the environment, or the
+URL's query, ``s3://bucket/acpc?region=eu-west-1``); any other scheme fsspec knows
+(``memory://``, ``gcs://``…) through fsspec, where it is installed (its options from its
+environment: a query is refused). Messages, models and exports name a URL by
+`recorded`: no query, no password.
 A store by URL is read-only here: its parts are written, and replaced whole, by an
 ingest into a local directory, which is then copied there (``aws s3 sync``).
 
@@ -22,6 +24,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit, urlunsplit
 
 from batchrl.store.schema import StoreError
 
@@ -42,19 +45,27 @@ def store_root(text: str | Path) -> str | Path:
 def writable(root: str | Path) -> Path:
     """``root`` as the local directory a writer needs; a URL refused, saying what to do."""
     if is_url(root):
-        raise StoreError(f"the store {root} is read here, not written: ingest into a local "
-                         "directory (--store DIR), then copy that directory there")
+        raise StoreError(f"the store {recorded(root)} is read here, not written: ingest "
+                         "into a local directory (--store DIR), then copy that directory there")
     return Path(root)
 
 
 def recorded(root: str | Path) -> str:
-    """How a model or an export records the store it came from: a directory as given, a URL
-    without its query (which may hold keys).
+    """How messages, models and exports name a store: a directory as given, a URL without
+    its query, its fragment or a password (``user:password@``, keys where pyarrow reads
+    them).
 
-    >>> recorded("s3://bucket/acpc?access_key=AK&secret_key=SK")
+    >>> recorded("s3://AKIA:SECRET@bucket/acpc?region=eu-west-1")
     's3://bucket/acpc'
+    >>> recorded("abfs://container@account.dfs.core.windows.net/acpc#x")
+    'abfs://container@account.dfs.core.windows.net/acpc'
     """
-    return str(root).split("?", 1)[0] if is_url(root) else str(root)
+    if not is_url(root):
+        return str(root)
+    parts = urlsplit(str(root))
+    user, at, host = parts.netloc.rpartition("@")
+    netloc = f"{user}@{host}" if at and ":" not in user else host
+    return urlunsplit((parts.scheme, netloc, parts.path, "", ""))
 
 
 def outputs_beside(root: str | Path) -> Path:
@@ -106,15 +117,17 @@ class Place:
         """The file's text; FileNotFoundError when there is none."""
         if self.local is not None:
             return self.local.read_text()
+        from pyarrow import ArrowException
+
         try:
             with self.fs.open_input_stream(self.path) as f:
                 return bytes(f.read()).decode()
         except FileNotFoundError:
             raise
-        except OSError as e:
+        except (OSError, ArrowException) as e:
             if "not found" in str(e).lower() or "no such" in str(e).lower():
                 raise FileNotFoundError(self.shown) from e
-            raise
+            raise OSError(_first_line(e)) from e
 
     def files(self, suffix: str) -> list[Place]:
         """The files directly in this directory whose names end in ``suffix``, sorted; none
@@ -122,11 +135,12 @@ class Place:
         if self.local is not None:
             return [Place(str(p), str(p), None, p)
                     for p in sorted(self.local.glob(f"*{suffix}")) if not p.name.startswith(".")]
+        from pyarrow import ArrowException
         from pyarrow.fs import FileSelector, FileType
 
         try:
             found = self.fs.get_file_info(FileSelector(self.path, allow_not_found=True))
-        except OSError as e:
+        except (OSError, ArrowException) as e:
             raise StoreError(f"cannot list {self.shown} ({_first_line(e)})") from None
         names = sorted(info.base_name for info in found if info.type == FileType.File)
         return [self / n for n in names if n.endswith(suffix) and not n.startswith(".")]
@@ -135,23 +149,30 @@ class Place:
         """The file's size in bytes; 0 where it is not there."""
         if self.local is not None:
             return self.local.stat().st_size if self.local.exists() else 0
-        return int(self.fs.get_file_info(self.path).size or 0)
+        from pyarrow import ArrowException
+
+        try:
+            return int(self.fs.get_file_info(self.path).size or 0)
+        except (OSError, ArrowException) as e:
+            raise StoreError(f"cannot read {self.shown} ({_first_line(e)})") from None
 
 
 def _filesystem(url: str) -> tuple[Any, str]:
     """The pyarrow filesystem of ``url`` and the path in it: pyarrow's own where it knows
     the scheme, else fsspec's wrapped for pyarrow."""
-    from pyarrow import ArrowInvalid
+    from pyarrow import ArrowException
     from pyarrow.fs import FileSystem, FSSpecHandler, PyFileSystem
 
+    shown = recorded(url)
     try:
         return FileSystem.from_uri(url)  # type: ignore[no-any-return]
-    except ArrowInvalid as e:
+    except (OSError, ArrowException) as e:
         if "unrecognized" not in str(e).lower():
-            raise StoreError(f"cannot open the store {url}: {_first_line(e)}") from None
-    except OSError as e:
-        raise StoreError(f"cannot open the store {url}: {_first_line(e)}") from None
+            raise StoreError(f"cannot open the store {shown}: {_first_line(e)}") from None
     scheme = url.split("://", 1)[0]
+    if urlsplit(url).query:
+        raise StoreError(f"{scheme}:// is read through fsspec here, whose URLs take no "
+                         f"options after '?' ({shown}): set them in its environment instead")
     try:
         import fsspec
     except ImportError:
@@ -161,7 +182,7 @@ def _filesystem(url: str) -> tuple[Any, str]:
     try:
         fs, path = fsspec.core.url_to_fs(url)
     except (ImportError, ValueError, OSError) as e:
-        raise StoreError(f"cannot open the store {url}: {_first_line(e)}") from None
+        raise StoreError(f"cannot open the store {shown}: {_first_line(e)}") from None
     return PyFileSystem(FSSpecHandler(fs)), str(path)
 
 

@@ -230,14 +230,15 @@ class Store:
         except FileNotFoundError:
             first = ("copy a store there" if place.local is None else
                      f"ingest logs first (batchrl ingest ... --store {root})")
-            raise StoreError(f"no batchrl store at {root} (no store.json): {first}") from None
+            raise StoreError(f"no batchrl store at {place} (no store.json): {first}") from None
         except (OSError, ValueError) as e:
             why = (str(e).strip().splitlines() or [type(e).__name__])[0]
-            raise StoreError(f"{place / 'store.json'} is unreadable ({why}): point --store at "
-                             "a batchrl store or a new directory") from e
+            then = ("check the URL, the network and the credentials" if place.local is None
+                    else "point --store at a batchrl store or a new directory")
+            raise StoreError(f"{place / 'store.json'} is unreadable ({why}): {then}") from e
         if meta.get("schema_version") != SCHEMA_VERSION:  # the logs it came from, if told
-            schema_of(meta, f"store {root}", recorded_sources(place / "parts"), place.local)
-        return cls(root, schema_of(meta, f"store {root}"), place)
+            schema_of(meta, f"store {place}", recorded_sources(place / "parts"), place.local)
+        return cls(root, schema_of(meta, f"store {place}"), place)
 
     def writer(self, source_path: str | Path, digest: str) -> SourceWriter:
         """A context manager that (re)writes ``source_path``'s part; see `SourceWriter`."""
@@ -252,7 +253,7 @@ class Store:
             if info.digest == digest:
                 raise StoreError(
                     f"{source_path} has the same content as {info.path}, already in store "
-                    f"{self.root}; ingesting both would count its hands twice: skip it, or "
+                    f"{self.place}; ingesting both would count its hands twice: skip it, or "
                     f"remove {info.path} from the store first")
         return SourceWriter(self.schema, self.parts_dir, source_path, digest)
 
@@ -402,7 +403,7 @@ class Store:
     def audit(self, column: str, players: Sequence[str] = ()) -> NDArray[np.object_]:
         """An audit column's values, row for row as ``arrays(players=players)`` gives them."""
         if column not in self.schema.audit_columns:
-            raise StoreError(f"{self.root} has no audit column {column!r}; it has "
+            raise StoreError(f"{self.place} has no audit column {column!r}; it has "
                              f"{list(self.schema.audit_columns)}")
         self._check_names(players)
         table = self._read_table(list(dict.fromkeys([column, *(["name"] if players else [])])))
@@ -440,7 +441,7 @@ class Store:
 
     def _check_names(self, players: Sequence[str]) -> None:
         if players and "name" not in self.schema.audit_columns:
-            raise StoreError(f"{self.root} does not record player names ({self.schema.game} "
+            raise StoreError(f"{self.place} does not record player names ({self.schema.game} "
                              "logs have none): learn from every row instead")
 
     def _only_players(self, table: pa.Table, players: Sequence[str]) -> pa.Table:
@@ -448,7 +449,7 @@ class Store:
         known = _decisions_by_name(names)
         chosen = select_names(players, list(known))
         if isinstance(chosen, str):
-            raise StoreError(f"{chosen} in {self.root}; its players are "
+            raise StoreError(f"{chosen} in {self.place}; its players are "
                              + ", ".join(f"{n} ({c:,} decisions)" for n, c in known.items()))
         keep = pc.is_in(names, value_set=pa.array(chosen, pa.string()))
         return table.filter(keep).drop_columns(["name"])

@@ -408,12 +408,14 @@ def load_models(specs: Sequence[str],
 
 
 def models_game(specs: Sequence[str], fallback: GameDef) -> GameDef:
-    """The game of the first model player among ``specs``, else ``fallback``, from its
-    file's header alone (what `players_game` gives once the models are loaded; where they
-    are played elsewhere, on a cluster's workers, their trees are not read here)."""
+    """The game of the first model player among ``specs``, else ``fallback``, from the
+    headers of their files alone (what `players_game` gives once the models are loaded;
+    where they are played elsewhere, on a cluster's workers, their trees are not read
+    here). Every model player's file is checked: there, a model file of hold'em."""
     from batchrl.games import GameError
     from batchrl.policy import ModelArtifact, ModelError
 
+    games: list[GameDef] = []
     for spec in specs:
         if spec in BOT_NAMES:
             continue
@@ -426,9 +428,8 @@ def models_game(specs: Sequence[str], fallback: GameDef) -> GameDef:
         holdem = _holdem()
         if not holdem.owns(stored, params):
             raise GameError(f"{path} was trained on {stored}, not {holdem.name}")
-        game: GameDef = holdem.params_from_store(stored, params).gamedef
-        return game
-    return fallback
+        games.append(holdem.params_from_store(stored, params).gamedef)
+    return games[0] if games else fallback
 
 
 def players_game(models: Mapping[str, LoadedModel], fallback: GameDef) -> GameDef:

@@ -148,11 +148,11 @@ def play_bots(
     """
     named = (hero, opponent, *(opponents or ()))
     on_cluster = tasks is not None and tasks.client is not None
-    if game is None:  # on a cluster, the workers read the models; here, their headers
-        game = (models_game(named, gamedef.HEADS_UP_LIMIT) if on_cluster else
-                players_game(load_models(named, models), gamedef.HEADS_UP_LIMIT))
-    elif not on_cluster:
-        load_models(named, models)  # a model file that is none is named before any hand
+    # a model file that is none is named before any hand: on a cluster, whose workers read
+    # the models, from the files' headers; here, by loading them
+    found = (models_game(named, gamedef.HEADS_UP_LIMIT) if on_cluster else
+             players_game(load_models(named, models), gamedef.HEADS_UP_LIMIT))
+    game = found if game is None else game
     others = list(opponents) if opponents else [opponent] * (game.num_players - 1)
     if len(others) != game.num_players - 1:
         raise ValueError(f"{game.name} seats {game.num_players} players: the hero and "
