@@ -39,12 +39,12 @@ writer at a time), `batchrl.store.place` (a directory or a URL), `batchrl.store.
 
 from __future__ import annotations
 
+from batchrl.store.place import default_store_path
 from batchrl.store.rows import Rows, RowsBatch, following_rows
 from batchrl.store.schema import (
     SCHEMA_VERSION,
     StoreError,
     StoreSchema,
-    default_store_path,
     episode_id,
     file_digest,
     source_key,

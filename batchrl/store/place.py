@@ -20,6 +20,7 @@ Place('datasets/store/parts')
 
 from __future__ import annotations
 
+import os
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -66,6 +67,13 @@ def recorded(root: str | Path) -> str:
     user, at, host = parts.netloc.rpartition("@")
     netloc = f"{user}@{host}" if at and ":" not in user else host
     return urlunsplit((parts.scheme, netloc, parts.path, "", ""))
+
+
+def default_store_path() -> Path | str:
+    """``$BATCHRL_STORE`` if set (a directory, or a URL), else ``datasets/store`` under
+    the current directory."""
+    env = os.environ.get("BATCHRL_STORE")
+    return store_root(env) if env else Path("datasets") / "store"
 
 
 def outputs_beside(root: str | Path) -> Path:

@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 import shlex
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -69,15 +68,6 @@ def file_digest(path: str | Path) -> str:
     """Full sha256 hex of a file's bytes, streamed."""
     with open(path, "rb") as f:
         return hashlib.file_digest(f, "sha256").hexdigest()
-
-
-def default_store_path() -> Path | str:
-    """``$BATCHRL_STORE`` if set (a directory, or a URL: `batchrl.store.place`), else
-    ``datasets/store`` under the current directory."""
-    from batchrl.store.place import store_root
-
-    env = os.environ.get("BATCHRL_STORE")
-    return store_root(env) if env else Path("datasets") / "store"
 
 
 def episode_id(digest: str, index: int) -> str:
