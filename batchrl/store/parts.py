@@ -19,6 +19,7 @@ from batchrl.store.schema import (
     StoreError,
     StoreSchema,
     describe_difference,
+    first_line,
     schema_of,
 )
 
@@ -99,7 +100,7 @@ def mismatch(part: Place, schema: StoreSchema, expected: StoreSchema, parts: Seq
 
 def damaged(part: Place, root: Place, error: BaseException | str) -> StoreError:
     """The error that names a damaged part, the log it came from, and what to do."""
-    why = (str(error).strip().splitlines() or [type(error).__name__])[0]
+    why = first_line(error)
     store = shlex.quote(str(root))
     source = recorded_source(part)
     if root.local is None:  # a store by URL is a copy: the part is mended where it was made

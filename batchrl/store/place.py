@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
-from batchrl.store.schema import StoreError
+from batchrl.store.schema import StoreError, first_line
 
 # a scheme of two letters or more, so a Windows drive (C:/) is a path
 _URL = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]+://")
@@ -135,7 +135,7 @@ class Place:
         except (OSError, ArrowException) as e:
             if "not found" in str(e).lower() or "no such" in str(e).lower():
                 raise FileNotFoundError(self.shown) from e
-            raise OSError(_first_line(e)) from e
+            raise OSError(first_line(e)) from e
 
     def files(self, suffix: str) -> list[Place]:
         """The files directly in this directory whose names end in ``suffix``, sorted; none
@@ -149,7 +149,7 @@ class Place:
         try:
             found = self.fs.get_file_info(FileSelector(self.path, allow_not_found=True))
         except (OSError, ArrowException) as e:
-            raise StoreError(f"cannot list {self.shown} ({_first_line(e)})") from None
+            raise StoreError(f"cannot list {self.shown} ({first_line(e)})") from None
         names = sorted(info.base_name for info in found if info.type == FileType.File)
         return [self / n for n in names if n.endswith(suffix) and not n.startswith(".")]
 
@@ -162,7 +162,7 @@ class Place:
         try:
             return int(self.fs.get_file_info(self.path).size or 0)
         except (OSError, ArrowException) as e:
-            raise StoreError(f"cannot read {self.shown} ({_first_line(e)})") from None
+            raise StoreError(f"cannot read {self.shown} ({first_line(e)})") from None
 
 
 def _filesystem(url: str) -> tuple[Any, str]:
@@ -176,7 +176,7 @@ def _filesystem(url: str) -> tuple[Any, str]:
         return FileSystem.from_uri(url)  # type: ignore[no-any-return]
     except (OSError, ArrowException) as e:
         if "unrecognized" not in str(e).lower():
-            raise StoreError(f"cannot open the store {shown}: {_first_line(e)}") from None
+            raise StoreError(f"cannot open the store {shown}: {first_line(e)}") from None
     scheme = url.split("://", 1)[0]
     if urlsplit(url).query:
         raise StoreError(f"{scheme}:// is read through fsspec here, whose URLs take no "
@@ -190,9 +190,5 @@ def _filesystem(url: str) -> tuple[Any, str]:
     try:
         fs, path = fsspec.core.url_to_fs(url)
     except (ImportError, ValueError, OSError) as e:
-        raise StoreError(f"cannot open the store {shown}: {_first_line(e)}") from None
+        raise StoreError(f"cannot open the store {shown}: {first_line(e)}") from None
     return PyFileSystem(FSSpecHandler(fs)), str(path)
-
-
-def _first_line(error: BaseException) -> str:
-    return (str(error).strip().splitlines() or [type(error).__name__])[0]

@@ -64,6 +64,11 @@ class StoreError(Exception):
     """A store cannot be used as asked; the message says what is wrong and what to do."""
 
 
+def first_line(error: BaseException | str) -> str:
+    """An error's first line, for a one-line message (its type's name when it has none)."""
+    return (str(error).strip().splitlines() or [type(error).__name__])[0]
+
+
 def file_digest(path: str | Path) -> str:
     """Full sha256 hex of a file's bytes, streamed."""
     with open(path, "rb") as f:

@@ -41,6 +41,7 @@ from batchrl.store.schema import (
     StoreError,
     StoreSchema,
     describe_difference,
+    first_line,
     schema_of,
     source_key,
 )
@@ -232,10 +233,10 @@ class Store:
                      f"ingest logs first (batchrl ingest ... --store {root})")
             raise StoreError(f"no batchrl store at {place} (no store.json): {first}") from None
         except (OSError, ValueError) as e:
-            why = (str(e).strip().splitlines() or [type(e).__name__])[0]
             then = ("check the URL, the network and the credentials" if place.local is None
                     else "point --store at a batchrl store or a new directory")
-            raise StoreError(f"{place / 'store.json'} is unreadable ({why}): {then}") from e
+            raise StoreError(f"{place / 'store.json'} is unreadable ({first_line(e)}): "
+                             f"{then}") from e
         if meta.get("schema_version") != SCHEMA_VERSION:  # the logs it came from, if told
             schema_of(meta, f"store {place}", recorded_sources(place / "parts"), place.local)
         return cls(root, schema_of(meta, f"store {place}"), place)
@@ -484,7 +485,6 @@ class Store:
                               s["resolved_path"], tuple(s["players"]), s["ingested_at"])
         except (KeyError, TypeError) as e:
             raise damaged(part, self.place, f"its footer lacks {e}") from None
-
 
 
 def _rows_of(columns: Sequence[NDArray[Any]], dtype: type[np.generic],
