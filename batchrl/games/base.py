@@ -290,15 +290,21 @@ class Game:
         from batchrl.policy import load_model
 
         def check(stored: str, stored_params: Mapping[str, Any]) -> Any:
-            if not self.owns(stored, stored_params):
-                raise GameError(f"{path} was trained on {stored}, not {self.name}")
-            trained = self.params_from_store(stored, stored_params)
+            trained = self.trained_params(path, stored, stored_params)
             if params is not None:
                 self.check_model_params(path, trained, params)
                 return params
             return trained
 
         return load_model(path, check, self.feature_names, self.action_names, policy)
+
+    def trained_params(self, path: str | Path, stored: str,
+                       stored_params: Mapping[str, Any]) -> Any:
+        """The params a model file at ``path`` was trained with, from the game and params
+        its metadata records; refused when it is another game's."""
+        if not self.owns(stored, stored_params):
+            raise GameError(f"{path} was trained on {stored}, not {self.name}")
+        return self.params_from_store(stored, stored_params)
 
     def check_model_params(self, path: str | Path, trained: Any, playing: Any) -> None:
         """Refuse a model whose params make its features mean something else in the game

@@ -386,7 +386,7 @@ def load_models(specs: Sequence[str],
     """The model players among ``specs`` (``PATH`` or ``model:PATH``), each file loaded once
     and bound to the game it was trained on (``loaded`` holds models in memory already),
     in the order given; bots by name are skipped."""
-    from batchrl.policy import LoadedModel, ModelError
+    from batchrl.policy import LoadedModel
 
     given = loaded or {}
     out: dict[str, LoadedModel] = {}
@@ -398,9 +398,8 @@ def load_models(specs: Sequence[str],
         if isinstance(held, LoadedModel):
             out[spec] = held
             continue
-        if held is None and not Path(path).is_file():
-            raise ModelError(f"{spec!r} is neither a bot ({', '.join(BOT_NAMES)}) nor a "
-                             "model file")
+        if held is None:
+            _model_file(spec)
         # a GreedyPolicy held already is bound again from its file: binding is the one
         # loader's (``Game.load_model``), and it takes a path
         out[spec] = load_once(_holdem().load_model, path)
@@ -412,24 +411,29 @@ def models_game(specs: Sequence[str], fallback: GameDef) -> GameDef:
     headers of their files alone (what `players_game` gives once the models are loaded;
     where they are played elsewhere, on a cluster's workers, their trees are not read
     here). Every model player's file is checked: there, a model file of hold'em."""
-    from batchrl.games import GameError
-    from batchrl.policy import ModelArtifact, ModelError
+    from batchrl.policy import ModelArtifact
 
     games: list[GameDef] = []
     for spec in specs:
         if spec in BOT_NAMES:
             continue
-        path = spec.removeprefix("model:")
-        if not Path(path).is_file():
-            raise ModelError(f"{spec!r} is neither a bot ({', '.join(BOT_NAMES)}) nor a "
-                             "model file")
+        path = _model_file(spec)
         meta = ModelArtifact.meta_of(path)
-        stored, params = str(meta.get("game", "?")), meta.get("game_params") or {}
-        holdem = _holdem()
-        if not holdem.owns(stored, params):
-            raise GameError(f"{path} was trained on {stored}, not {holdem.name}")
-        games.append(holdem.params_from_store(stored, params).gamedef)
+        games.append(_holdem().trained_params(path, str(meta.get("game", "?")),
+                                              meta.get("game_params") or {}).gamedef)
     return games[0] if games else fallback
+
+
+def _model_file(spec: str) -> str:
+    """The path of a model player (``PATH`` or ``model:PATH``); refused, naming the bots,
+    when no file is there."""
+    from batchrl.policy import ModelError
+
+    path = spec.removeprefix("model:")
+    if not Path(path).is_file():
+        raise ModelError(f"{spec!r} is neither a bot ({', '.join(BOT_NAMES)}) nor a "
+                         "model file")
+    return path
 
 
 def players_game(models: Mapping[str, LoadedModel], fallback: GameDef) -> GameDef:
