@@ -27,7 +27,7 @@ from batchrl.cli_common import (
     take_game_options,
 )
 from batchrl.cli_export import export
-from batchrl.cli_learn import ablate, imitate
+from batchrl.cli_learn import ablate, imitate, learn
 from batchrl.cli_play import evaluate, generate, solve
 from batchrl.games import FORMATS, GameError, game_for
 from batchrl.ingest import IngestConfig, IngestError, SourceReport
@@ -418,7 +418,7 @@ def fqi(store: Path | str | None, trees: int | None, nmin: int | None, k: int | 
 
 @main.group()
 def policy() -> None:
-    """Inspect learned policies (model files written by batchrl fqi)."""
+    """Inspect learned policies (model files written by batchrl learn or fqi)."""
 
 
 @policy.command("show")
@@ -426,31 +426,48 @@ def policy() -> None:
 @click.option("--json", "as_json", is_flag=True,
               help="Print the model's metadata as one JSON object, for scripts.")
 def policy_show(model: Path, as_json: bool) -> None:
-    """Print a model's game, features, actions, data, parameters and diagnostics."""
-    from batchrl.policy import ModelArtifact, ModelError
+    """Print a model's learner, game, features, actions, data, parameters and diagnostics
+    (a model file of any learner)."""
+    from batchrl.modelfile import kind_of
+    from batchrl.policy import ModelError, load_policy
 
     try:
-        meta = ModelArtifact.load(model).meta
+        meta = dict(load_policy(model).meta)  # read whole: a damaged file is told here
+        kind = kind_of(model)
     except ModelError as exc:
         raise click.ClickException(str(exc)) from None
+    learner = meta.get("learner") or _learner_of(kind)
     if as_json:
-        click.echo(json.dumps({"model": str(model), **meta}, indent=1, default=str))
+        click.echo(json.dumps({"model": str(model), "kind": kind, **meta, "learner": learner},
+                              indent=1, default=str))
         return
     click.echo(f"model     {model}")
-    click.echo(f"game      {meta['game']}")
-    click.echo(f"features  {', '.join(meta['feature_names'])}")
-    click.echo(f"actions   {', '.join(meta['action_names'])}")
-    click.echo(f"data      {meta['store']} (digest {meta['store_digest']}), {meta['rows']:,} "
-               f"rows, {meta['episodes']:,} episodes")
-    params = ", ".join(f"{k}={v}" for k, v in meta["params"].items())
-    click.echo(f"params    {params}")
-    click.echo(f"trained   {meta['created_at']} in {meta['seconds']:.1f} s "
-               f"(batchrl {meta['batchrl_version']})")
-    click.echo(_TABLE_HEADER)
-    for h in meta["history"]:
-        click.echo(f"{h['iteration']:>4} {h['bellman_residual']:>17.4f} "
-                   f"{h['mean_abs_q']:>10.3f} {h['max_abs_q']:>10.3f} {h['seconds']:>8.2f}  "
-                   f"{'frozen' if h['frozen'] else 'refit'}")
+    click.echo(f"learner   {learner} (a {kind} file)")
+    click.echo(f"game      {meta.get('game', '?')}")
+    click.echo(f"features  {', '.join(map(str, meta.get('feature_names', [])))}")
+    click.echo(f"actions   {', '.join(map(str, meta.get('action_names', [])))}")
+    if "store" in meta:
+        click.echo(f"data      {meta['store']} (digest {meta.get('store_digest')}), "
+                   f"{meta.get('rows', 0):,} rows, {meta.get('episodes', 0):,} episodes")
+    params = meta.get("params") or {}
+    if isinstance(params, dict):
+        click.echo(f"params    {', '.join(f'{k}={v}' for k, v in params.items())}")
+    if "created_at" in meta:
+        click.echo(f"trained   {meta['created_at']} in {float(meta.get('seconds', 0)):.1f} s "
+                   f"(batchrl {meta.get('batchrl_version', '?')})")
+    history = meta.get("history") or []
+    if history and all(isinstance(h, dict) and "bellman_residual" in h for h in history):
+        click.echo(_TABLE_HEADER)
+        for h in history:
+            click.echo(f"{h['iteration']:>4} {h['bellman_residual']:>17.4f} "
+                       f"{h['mean_abs_q']:>10.3f} {h['max_abs_q']:>10.3f} "
+                       f"{h['seconds']:>8.2f}  {'frozen' if h['frozen'] else 'refit'}")
+
+
+def _learner_of(kind: str) -> str:
+    from batchrl.learners import LEARNERS
+
+    return next((n for n, learner in LEARNERS.items() if learner.kind == kind), kind)
 
 
 main.add_command(generate)
@@ -459,6 +476,7 @@ main.add_command(evaluate)
 main.add_command(export)
 main.add_command(ablate)
 main.add_command(imitate)
+main.add_command(learn)
 
 if __name__ == "__main__":
     main()

@@ -1,8 +1,13 @@
-"""The learning commands beyond fqi: `batchrl ablate` (which features an FQI hero needs)
-and `batchrl imitate` (a network that imitates the logged players)."""
+"""The learning commands beyond fqi: `batchrl learn NAME` (any registered learner, its
+options made from its config), `batchrl ablate` (which features an FQI hero needs) and
+`batchrl imitate` (a network that imitates the logged players)."""
 
 from __future__ import annotations
 
+import sys
+import time
+import types
+import typing
 from pathlib import Path
 from typing import Any
 
@@ -18,6 +23,128 @@ from batchrl.cli_common import (
     take_game_options,
 )
 from batchrl.games import GameError, game_for
+
+STEP_EVERY = 30.0  # seconds between progress lines while a learner fits
+
+
+class LearnGroup(click.Group):
+    """``batchrl learn NAME``: a command per registered learner (``batchrl.learners``), found
+    when it runs, so a learner registered by a notebook or a test is offered too."""
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        from batchrl.learners import LEARNERS
+
+        return list(LEARNERS)
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        from batchrl.learners import LEARNERS
+
+        learner = LEARNERS.get(cmd_name)
+        if learner is None:
+            return None
+        if learner.command is not None:  # a learner with a command of its own (fqi)
+            root = ctx.find_root().command
+            if isinstance(root, click.Group):
+                return root.get_command(ctx, learner.command)
+        return learner_command(learner)
+
+
+@click.group(cls=LearnGroup)
+def learn() -> None:
+    """Learn a policy from a store with any learner: batchrl learn NAME --store S.
+
+    Each learner's settings are its options (batchrl learn NAME --help); with no
+    flags it uses the store's game's recommended settings and prints them. The
+    model file plays wherever a model does: batchrl evaluate --model PATH, or
+    model:PATH among --players.
+
+    \b
+    Examples:
+      batchrl learn bc --store datasets/store          # behaviour cloning
+      batchrl learn fqi --store datasets/store         # the same as batchrl fqi
+      batchrl policy show datasets/store/models/bc.npz
+    """
+
+
+def _option_type(annotation: Any) -> tuple[Any, bool]:
+    """A config field's click type, and whether it is a switch."""
+    args = [a for a in typing.get_args(annotation) if a is not type(None)]
+    base = args[0] if isinstance(annotation, types.UnionType) and len(args) == 1 \
+        else annotation
+    if base is bool:
+        return bool, True
+    if base in (int, float, str):
+        return base, False
+    raise TypeError(f"a learner's setting of type {annotation} cannot be a command-line "
+                    "option (int, float, str or bool)")
+
+
+def learner_command(learner: Any) -> click.Command:
+    """The command that runs ``learner``: the store and data options every learner takes,
+    and one option per field of its config."""
+    params: list[click.Parameter] = [
+        click.Option(["--store", "store"], type=STORE, default=None, help=STORE_HELP)]
+    for name, annotation, default, text in learner.settings():
+        kind, switch = _option_type(annotation)
+        flag = name.replace("_", "-")
+        shown = "all" if default is None else default
+        params.append(click.Option(
+            [f"--{flag}/--no-{flag}" if switch else f"--{flag}", name],
+            type=None if switch else kind, default=None,
+            help=f"{text} [default: the game's, else {shown}]".strip()))
+    params += [
+        click.Option(["--features"], multiple=True, metavar="NAME[,NAME...]",
+                     help="Use only these features (see batchrl info); shell patterns "
+                          "allowed [default: the game's]."),
+        click.Option(["--drop"], multiple=True, metavar="NAME[,NAME...]",
+                     help="Leave these features out [default: the game's]."),
+        click.Option(["--player", "players"], multiple=True, metavar="NAME[,NAME...]",
+                     help="Learn only from these players' decisions (as fqi --player)."),
+        click.Option(["--jobs", "-j"], type=JOBS, default=-1, show_default=True,
+                     help="Worker threads (-1: every core). Results do not depend on it."),
+        click.Option(["--out"], type=click.Path(dir_okay=False, path_type=Path),
+                     default=None,
+                     help=f"Model file [default: STORE/models/{learner.name}[-SETTING...]"
+                          ".npz, named by every setting that is not the default]."),
+    ]
+
+    def run(store: Path | str | None, features: tuple[str, ...], drop: tuple[str, ...],
+            players: tuple[str, ...], jobs: int, out: Path | None, **given: Any) -> None:
+        from batchrl.learning import learn as fit
+        from batchrl.learning import settings
+        from batchrl.policy import ModelError
+        from batchrl.store import StoreError, default_store_path
+
+        root = store if store is not None else default_store_path()
+        try:
+            chosen = settings(learner, root, given, split_names(features) or None,
+                              split_names(drop) or None)
+        except (StoreError, ValueError) as exc:
+            raise click.ClickException(str(exc)) from None
+        click.echo(chosen.said)
+        started = last = time.perf_counter()
+
+        def step(what: str, done: int, total: int) -> None:
+            nonlocal last
+            if time.perf_counter() - last >= STEP_EVERY or sys.stderr.isatty():
+                click.echo(f"  ... {done} of {total} {what}", err=True)
+                last = time.perf_counter()
+
+        try:
+            path, _ = fit(learner, root, chosen, players=split_names(players), jobs=jobs,
+                          out=out, progress=step)
+        except (StoreError, ModelError, ValueError) as exc:
+            raise click.ClickException(str(exc)) from None
+        click.echo(f"done in {time.perf_counter() - started:.1f} s: model in {path}")
+        click.echo(f"play it: batchrl evaluate --model {path}")
+
+    title = learner.title or f"The {learner.name} learner."
+    return click.Command(
+        learner.name, params=params, callback=run, short_help=title,
+        help=f"{title}\n\nWith no flags it uses the store's game's recommended settings "
+             f"and prints them; any flag given wins.\n\n\b\nExample:\n  batchrl learn "
+             f"{learner.name} --store datasets/store",
+        context_settings={"max_content_width": 100})
 
 
 @click.command()

@@ -179,14 +179,14 @@ def _game_of(game: Game | None, hero: str | None, groups: tuple[str, ...],
     """The game given, else the game of the first model player; a given game must be the
     model's."""
     from batchrl.games.play import is_model
-    from batchrl.policy import ModelArtifact, ModelError
+    from batchrl.policy import ModelError, policy_meta
 
     models = [p for p in (hero, team, *(q for g in groups for q in _players(g)))
               if p is not None and is_model(p)]
     for spec in models[:1]:
         path = spec.removeprefix("model:")
         try:
-            meta = ModelArtifact.meta_of(path)  # the trees are read where they play
+            meta = policy_meta(path)  # any learner's; the arrays are read where they play
         except ModelError as exc:
             if game is not None:  # a network, say: the game knows its own files
                 break

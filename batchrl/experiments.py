@@ -24,9 +24,10 @@ from typing import Any
 import pandas as pd
 
 from batchrl.filenames import inside, safe_name
+from batchrl.learning import store_digest
 from batchrl.policy import GreedyPolicy
 from batchrl.store import Store, StoreError
-from batchrl.training import FAST_FREEZE_AFTER, FQIConfig, run_fqi, store_digest
+from batchrl.training import FAST_FREEZE_AFTER, FQIConfig, run_fqi
 
 
 @dataclass(frozen=True)

@@ -92,12 +92,12 @@ def write(path: str | Path, kind: str, document: Mapping[str, Any],
     return path
 
 
-def read(path: str | Path, kind: str, *, with_arrays: bool = True
+def read(path: str | Path, kind: str | None, *, with_arrays: bool = True
          ) -> tuple[dict[str, Any], dict[str, NDArray[Any]]]:
-    """The JSON document and the arrays of a file `write` wrote as ``kind`` (``with_arrays``
-    False: the document alone, no array read); nothing in the file is run (no pickle is
-    read). `ModelError` names the file and what is wrong; `FileNotFoundError` if there is
-    none."""
+    """The JSON document and the arrays of a file `write` wrote as ``kind`` (None: of any
+    kind, which the document's ``kind`` says; ``with_arrays`` False: the document alone,
+    no array read); nothing in the file is run (no pickle is read). `ModelError` names
+    the file and what is wrong; `FileNotFoundError` if there is none."""
     try:
         with open(path, "rb") as f:
             head = f.read(4)
@@ -119,7 +119,7 @@ def read(path: str | Path, kind: str, *, with_arrays: bool = True
             if not isinstance(document, dict) or document.get("format") != FORMAT:
                 raise ModelError(f"{path} is not a batchrl model file ({HEADER} does not "
                                  f"say format {FORMAT!r})")
-            if document.get("kind") != kind:
+            if kind is not None and document.get("kind") != kind:
                 raise ModelError(f"{path} is a {document.get('kind')!s} file, not a {kind}")
             arrays: dict[str, NDArray[Any]] = {}
             for name in names if with_arrays else ():
@@ -140,6 +140,26 @@ def read(path: str | Path, kind: str, *, with_arrays: bool = True
         raise ModelError(f"{path} is not a readable batchrl model file "
                          f"({exc.__class__.__name__}: {exc})") from None
     return document, arrays
+
+
+def kind_of(path: str | Path) -> str:
+    """The ``kind`` a model file's document says it is (``model`` for FQI's, a learner's
+    own name for the others'), read from its JSON alone. `ModelError` for a file that is
+    not a batchrl model file; `FileNotFoundError` if there is none."""
+    kind = read(path, None, with_arrays=False)[0].get("kind")
+    if not isinstance(kind, str) or not kind:
+        raise ModelError(f"{path} does not say what kind of model it is")
+    return kind
+
+
+def is_model_file(path: str | Path) -> bool:
+    """Whether ``path`` is a batchrl model file (a zip holding our JSON header), as opposed
+    to another library's (a torch network, say) or none."""
+    try:
+        with zipfile.ZipFile(path) as zf:
+            return HEADER in zf.namelist()
+    except (OSError, zipfile.BadZipFile, zipfile.LargeZipFile, ValueError):
+        return False
 
 
 def is_pickle(path: str | Path, head: bytes) -> bool:

@@ -1,9 +1,17 @@
-"""The model artifact FQI writes, and the greedy policy that simulators and notebooks load.
+"""Policies: what every game plays (`Policy`), the one loader of model files
+(`load_policy`, by the file's kind), binding a model to a game's encoding (`load_model`),
+and FQI's model artifact and greedy policy.
 
-An artifact is one file, ``fqi-M…-nmin…-N….npz``: the Q-function's regressors plus
-everything needed to trust and reuse them — game, feature and action names (a policy
-acts on states encoded with exactly these features), the store and its digest, the
-parameters, and the per-iteration diagnostics.
+A `Policy` is what a learner (``batchrl.learners``) returns and what games play: the
+names of the features it reads and of the actions it chooses among, the game and params
+it was made for (in ``meta``), ``act(states, legal)`` on a batch, and ``values(states)``
+where it has them. A model file says its ``kind``; `load_policy` hands it to the learner
+that reads that kind.
+
+FQI's artifact is one file, ``fqi-M…-nmin…-N….npz`` (kind ``model``): the Q-function's
+regressors plus everything needed to trust and reuse them — game, feature and action
+names (a policy acts on states encoded with exactly these features), the store and its
+digest, the parameters, and the per-iteration diagnostics.
 
 A model file is safe to share: it is a zip of numpy arrays (each tree's nodes) and JSON
 (``batchrl.modelfile``), read without unpickling anything, so loading one runs no code
@@ -16,8 +24,10 @@ them.
 >>> models = [DummyRegressor(strategy="constant", constant=c).fit([[0]], [0]) for c in (1, 3)]
 >>> q = QFunction(models, per_action=True, n_actions=2)
 >>> policy = GreedyPolicy(ModelArtifact(q, {"feature_names": ["x"], "action_names": ["a", "b"]}))
->>> policy.act_batch(np.zeros((2, 1)), np.array([[True, True], [True, False]])).tolist()
+>>> policy.act(np.zeros((2, 1)), np.array([[True, True], [True, False]])).tolist()
 [1, 0]
+>>> isinstance(policy, Policy)
+True
 """
 
 from __future__ import annotations
@@ -27,7 +37,7 @@ from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 from numpy.typing import NDArray
@@ -37,7 +47,54 @@ from batchrl.modelfile import ModelError as ModelError
 
 # 2: arrays and JSON (batchrl.modelfile); 1 was a joblib pickle, no longer read.
 ARTIFACT_VERSION = 2
-KIND = "model"
+KIND = "model"  # FQI's model files (written before model files had other kinds)
+
+
+@runtime_checkable
+class Policy(Protocol):
+    """What a game needs to play a learned (or another library's) policy.
+
+    ``feature_names``: the store features it reads, in the order of the columns of the
+    ``states`` it is given (a game binds them by name, `load_model`); ``action_names``: the
+    game's actions, in order; ``meta``: at least ``game`` and ``game_params``, what it was
+    made for. ``act(states, legal)``: one action per row of ``states`` (n, features),
+    never one that ``legal`` (n, actions) masks out. A policy with values (a
+    Q-function's) has ``values(states)``, shape (n, actions).
+    """
+
+    feature_names: tuple[str, ...]
+    action_names: tuple[str, ...]
+
+    @property
+    def meta(self) -> Mapping[str, Any]: ...
+
+    def act(self, states: NDArray[np.floating[Any]],
+            legal: NDArray[np.bool_] | None = None) -> NDArray[np.int64]: ...
+
+
+def load_policy(path: str | Path) -> Policy:
+    """The policy in the model file at ``path``, read by the learner of the kind its header
+    says (``batchrl.learners``); a crafted or foreign file is a `ModelError`."""
+    from batchrl.learners import learner_for_kind
+
+    try:
+        kind = modelfile.kind_of(path)
+    except FileNotFoundError:
+        raise ModelError(f"no model at {path}: train one with batchrl learn (or fqi)") from None
+    policy: Policy = learner_for_kind(kind, path).read(path)
+    return policy
+
+
+def policy_meta(path: str | Path) -> dict[str, Any]:
+    """The metadata of the model file at ``path`` (its game, features, data...), of any
+    kind, from its JSON alone: milliseconds, where `load_policy` reads every array."""
+    from batchrl.learners import learner_for_kind
+
+    try:
+        kind = modelfile.kind_of(path)
+    except FileNotFoundError:
+        raise ModelError(f"no model at {path}: train one with batchrl learn (or fqi)") from None
+    return learner_for_kind(kind, path).meta_of(path)
 
 
 def predict(model: Any, x: NDArray[np.float32]) -> NDArray[np.float64]:
@@ -233,8 +290,24 @@ class GreedyPolicy:
     def load(cls, path: str | Path) -> GreedyPolicy:
         return cls(ModelArtifact.load(path))
 
+    @property
+    def meta(self) -> dict[str, Any]:
+        return self.artifact.meta
+
+    def save(self, path: str | Path) -> Path:
+        return self.artifact.save(path)
+
     def q_values(self, states: NDArray[np.floating[Any]]) -> NDArray[np.float64]:
         return self.artifact.q.q_values(states)
+
+    def values(self, states: NDArray[np.floating[Any]]) -> NDArray[np.float64]:
+        """Q of every action in each state (the `Policy` protocol's values)."""
+        return self.q_values(states)
+
+    def act(self, states: NDArray[np.floating[Any]],
+            legal: NDArray[np.bool_] | None = None) -> NDArray[np.int64]:
+        """The greedy action in each state (`act_batch`)."""
+        return self.act_batch(states, legal)
 
     def act_batch(self, states: NDArray[np.floating[Any]],
                   legal: NDArray[np.bool_] | None = None) -> NDArray[np.int64]:
@@ -258,22 +331,24 @@ class GreedyPolicy:
         choice: NDArray[np.int64] = np.argmax(scored, axis=1).astype(np.int64)
         return choice
 
-    def act(self, state: Sequence[float] | NDArray[Any],
-            legal: Sequence[bool] | NDArray[np.bool_] | None = None) -> int:
+    def act_one(self, state: Sequence[float] | NDArray[Any],
+                legal: Sequence[bool] | NDArray[np.bool_] | None = None) -> int:
+        """The greedy action in one state."""
         mask = None if legal is None else np.asarray(legal, dtype=bool)[None, :]
         return int(self.act_batch(np.asarray(state, dtype=np.float32)[None, :], mask)[0])
 
 
 @dataclass
 class LoadedModel:
-    """A model file bound to a game's encoding: it acts on the game's whole feature
-    vectors (``encode``'s), taking the columns it was trained on by name.
+    """A model file (any learner's `Policy`) bound to a game's encoding: it acts on the
+    game's whole feature vectors (``encode``'s), taking the columns it was trained on by
+    name.
 
     ``params`` are the game params its states are encoded with; ``name`` the file's stem.
     """
 
     path: Path
-    policy: GreedyPolicy
+    policy: Policy
     params: Any
     columns: NDArray[np.intp]
 
@@ -282,23 +357,40 @@ class LoadedModel:
         return self.path.stem
 
     @property
-    def meta(self) -> dict[str, Any]:
-        return self.policy.artifact.meta
+    def meta(self) -> Mapping[str, Any]:
+        return self.policy.meta
 
     def q_values(self, states: NDArray[np.floating[Any]]) -> NDArray[np.float64]:
-        return self.policy.q_values(np.asarray(states)[:, self.columns])
+        """The policy's values of every action (a policy without values: `ModelError`)."""
+        values = getattr(self.policy, "values", None)
+        if values is None:
+            raise ModelError(f"{self.path} is a policy without values (a "
+                             f"{self.meta.get('learner', 'learned')} policy)")
+        out: NDArray[np.float64] = values(np.asarray(states)[:, self.columns])
+        return out
 
     def act_batch(self, states: NDArray[np.floating[Any]],
                   legal: NDArray[np.bool_] | None = None) -> NDArray[np.int64]:
-        """The greedy legal action for each row of the game's encoded ``states``."""
-        return self.policy.act_batch(np.asarray(states)[:, self.columns], legal)
+        """The policy's legal action for each row of the game's encoded ``states``."""
+        legal = None if legal is None else np.asarray(legal, dtype=bool)
+        if legal is not None and not legal.any(axis=1).all():
+            raise ValueError("a state with no legal action has nothing to choose")
+        chosen = np.asarray(self.policy.act(np.asarray(states)[:, self.columns], legal),
+                            dtype=np.int64).reshape(len(states))
+        if legal is not None and ((chosen < 0) | (chosen >= legal.shape[1]) |
+                                  ~legal[np.arange(len(chosen)),
+                                         np.clip(chosen, 0, legal.shape[1] - 1)]).any():
+            raise ModelError(f"{self.path} chose an illegal action: a policy must act "
+                             "among the legal ones")
+        return chosen
 
 
 def load_model(path: str | Path, check: Callable[[str, Mapping[str, Any]], Any],
                feature_names: Callable[[Any], Sequence[str]],
                action_names: Callable[[Any], Sequence[str]],
-               policy: GreedyPolicy | None = None) -> LoadedModel:
-    """The one model loader every game's players use (through ``Game.load_model``).
+               policy: Policy | None = None) -> LoadedModel:
+    """The one model loader every game's players use (through ``Game.load_model``): a
+    model file of any kind (`load_policy`), bound to the game's states.
 
     ``check(game, game_params)`` gets what the model was trained on and returns the
     params to play with (or raises, saying why the model does not fit the game being
@@ -306,8 +398,8 @@ def load_model(path: str | Path, check: Callable[[str, Mapping[str, Any]], Any],
     model's features are found among the game's by name. ``policy``: the model already
     loaded from ``path``.
     """
-    policy = policy if policy is not None else GreedyPolicy.load(path)
-    meta = policy.artifact.meta
+    policy = policy if policy is not None else load_policy(path)
+    meta = policy.meta
     params = check(str(meta.get("game", "?")), meta.get("game_params") or {})
     names = tuple(feature_names(params))
     if unknown := [n for n in policy.feature_names if n not in names]:

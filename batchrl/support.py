@@ -12,8 +12,9 @@ actions) only where its probability is at least ``tau`` times the likeliest lega
 action's. ``tau = 0`` is plain FQI; ``tau = 1`` keeps only the players' likeliest
 action, so the policy imitates them.
 
-The behaviour model is extremely randomized trees on the same features, regressing the
-one-hot action (so each leaf holds the actions' frequencies among its rows); it is kept
+The behaviour model is behaviour cloning's (``batchrl.learners.bc``, ``batchrl learn
+bc``): extremely randomized trees on the same features, regressing the one-hot action
+(so each leaf holds the actions' frequencies among its rows); it is kept
 in the model file beside the Q-function, and the greedy policy applies the same mask
 when it plays.
 
@@ -27,22 +28,7 @@ when it plays.
 
 from __future__ import annotations
 
-import numpy as np
-from numpy.typing import NDArray
-from sklearn.ensemble import ExtraTreesRegressor
-
+from batchrl.learners.bc import behaviour_model
 from batchrl.policy import supported
 
 __all__ = ["behaviour_model", "supported"]
-
-
-def behaviour_model(states: NDArray[np.float32], actions: NDArray[np.int64], n_actions: int,
-                    trees: int = 50, nmin: int = 20, seed: int = 0,
-                    jobs: int = -1) -> ExtraTreesRegressor:
-    """How likely the logged players were to take each action in a state: trees on the
-    one-hot actions."""
-    onehot = np.zeros((len(actions), n_actions), dtype=np.float32)
-    onehot[np.arange(len(actions)), actions] = 1
-    model = ExtraTreesRegressor(n_estimators=trees, min_samples_split=nmin, max_features=1.0,
-                                n_jobs=jobs, random_state=seed)
-    return model.fit(states, onehot)

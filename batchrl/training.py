@@ -9,8 +9,6 @@
 
 from __future__ import annotations
 
-import dataclasses
-import hashlib
 import shutil
 import time
 from collections.abc import Callable, Mapping
@@ -22,8 +20,10 @@ from typing import Any
 from batchrl import __version__
 from batchrl.cluster import connect, scheduler_address
 from batchrl.filenames import inside, safe_name
-from batchrl.fqi import FQI, IterationStats, extra_trees
+from batchrl.fqi import IterationStats
 from batchrl.games import FQISettings, GameError, game_for
+from batchrl.learners.fqi import LEARNER, FQIParams
+from batchrl.learning import store_digest
 from batchrl.policy import ModelArtifact
 from batchrl.store import Store
 from batchrl.store.place import outputs_beside, recorded
@@ -112,12 +112,6 @@ def recommended(store: Path | str, given: Mapping[str, Any], **rest: Any) -> tup
     return config, f"settings: {shown.describe()} ({source})"
 
 
-def store_digest(store: Store) -> str:
-    """One digest for the data a model saw: the sorted digests of the store's sources."""
-    joined = "\n".join(sorted(s.digest for s in store.sources()))
-    return hashlib.sha256(joined.encode()).hexdigest()[:16]
-
-
 def checkpoint_data(store: Store, config: FQIConfig) -> dict[str, Any]:
     """What a checkpoint records of the data, beyond the rows that
     `batchrl.checkpoint_data.data_key` sees: the store's game and sources (each log's
@@ -138,8 +132,8 @@ def run_fqi(
     ``on_step(what, done, of)`` hears the progress inside an iteration."""
     store = Store.open(config.store)
     store.check()  # every part sound and of store.json's game; each page checked as read
-    data = store.arrays(features=config.features, drop=config.drop, players=config.players)
-    if not len(data):
+    held = [store.arrays(features=config.features, drop=config.drop, players=config.players)]
+    if not len(held[0]):
         raise ValueError(f"store {config.store} has no rows: ingest logs first")
     out = config.out or default_out(config)
     checkpoints = out.with_name(out.name + ".ckpt")
@@ -148,53 +142,38 @@ def run_fqi(
                          "--resume to train it again")
     if not config.resume and checkpoints.exists():
         shutil.rmtree(checkpoints)
-    behaviour = None
-    if config.support is not None:
-        from batchrl.support import behaviour_model, supported
-
-        behaviour = behaviour_model(data.state, data.action, len(data.action_names),
-                                    config.trees, config.nmin, config.seed, config.jobs)
-        data = dataclasses.replace(data, next_legal=supported(
-            behaviour, data.next_state, data.next_legal, config.support))
+    hyper = FQIParams(trees=config.trees, nmin=config.nmin, k=config.k, iters=config.iters,
+                      gamma=config.gamma, per_action=config.per_action,
+                      freeze_after=config.freeze_after, support=config.support,
+                      seed=config.seed)
     started = time.perf_counter()
     with connect(scheduler_address(config.scheduler)) as client:
-        fqi = FQI(
-            extra_trees(config.trees, config.nmin, config.k, config.jobs),
-            n_iterations=config.iters,
-            gamma=config.gamma,
-            per_action=config.per_action,
-            freeze_after=config.freeze_after,
-            random_state=config.seed,
-            checkpoint_dir=checkpoints,
-            on_step=on_step,
-            client=client,
-            checkpoint_data=checkpoint_data(store, config),
-        )
-        for stats in fqi.fit_iter(data, resume=config.resume):
-            if on_iteration is not None:
-                on_iteration(stats)
-    features, actions, rows = list(data.feature_names), list(data.action_names), len(data)
-    del data  # the rows' matrices go before the trees set aside on disk come back
+        # the learner takes the rows from ``held``: they go before the trees set aside
+        # come back
+        policy = LEARNER.fit(hyper, held.pop, progress=on_step, jobs=config.jobs,
+                             on_iteration=on_iteration, checkpoints=checkpoints,
+                             resume=config.resume, client=client,
+                             checkpoint_data=checkpoint_data(store, config))
     info = store.info()
-    q = dataclasses.replace(fqi.q_function(), behaviour=behaviour,
-                            support=None if behaviour is None else float(config.support or 0))
-    artifact = ModelArtifact(q, {
+    learned = policy.meta
+    artifact = policy.artifact
+    artifact.meta = {
         "game": info.game,
         "game_params": dict(store.schema.game_params),
-        "feature_names": features,
-        "action_names": actions,
+        "feature_names": learned["feature_names"],
+        "action_names": learned["action_names"],
         "store": recorded(config.store),
         "store_digest": store_digest(store),
-        "rows": rows,
+        "rows": learned["rows"],
         "episodes": info.episodes,
         "params": {k: (str(v) if isinstance(v, Path) else v)
                    for k, v in asdict(config).items()
                    if k not in ("store", "out", "resume", "scheduler")},
-        "history": [asdict(h) for h in fqi.history_],
+        "history": learned["history"],
         "seconds": round(time.perf_counter() - started, 3),
         "created_at": datetime.now(UTC).isoformat(timespec="seconds"),
         "batchrl_version": __version__,
-    })
+    }
     artifact.save(out)
     shutil.rmtree(checkpoints, ignore_errors=True)
     return out, artifact

@@ -191,7 +191,7 @@ def test_artifact_round_trip_and_greedy_policy(tmp_path):
     np.testing.assert_allclose(policy.q_values(states), EXACT, atol=1e-9)
     assert policy.act_batch(states).tolist() == [1, 1, 1]
     assert policy.act_batch(states, np.array([[True, False]] * 3)).tolist() == [0, 0, 0]
-    assert policy.act([2.0], [True, True]) == 1
+    assert policy.act_one([2.0], [True, True]) == 1
 
 
 def test_threads_do_not_change_the_result():

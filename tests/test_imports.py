@@ -124,6 +124,17 @@ def test_nothing_below_the_commands_imports_them():
     assert {(n, t) for n, t in wrong if n != "batchrl.experiments"} == set()
 
 
+def test_games_import_no_learner_and_learners_no_game():
+    """A game holds no learner code (it says which settings suit it, as data), and a
+    learner knows no game: both meet in ``batchrl.policy`` and the store."""
+    edges = graph(typing=True)
+    wrong = {(n, t) for n, ts in edges.items() for t in ts
+             if (n.startswith("batchrl.games") and t.startswith("batchrl.learners"))
+             or (n.startswith("batchrl.learners") and t.startswith("batchrl.games."))}
+    assert wrong == set()
+    assert any(n.startswith("batchrl.learners.") for n in edges)  # the rule has subjects
+
+
 def test_the_store_imports_no_game():
     wrong = {(n, t) for n, ts in graph().items() if n.startswith("batchrl.store")
              for t in ts if t.startswith("batchrl.games") or t.startswith("parsers")}

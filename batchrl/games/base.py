@@ -7,7 +7,8 @@ that object: the command line's choices and options, ingest, ``fqi``'s recommend
 settings, ``evaluate``, the model loader, the environments and the conformance check.
 
 A `Game` declares fixed facts (``name``, ``player_counts``, ``zero_sum``, ``teams``, its
-``Params`` dataclass, recommended `FQISettings`, command-line `Option` s, named players)
+``Params`` dataclass, the settings it recommends to each learner, command-line
+`Option` s, named players)
 and gives the rules as pure functions over an immutable state:
 
 - ``new_game(rng, params)``: a fresh game, dealt from ``rng`` (the only randomness);
@@ -43,7 +44,7 @@ from batchrl.store import RowsBatch, StoreSchema
 
 if TYPE_CHECKING:
     from batchrl.cluster import Tasks
-    from batchrl.policy import GreedyPolicy, LoadedModel
+    from batchrl.policy import LoadedModel, Policy
 
 
 class GameError(ValueError):
@@ -182,7 +183,10 @@ class Game:
     teams: ClassVar[tuple[tuple[int, ...], ...]] = ()  # seats that share a result
     unit: ClassVar[str] = "games"  # what one episode is called ("hands" in card games)
     Params: ClassVar[type] = type(None)
-    fqi: ClassVar[FQISettings] = FQISettings()
+    # The settings that suit this game, keyed by learner name (``batchrl.learners``):
+    # ``"fqi"`` an `FQISettings`, another learner a mapping of its config's fields, and
+    # ``features`` / ``drop`` for the features it reads. Data only: no learner code.
+    recommended: ClassVar[Mapping[str, Any]] = {}
     options: ClassVar[tuple[Option, ...]] = ()
     bots: ClassVar[tuple[str, ...]] = ("random",)  # named players; model:PATH besides
     default_players: ClassVar[tuple[str, ...]] = ("random", "random")
@@ -215,6 +219,21 @@ class Game:
         """Whether a store or model of game ``stored_game`` is of this game (a game whose
         stores name a variant, as hold'em's do, says so here)."""
         return stored_game == self.name
+
+    @property
+    def fqi(self) -> FQISettings:
+        """The fitted Q-iteration settings that suit this game (``recommended["fqi"]``)."""
+        settings = self.recommended.get("fqi")
+        return settings if isinstance(settings, FQISettings) else FQISettings()
+
+    def settings_for(self, learner: str) -> dict[str, Any]:
+        """``recommended[learner]`` as a dict of settings ({} where the game says none)."""
+        given = self.recommended.get(learner)
+        if given is None:
+            return {}
+        if dataclasses.is_dataclass(given) and not isinstance(given, type):
+            return dataclasses.asdict(given)
+        return dict(given)
 
     def num_players(self, params: Any) -> int:
         return self.player_counts[0]
@@ -283,7 +302,7 @@ class Game:
     # ---- play side -----------------------------------------------------------------
 
     def load_model(self, path: str | Path, params: Any = None,
-                   policy: GreedyPolicy | None = None) -> LoadedModel:
+                   policy: Policy | None = None) -> LoadedModel:
         """A model file of this game, checked against ``params`` (default: the params it
         was trained with), its features mapped onto ``encode``'s by name (``policy``: the
         file already loaded)."""

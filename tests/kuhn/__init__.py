@@ -17,7 +17,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 from numpy.typing import NDArray
@@ -58,7 +58,7 @@ class Kuhn(Game):
     title = "Kuhn poker"
     unit = "hands"
     Params = KuhnParams
-    fqi = FQISettings(trees=20, nmin=4, iters=4)
+    recommended: ClassVar[Mapping[str, Any]] = {"fqi": FQISettings(trees=20, nmin=4, iters=4)}
     default_count = 2000
     log_formats = ("kuhn",)
 

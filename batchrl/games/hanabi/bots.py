@@ -30,6 +30,7 @@ True
 from __future__ import annotations
 
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -49,6 +50,7 @@ from batchrl.games.hanabi.rules import (
     rank_of,
     step,
 )
+from batchrl.modelfile import is_model_file
 
 
 def _own_knowledge(state: State, seat: int) -> NDArray[np.float64]:
@@ -223,12 +225,34 @@ def make_bot(spec: str, rng: np.random.Generator) -> object:
         return SimpleBot(rng)
     if name == "convention":
         return ConventionBot()
-    if spec.startswith("model:") or spec.endswith(".pt"):
+    if spec.startswith("model:") or spec.endswith((".pt", ".npz")):
+        path = spec.removeprefix("model:")
+        if is_model_file(path):  # any learner's model file: fqi's, bc's...
+            return load_once(ModelBot, path)  # stateless
         from batchrl.games.hanabi.network import NetworkBot
 
-        return load_once(NetworkBot.load, spec.removeprefix("model:"))  # stateless
+        return load_once(NetworkBot.load, path)  # stateless
     raise ValueError(f"unknown Hanabi player {spec!r}: want one of {', '.join(BOT_NAMES)} or "
-                     f"model:PATH (a network from batchrl imitate)")
+                     f"model:PATH (a model from batchrl learn or fqi, or a network from "
+                     f"batchrl imitate)")
+
+
+class ModelBot:
+    """A model file of any learner (``batchrl learn``, ``batchrl fqi``) playing Hanabi: each
+    state encoded as the store's rows are, the model's features taken by name
+    (``Game.load_model``)."""
+
+    def __init__(self, path: str | Path) -> None:
+        from batchrl.games import get_game
+
+        self.game = get_game("hanabi")  # the registry's: this module sits below game.py
+        self.model = self.game.load_model(path)
+
+    def act(self, state: State) -> int:
+        params = self.model.params
+        x = self.game.encode(state, state.current, params)[None, :]
+        legal = self.game.legal_mask(state, params)[None, :]
+        return int(self.model.act_batch(x, legal)[0])
 
 
 def play_game(bots: Sequence[Any], rng: np.random.Generator) -> tuple[list[State], list[int]]:

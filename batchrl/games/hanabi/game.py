@@ -56,7 +56,9 @@ class Hanabi(Game):
     # fast mode, one forest per move class, 30 trees: the 2,036 Eger games (102,901 rows,
     # 210 features) train in 20 s (the thesis's full refits showed nothing for 11 minutes);
     # 60 iterations look as far ahead as a two-player game is long (60 moves cost 9 s)
-    fqi = FQISettings(trees=30, nmin=50, k=30, iters=60, per_action=True, fast=True)
+    recommended: ClassVar[Mapping[str, Any]] = {
+        "fqi": FQISettings(trees=30, nmin=50, k=30, iters=60, per_action=True, fast=True),
+        "bc": {"k": 30}}
     options = (
         Option("jobs", {"generate": "--jobs"}, type=int, short="-j",
                help="processes playing games (-1: one per core); the games do not depend "

@@ -52,7 +52,7 @@ from batchrl.games.holdem.rules import CALL, FOLD, RAISE, HandState
 
 if TYPE_CHECKING:
     from batchrl.games.base import Game
-    from batchrl.policy import GreedyPolicy, LoadedModel
+    from batchrl.policy import GreedyPolicy, LoadedModel, Policy
 
 
 class Bot(Protocol):
@@ -341,7 +341,7 @@ class HeroBot:
         self.pv: bool = model.params.pv
 
     @property
-    def policy(self) -> GreedyPolicy:
+    def policy(self) -> Policy:
         return self.model.policy
 
     @property
@@ -411,14 +411,14 @@ def models_game(specs: Sequence[str], fallback: GameDef) -> GameDef:
     headers of their files alone (what `players_game` gives once the models are loaded;
     where they are played elsewhere, on a cluster's workers, their trees are not read
     here). Every model player's file is checked: there, a model file of hold'em."""
-    from batchrl.policy import ModelArtifact
+    from batchrl.policy import policy_meta
 
     games: list[GameDef] = []
     for spec in specs:
         if spec in BOT_NAMES:
             continue
         path = _model_file(spec)
-        meta = ModelArtifact.meta_of(path)
+        meta = policy_meta(path)
         games.append(_holdem().trained_params(path, str(meta.get("game", "?")),
                                               meta.get("game_params") or {}).gamedef)
     return games[0] if games else fallback

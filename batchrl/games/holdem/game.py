@@ -51,7 +51,7 @@ from batchrl.store import StoreSchema
 if TYPE_CHECKING:
     from batchrl.cluster import Tasks
     from batchrl.games.holdem.evaluate import HoldemReport
-    from batchrl.policy import GreedyPolicy, LoadedModel
+    from batchrl.policy import LoadedModel, Policy
 
 
 @dataclass(frozen=True)
@@ -80,7 +80,8 @@ class Holdem(Game):
     zero_sum = True
     unit = "hands"
     Params = HoldemParams
-    fqi = FQISettings()  # the thesis's: M=100, n_min=20, N=11, one joint model, full refits
+    # FQI: the thesis's M=100, n_min=20, N=11, one joint model, full refits
+    recommended: ClassVar[Mapping[str, Any]] = {"fqi": FQISettings()}
     options = (
         Option("gamedef", {"ingest": "--game", "generate": "--gamedef",
                            "evaluate": "--gamedef"},
@@ -229,7 +230,7 @@ class Holdem(Game):
                             f"what it learned")
 
     def load_model(self, path: str | Path, params: Any = None,
-                   policy: GreedyPolicy | None = None) -> LoadedModel:
+                   policy: Policy | None = None) -> LoadedModel:
         """The one loader (``Game.load_model``), then bound to the states the model knows:
         a model trained without pv plays without computing it."""
         given = None if params is None else dataclasses.replace(params, pv=True)

@@ -96,7 +96,8 @@ class President(Game):
     Params = PresidentParams
     # N=20: a seat decides about 16 times in a two-player game, and N iterations carry a
     # reward N decisions back (N=10 left 2-player Q-values still growing)
-    fqi = FQISettings(trees=50, nmin=20, iters=20, per_action=True, fast=True)
+    recommended: ClassVar[Mapping[str, Any]] = {
+        "fqi": FQISettings(trees=50, nmin=20, iters=20, per_action=True, fast=True)}
     options = (
         Option("placement", {"ingest": "--placement"},
                "reward n - 1 - p for the play that empties the hand at placement p (0 "

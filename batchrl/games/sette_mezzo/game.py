@@ -56,7 +56,9 @@ class SetteMezzo(Game):
     Params = SetteMezzoParams
     # the two features the optimum depends on (but for one cell): on 100,000 random
     # games, M=100 n_min=20 N=11 on them reach the optimum within 0.0012 (README)
-    fqi = FQISettings(features=("total", "opponent_card"))
+    recommended: ClassVar[Mapping[str, Any]] = {
+        "fqi": FQISettings(features=("total", "opponent_card")),
+        "bc": {"features": ("total", "opponent_card")}}
     options = (Option("limit", {"generate": "--limit", "evaluate": "--limit",
                                 "solve": "--limit"}, type=float,
                       help="the opponent draws until its total reaches this [default: 5; "

@@ -104,8 +104,10 @@ class Tressette(Game):
     unit = "hands"
     Params = TressetteParams
     # the README's recipe (75% of hands won against random)
-    fqi = FQISettings(trees=50, nmin=20, k=30, iters=10, per_action=True, fast=True,
-                      drop=("played_*", "table_*"))
+    recommended: ClassVar[Mapping[str, Any]] = {
+        "fqi": FQISettings(trees=50, nmin=20, k=30, iters=10, per_action=True, fast=True,
+                           drop=("played_*", "table_*")),
+        "bc": {"k": 30, "drop": ("played_*", "table_*")}}
     options = (
         Option("reward", {"ingest": "--reward"},
                "the team's points at the end of the hand, or the seed's shaped per-card "

@@ -1,0 +1,193 @@
+"""The learners: one package each under ``batchrl/learners/``, registered by name.
+
+A learner turns a store's transitions into a policy (`batchrl.policy.Policy`). It is a
+`Learner` object, exported by its package as ``LEARNER``:
+
+- ``name``: what ``batchrl learn NAME`` calls it; ``kind``: what its model files say they
+  are (the loader, `batchrl.policy.load_policy`, hands a file of that kind to it);
+- ``Config``: a frozen dataclass of hyperparameters only, each field's ``metadata["help"]``
+  its command-line help (``batchrl learn NAME --help`` is made from it);
+- ``fit(config, data, progress=…, jobs=…)``: the policy learned from ``data`` (a
+  `batchrl.store.Transitions`); run-time things (progress, threads, checkpoints, a
+  cluster) are arguments, never config;
+- ``read(path)``: a policy back from one of its model files (no pickles: arrays and JSON,
+  `batchrl.modelfile`), and ``meta_of(path)`` its metadata alone.
+
+A game says which settings suit it as data (``Game.recommended[NAME]``) and holds no
+learner code; a learner never imports a game package. Another package, a notebook or a
+test adds a learner with `register_learner`; nothing else in batchrl changes.
+
+>>> "bc" in LEARNERS and LEARNERS["bc"].kind == "bc"
+True
+>>> get_learner("sarsa")  # doctest: +ELLIPSIS
+Traceback (most recent call last):
+...
+batchrl.learners.LearnerError: no learner 'sarsa': the learners are bc, fqi...
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import importlib
+import pkgutil
+import threading
+import typing
+from collections.abc import Callable, Iterator, Mapping
+from pathlib import Path
+from typing import Any, ClassVar
+
+from batchrl import modelfile
+from batchrl.store import Transitions
+
+__all__ = ["LEARNERS", "Learner", "LearnerError", "get_learner", "learner_for_kind",
+           "register_learner", "unregister_learner"]
+
+
+class LearnerError(ValueError):
+    """A learner that does not exist, or settings it cannot take; the message says what
+    exists instead."""
+
+
+class Learner:
+    """One learner: its facts, its config and how it fits, saves and reads a policy.
+
+    Subclasses set the class attributes and override `fit` and `read`.
+    """
+
+    name: ClassVar[str]
+    kind: ClassVar[str]  # the kind its model files record (batchrl.modelfile)
+    title: ClassVar[str] = ""  # one line for --help
+    Config: ClassVar[type]
+    # a top-level command that runs this learner, with options of its own (``fqi``):
+    # ``batchrl learn NAME`` is then that command
+    command: ClassVar[str | None] = None
+
+    def config(self, **values: Any) -> Any:
+        """The learner's config with ``values`` set (None: the default); `LearnerError`
+        names the fields it has."""
+        fields = {f.name for f in dataclasses.fields(self.Config)}
+        if unknown := sorted(set(values) - fields):
+            raise LearnerError(f"{self.name} has no setting {', '.join(unknown)}: its "
+                               f"settings are {', '.join(sorted(fields)) or 'none'}")
+        try:
+            return self.Config(**{k: v for k, v in values.items() if v is not None})
+        except (TypeError, ValueError) as exc:
+            raise LearnerError(f"{self.name}: {exc}") from None
+
+    def settings(self) -> list[tuple[str, Any, Any, str]]:
+        """Each setting as (name, type, default, help), from the config's fields."""
+        hints = typing.get_type_hints(self.Config)
+        return [(f.name, hints[f.name], f.default, str(f.metadata.get("help", "")))
+                for f in dataclasses.fields(self.Config)]
+
+    def describe(self, config: Any) -> str:
+        """The config in one line (``trees=50, nmin=20``)."""
+        return ", ".join(f"{f.name}={getattr(config, f.name)}"
+                         for f in dataclasses.fields(config))
+
+    def fit(self, config: Any, data: Transitions | Callable[[], Transitions], *,
+            progress: Callable[[str, int, int], None] | None = None, jobs: int = -1) -> Any:
+        """The policy (`batchrl.policy.Policy`, with ``meta`` and ``save(path)``) learned
+        from ``data`` (or a function that reads them, so that the learner holds the only
+        reference and can let the rows go once it no longer needs them).
+        ``progress(what, done, of)`` hears how far it is."""
+        raise NotImplementedError
+
+    def read(self, path: str | Path) -> Any:
+        """The policy in the model file at ``path`` (of this learner's ``kind``)."""
+        raise NotImplementedError
+
+    def meta_of(self, path: str | Path) -> dict[str, Any]:
+        """The metadata of the model file at ``path`` (its game, features, data...), from
+        its JSON alone."""
+        meta = modelfile.read(path, self.kind, with_arrays=False)[0].get("meta")
+        if not isinstance(meta, dict):
+            raise modelfile.ModelError(f"{path} has no metadata")
+        return meta
+
+    def __repr__(self) -> str:
+        return f"<Learner {self.name}>"
+
+
+class _Learners(Mapping[str, Learner]):
+    """The registry: the learner packages under ``batchrl/learners/`` are imported on first
+    use."""
+
+    def __init__(self) -> None:
+        self._learners: dict[str, Learner] = {}
+        self._found = False
+        self._lock = threading.RLock()
+
+    def _find(self) -> None:
+        with self._lock:
+            if self._found:
+                return
+            self._found = True
+            for module in pkgutil.iter_modules(__path__):
+                if module.ispkg:
+                    learner = getattr(importlib.import_module(f"{__name__}.{module.name}"),
+                                      "LEARNER", None)
+                    if isinstance(learner, Learner) and learner.name not in self._learners:
+                        self._learners[learner.name] = learner
+
+    def add(self, learner: Learner, replace: bool = False) -> Learner:
+        self._find()
+        if not isinstance(learner, Learner):
+            raise TypeError(f"register_learner takes a batchrl.learners.Learner, not "
+                            f"{learner!r}")
+        held = self._learners.get(learner.name)
+        if held is not None and held is not learner and not replace:
+            raise LearnerError(f"a learner named {learner.name!r} is registered already")
+        if not replace and any(other.kind == learner.kind and other is not held
+                               for other in self._learners.values()):
+            raise LearnerError(f"a learner whose model files are of kind {learner.kind!r} "
+                               "is registered already")
+        self._learners[learner.name] = learner
+        return learner
+
+    def remove(self, name: str) -> None:
+        self._find()
+        self._learners.pop(name, None)
+
+    def __getitem__(self, name: str) -> Learner:
+        self._find()
+        return self._learners[name]
+
+    def __iter__(self) -> Iterator[str]:
+        self._find()
+        return iter(sorted(self._learners))
+
+    def __len__(self) -> int:
+        self._find()
+        return len(self._learners)
+
+
+LEARNERS = _Learners()
+
+
+def register_learner(learner: Learner, replace: bool = False) -> Learner:
+    """Add ``learner`` to ``LEARNERS``: ``batchrl learn`` offers it, and its model files play
+    wherever a model does (``model:PATH``)."""
+    return LEARNERS.add(learner, replace)
+
+
+def unregister_learner(name: str) -> None:
+    LEARNERS.remove(name)
+
+
+def get_learner(name: str) -> Learner:
+    try:
+        return LEARNERS[name]
+    except KeyError:
+        raise LearnerError(f"no learner {name!r}: the learners are "
+                           f"{', '.join(LEARNERS)}") from None
+
+
+def learner_for_kind(kind: str, path: str | Path = "a model file") -> Learner:
+    """The learner whose model files are of ``kind``; `batchrl.modelfile.ModelError` (naming
+    ``path``) when none is registered."""
+    for learner in LEARNERS.values():
+        if learner.kind == kind:
+            return learner
+    raise modelfile.ModelError(f"{path} is a {kind!r} model, which no registered learner "
+                               f"reads (the learners: {', '.join(LEARNERS)})")

@@ -1,0 +1,137 @@
+"""Any learner on a store: what ``batchrl learn NAME`` runs, callable from a notebook.
+
+`settings` picks the learner's config and the features it reads: each setting as given,
+else the one the store's game recommends for this learner (``Game.recommended``), else
+the learner's default. `learn` reads the store's rows, fits, records what the policy was
+made from (game, features, store and its digest, settings, times) and saves the model
+file, named by everything that changes it.
+
+>>> from batchrl.learners import get_learner
+>>> bc = get_learner("bc")
+>>> default_out("s", bc, bc.config(trees=10), ("hand_*",), (), ()).as_posix()
+'s/models/bc-trees10-features-hand_any.npz'
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from batchrl import __version__
+from batchrl.filenames import inside, safe_name
+from batchrl.games import GameError, game_for
+from batchrl.learners import Learner
+from batchrl.store import Store
+from batchrl.store.place import outputs_beside, recorded
+
+
+def store_digest(store: Store) -> str:
+    """One digest for the data a model saw: the sorted digests of the store's sources."""
+    joined = "\n".join(sorted(s.digest for s in store.sources()))
+    return hashlib.sha256(joined.encode()).hexdigest()[:16]
+
+
+@dataclass(frozen=True)
+class Settings:
+    """A learner's config and the features it reads, with the line that says whose."""
+
+    config: Any
+    features: tuple[str, ...] | None
+    drop: tuple[str, ...]
+    said: str
+
+
+def settings(learner: Learner, store: Path | str, given: Mapping[str, Any],
+             features: tuple[str, ...] | None = None, drop: tuple[str, ...] | None = None
+             ) -> Settings:
+    """The config for ``learner`` on ``store``: each of ``given`` (None: not given) as
+    given, else the store's game's recommendation, else the learner's default.
+    ``features`` and ``drop`` go together: either given, both are the user's."""
+    opened = Store.open(store)
+    opened.check(pages=False)
+    schema = opened.schema
+    try:
+        game = game_for(schema.game, schema.game_params)
+        recommended, name = game.settings_for(learner.name), game.name
+    except GameError:
+        recommended, name = {}, schema.game
+    whose = f"{name}'s recommended settings" if recommended else f"{learner.name}'s defaults"
+    fields = {f.name for f in dataclasses.fields(learner.Config)}
+    values = {k: v for k, v in recommended.items() if k in fields}
+    asked = {k: v for k, v in given.items() if v is not None}
+    config = learner.config(**{**values, **asked})
+    chosen = features is not None or drop is not None
+    if chosen:
+        features, drop = features or None, tuple(drop or ())
+    else:
+        features = tuple(recommended["features"]) if recommended.get("features") else None
+        drop = tuple(recommended.get("drop") or ())
+    shown = learner.describe(config)
+    shown += f", features {','.join(features)}" if features else ""
+    shown += f", drop {','.join(drop)}" if drop else ""
+    named = sorted([*asked, *(["features/drop"] if chosen else [])])
+    source = whose if not named else f"{whose}, with {', '.join(named)} as given"
+    return Settings(config, features, drop, f"settings: {shown} ({source})")
+
+
+def default_out(store: Path | str, learner: Learner, config: Any,
+                features: Sequence[str] | None, drop: Sequence[str],
+                players: Sequence[str]) -> Path:
+    """``STORE/models/NAME[-SETTING…].npz``: every setting that is not the learner's
+    default, and the features and players chosen, so two runs that make different models
+    never share a file."""
+    parts = [learner.name]
+    for f in dataclasses.fields(config):
+        value = getattr(config, f.name)
+        if value != f.default:
+            parts.append(f"{f.name}{safe_name(str(value))}")
+    parts += [f"features-{safe_name(','.join(features))}"] if features else []
+    parts += [f"drop-{safe_name(','.join(drop))}"] if drop else []
+    parts += [f"player-{safe_name(p)}" for p in players]
+    return inside(outputs_beside(store) / "models", "-".join(parts) + ".npz")
+
+
+def learn(learner: Learner, store: Path | str, chosen: Settings, *,
+          players: tuple[str, ...] = (), jobs: int = -1, out: Path | None = None,
+          progress: Callable[[str, int, int], None] | None = None) -> tuple[Path, Any]:
+    """Fit ``learner`` on the store's rows (``players``' decisions only, if named) and save
+    its policy; returns where it went and the policy."""
+    opened = Store.open(store)
+    opened.check()  # every part sound and of store.json's game; each page checked as read
+    held = [opened.arrays(features=chosen.features, drop=chosen.drop, players=players)]
+    rows = len(held[0])
+    if not rows:
+        raise ValueError(f"store {store} has no rows: ingest logs first")
+    out = out or default_out(store, learner, chosen.config, chosen.features, chosen.drop,
+                             players)
+    started = time.perf_counter()
+    policy = learner.fit(chosen.config, held.pop, progress=progress, jobs=jobs)
+    info = opened.info()
+    learned = dict(policy.meta)
+    policy.meta.clear()
+    policy.meta.update({
+        "game": info.game,
+        "game_params": dict(opened.schema.game_params),
+        "learner": learner.name,
+        "feature_names": list(policy.feature_names),
+        "action_names": list(policy.action_names),
+        "store": recorded(store),
+        "store_digest": store_digest(opened),
+        "rows": rows,
+        "episodes": info.episodes,
+        "params": {**dataclasses.asdict(chosen.config),
+                   "features": list(chosen.features) if chosen.features else None,
+                   "drop": list(chosen.drop), "players": list(players)},
+        "history": learned.get("history", []),
+        "seconds": round(time.perf_counter() - started, 3),
+        "created_at": datetime.now(UTC).isoformat(timespec="seconds"),
+        "batchrl_version": __version__,
+    })
+    path: Path = policy.save(out)
+    return path, policy
