@@ -11,6 +11,7 @@ from __future__ import annotations
 import sys
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import contextmanager
+from pathlib import Path
 from typing import Any, TypeVar
 
 import click
@@ -85,6 +86,26 @@ class Jobs(click.ParamType[int]):
 
 
 JOBS = Jobs()
+
+
+class ModelSpec(click.ParamType[str]):
+    """A policy to play: a model file that exists, or ``python:MODULE:CALLABLE``."""
+
+    name = "model"
+
+    def convert(self, value: Any, param: click.Parameter | None,
+                ctx: click.Context | None) -> str:
+        spec = str(value)
+        if spec.startswith("python:"):
+            return spec
+        path = Path(spec.removeprefix("model:"))
+        if not path.is_file():
+            self.fail(f"{spec!r}: no model file there (or give python:MODULE:CALLABLE)",
+                      param, ctx)
+        return str(path)
+
+
+MODEL = ModelSpec()
 
 
 class GameName(click.ParamType[Game]):

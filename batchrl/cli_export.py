@@ -15,6 +15,7 @@ from batchrl.export import (
     ExportError,
     ExportResult,
     check_request,
+    recommended_features,
 )
 from batchrl.export import export as run_export
 
@@ -51,9 +52,11 @@ def _load_hint(result: ExportResult) -> str:
                    "next states follow.")
 @click.option("--features", multiple=True, metavar="NAME[,NAME...]",
               help="Export only these features (see batchrl info); shell patterns such as "
-                   "'hand_*' allowed [default: all].")
+                   "'hand_*' allowed; '*' exports all [default: the game's recommended, as "
+                   "fqi reads them].")
 @click.option("--drop", multiple=True, metavar="NAME[,NAME...]",
-              help="Leave these features out; patterns as for --features.")
+              help="Leave these features out; patterns as for --features [default: the "
+                   "game's recommended].")
 def export(store: Path | str | None, to: str, out: Path, dataset_id: str | None, by: str,
            features: tuple[str, ...], drop: tuple[str, ...]) -> None:
     """Write a store for the field's offline-RL libraries: Minari, d3rlpy, RLlib.
@@ -96,13 +99,18 @@ def export(store: Path | str | None, to: str, out: Path, dataset_id: str | None,
     try:
         check_request(to, dataset_id, by)
         opened = Store.open(root)
+        chosen, drops = split_names(features) or None, split_names(drop)
+        said = ""
+        if chosen is None and not drops:  # the features the game's learners read
+            chosen, drops, said = recommended_features(opened)
         total = opened.info().rows
         with progress(total, f"writing {to}") as advance:
             result = run_export(opened, to, out, dataset_id=dataset_id, by=by,
-                                features=split_names(features) or None,
-                                drop=split_names(drop), progress=advance)
+                                features=chosen, drop=drops, progress=advance)
     except (ExportError, StoreError) as exc:
         raise click.ClickException(str(exc)) from None
+    if said:
+        click.echo(said)
     click.echo(result.summary())
     click.echo(f"reward: {result.metadata['reward_unit']}")
     click.echo(_load_hint(result))

@@ -15,6 +15,7 @@ from typing import Any
 import click
 
 from batchrl.cli_common import (
+    MODEL,
     GameName,
     game_options,
     games_help,
@@ -98,9 +99,10 @@ def solve(game: Game, **kwargs: Any) -> None:
 @click.command(context_settings={"max_content_width": 100})
 @click.option("--game", type=GameName("evaluate"), default=None,
               help="The game [default: the model's]; given, it must be the model's.")
-@click.option("--model", type=click.Path(exists=True, dir_okay=False, path_type=Path),
-              default=None, help="The player measured: a model file from batchrl fqi (the "
-                                 "same as model:PATH first in --players).")
+@click.option("--model", type=MODEL, default=None,
+              help="The player measured: a model file from batchrl learn or fqi, or "
+                   "python:MODULE:CALLABLE, another library's policy (the same as "
+                   "model:PATH first in --players).")
 @click.option("--players", "groups", multiple=True, metavar="A,B,...",
               help="The players, the measured one first: random, model:PATH or the game's "
                    "bots. hanabi: a pair, repeat for more pairs, all on the same deals "
@@ -126,7 +128,7 @@ def solve(game: Game, **kwargs: Any) -> None:
                    "workers (pip install 'batchrl[dask]').")
 @game_options("evaluate")
 @click.option("--json", "as_json", is_flag=True, help="One JSON object, for notebooks.")
-def evaluate(game: Game | None, model: Path | None, groups: tuple[str, ...],
+def evaluate(game: Game | None, model: str | None, groups: tuple[str, ...],
              opponent: str | None, team: str | None, versus: str | None, count: int | None,
              seed: int, scheduler: str | None, as_json: bool, **kwargs: Any) -> None:
     """Measure a learned policy, in the game its model was trained on.
@@ -222,7 +224,7 @@ def _absolute(spec: str) -> str:
     """A model player's file as an absolute path (a worker's directory is not ours)."""
     from batchrl.games.play import is_model
 
-    if not is_model(spec):
+    if not is_model(spec) or spec.startswith("python:"):
         return spec
     prefix = "model:" if spec.startswith("model:") else ""
     return f"{prefix}{Path(spec.removeprefix(prefix)).resolve()}"

@@ -273,12 +273,16 @@ def load_once(load: Callable[..., _T], path: str | os.PathLike[str], *args: Any)
     """``load(path, *args)``, kept for the process while the file is unchanged (its path,
     mtime and size; the loader and the class it is bound to): a model read once per
     worker process (or per run here), whatever number of blocks it plays. The model is
-    shared: its users only read it."""
-    stat = os.stat(path)
+    shared: its users only read it. A policy named by code (``python:MODULE:CALLABLE``)
+    is kept by its name."""
+    if str(path).startswith("python:"):
+        version: tuple[Any, ...] = (str(path),)
+    else:
+        stat = os.stat(path)
+        version = (os.path.abspath(path), stat.st_mtime_ns, stat.st_size)
     owner = getattr(load, "__self__", None)
     key = (getattr(load, "__module__", None), getattr(load, "__qualname__", repr(load)),
-           None if owner is None else type(owner).__qualname__,
-           os.path.abspath(path), stat.st_mtime_ns, stat.st_size, repr(args))
+           None if owner is None else type(owner).__qualname__, *version, repr(args))
     with _LOADING:
         if key not in _LOADED:
             while len(_LOADED) >= _KEEP_LOADED:

@@ -339,8 +339,10 @@ def export_metadata(store: Store, episodes: Episodes) -> dict[str, Any]:
         game = game_for(schema.game, schema.game_params)
         params = game.params_from_store(schema.game, schema.game_params)
         reward_unit, unit, game_name = game.reward_unit(params), game.unit, game.name
+        reward_scale = dict(game.reward_scale(params))
     except GameError:  # a game not registered here: say what is known
         reward_unit, unit, game_name = "unknown: the store's game is not registered", "", ""
+        reward_scale = {}
     data = episodes.data
     last = episodes.last_rows
     return {
@@ -354,6 +356,7 @@ def export_metadata(store: Store, episodes: Episodes) -> dict[str, Any]:
         "feature_names": list(data.feature_names),
         "action_names": list(data.action_names),
         "reward_unit": reward_unit,
+        "reward_scale": reward_scale,
         "episode_unit": unit,
         "episodes_by": episodes.by,
         "episode": ("the decisions of one seat in one store episode, in step order"
@@ -383,6 +386,23 @@ def export_metadata(store: Store, episodes: Episodes) -> dict[str, Any]:
 
 
 # ---- the export ------------------------------------------------------------------------
+
+
+def recommended_features(store: Store) -> tuple[tuple[str, ...] | None, tuple[str, ...], str]:
+    """The features the store's game recommends (its FQI settings' ``features`` and
+    ``drop``: what ``batchrl fqi`` reads with no flags), and the line that says so."""
+    try:
+        settings = game_for(store.schema.game, store.schema.game_params).fqi
+    except GameError:
+        return None, (), ""
+    if settings.features is None and not settings.drop:
+        return None, (), ""
+    kept = len(store.select_features(settings.features, settings.drop))
+    chosen = [f"features {','.join(settings.features)}"] if settings.features else []
+    chosen += [f"drop {','.join(settings.drop)}"] if settings.drop else []
+    return (settings.features, settings.drop,
+            f"features: {kept} of {len(store.schema.feature_names)}, the game's recommended "
+            f"({'; '.join(chosen)}); --features '*' exports all")
 
 
 def default_dataset_id(store: Store) -> str:

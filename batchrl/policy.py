@@ -43,6 +43,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from batchrl import modelfile
+from batchrl.foreign import is_foreign, load_foreign
 from batchrl.modelfile import ModelError as ModelError
 
 # 2: arrays and JSON (batchrl.modelfile); 1 was a joblib pickle, no longer read.
@@ -74,9 +75,13 @@ class Policy(Protocol):
 
 def load_policy(path: str | Path) -> Policy:
     """The policy in the model file at ``path``, read by the learner of the kind its header
-    says (``batchrl.learners``); a crafted or foreign file is a `ModelError`."""
+    says (``batchrl.learners``), or the one ``python:MODULE:CALLABLE`` gives
+    (`batchrl.foreign`); a crafted file is a `ModelError`."""
     from batchrl.learners import learner_for_kind
 
+    if is_foreign(path):  # python:MODULE:CALLABLE, another library's policy
+        foreign: Policy = load_foreign(path)
+        return foreign
     try:
         kind = modelfile.kind_of(path)
     except FileNotFoundError:
@@ -90,6 +95,8 @@ def policy_meta(path: str | Path) -> dict[str, Any]:
     kind, from its JSON alone: milliseconds, where `load_policy` reads every array."""
     from batchrl.learners import learner_for_kind
 
+    if is_foreign(path):  # its code must run to say
+        return dict(load_foreign(path).meta)
     try:
         kind = modelfile.kind_of(path)
     except FileNotFoundError:

@@ -235,3 +235,29 @@ def test_every_game_says_what_its_rewards_count():
     for name, game in GAMES.items():
         unit = game.reward_unit(game.params())
         assert isinstance(unit, str) and len(unit) > 10, name
+
+
+def test_the_command_exports_the_features_the_game_recommends(stores, tmp_path):
+    result = invoke("export", stores["sette-mezzo"], "--to", "d3rlpy", "-o", tmp_path / "a")
+    assert result.exit_code == 0, result.output
+    all_features = Store.open(stores["sette-mezzo"]).schema.feature_names
+    assert f"features: 2 of {len(all_features)}, the game's recommended (features " \
+        "total,opponent_card); --features '*' exports all" in result.output
+    meta = json.loads((tmp_path / "a" / "metadata.json").read_text())
+    assert meta["feature_names"] == ["total", "opponent_card"]
+    with np.load(tmp_path / "a" / "dataset.npz") as arrays:
+        assert arrays["observations"].shape[1] == 2
+    result = invoke("export", stores["sette-mezzo"], "--to", "d3rlpy", "-o", tmp_path / "b",
+                    "--features", "*")
+    assert result.exit_code == 0 and "recommended" not in result.output
+    meta = json.loads((tmp_path / "b" / "metadata.json").read_text())
+    assert meta["feature_names"] == list(all_features)
+
+
+def test_the_reward_scale_is_a_number_in_the_metadata(stores, tmp_path):
+    result = export(stores["holdem"], "rllib", tmp_path / "r")
+    big_blind = GAMES["holdem"].params_from_store(
+        Store.open(stores["holdem"]).schema.game,
+        Store.open(stores["holdem"]).schema.game_params).gamedef.big_blind
+    assert result.metadata["reward_scale"] == {"big_blind": float(big_blind)} and big_blind > 0
+    assert export(stores["sette-mezzo"], "rllib", tmp_path / "s").metadata["reward_scale"] == {}

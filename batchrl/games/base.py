@@ -249,6 +249,11 @@ class Game:
         beside the data)."""
         return "the game's own score: a seat's rewards add up to its returns in the game"
 
+    def reward_scale(self, params: Any) -> Mapping[str, float]:
+        """The reward unit as numbers, by name (hold'em: ``big_blind``, in chips), for
+        whoever reads the rewards without batchrl (exports write them); {} if none."""
+        return {}
+
     # ---- rules ---------------------------------------------------------------------
 
     def new_game(self, rng: np.random.Generator, params: Any) -> Any:

@@ -77,9 +77,10 @@ class OneAtATime:
 
 
 def is_model(spec: str) -> bool:
-    """``model:PATH``, or a model file's path (an old ``.joblib`` one too: loading it says
-    how to retrain it)."""
-    return spec.startswith("model:") or spec.endswith((".npz", ".joblib"))
+    """``model:PATH``, a model file's path (an old ``.joblib`` one too: loading it says
+    how to retrain it), or ``python:MODULE:CALLABLE`` (another library's policy,
+    `batchrl.foreign`): a player that `batchrl.policy.load_policy` loads."""
+    return spec.startswith(("model:", "python:")) or spec.endswith((".npz", ".joblib"))
 
 
 def make_player(game: Game, spec: str, params: Any, rng: np.random.Generator,
@@ -96,7 +97,8 @@ def make_player(game: Game, spec: str, params: Any, rng: np.random.Generator,
     if spec == "random":
         return RandomPlayer(game, rng)
     raise GameError(f"unknown {game.name} player {spec!r}: want one of "
-                    f"{', '.join(game.bots)} or model:PATH (a model from batchrl fqi)")
+                    f"{', '.join(game.bots)}, model:PATH (a model from batchrl learn or "
+                    f"fqi) or python:MODULE:CALLABLE")
 
 
 @dataclass(frozen=True)

@@ -225,9 +225,10 @@ def make_bot(spec: str, rng: np.random.Generator) -> object:
         return SimpleBot(rng)
     if name == "convention":
         return ConventionBot()
-    if spec.startswith("model:") or spec.endswith((".pt", ".npz")):
+    if spec.startswith(("model:", "python:")) or spec.endswith((".pt", ".npz")):
         path = spec.removeprefix("model:")
-        if is_model_file(path):  # any learner's model file: fqi's, bc's...
+        # any learner's model file (fqi's, bc's...) or another library's policy
+        if is_model_file(path) or spec.startswith("python:"):
             return load_once(ModelBot, path)  # stateless
         from batchrl.games.hanabi.network import NetworkBot
 

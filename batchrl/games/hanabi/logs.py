@@ -147,7 +147,7 @@ def _play_and_write(directory: Path, specs: Sequence[str], first: int, count: in
         rng = np.random.default_rng([seed, g])  # per game: the same games with any --jobs
         bots = []
         for spec in specs:
-            if not spec.startswith("model:"):
+            if not spec.startswith(("model:", "python:")):
                 bots.append(make_bot(spec, rng))
                 continue
             if spec not in networks:

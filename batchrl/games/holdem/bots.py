@@ -425,12 +425,12 @@ def models_game(specs: Sequence[str], fallback: GameDef) -> GameDef:
 
 
 def _model_file(spec: str) -> str:
-    """The path of a model player (``PATH`` or ``model:PATH``); refused, naming the bots,
-    when no file is there."""
+    """The path of a model player (``PATH`` or ``model:PATH``; a ``python:MODULE:CALLABLE``
+    as it is); refused, naming the bots, when no file is there."""
     from batchrl.policy import ModelError
 
     path = spec.removeprefix("model:")
-    if not Path(path).is_file():
+    if not Path(path).is_file() and not path.startswith("python:"):
         raise ModelError(f"{spec!r} is neither a bot ({', '.join(BOT_NAMES)}) nor a "
                          "model file")
     return path

@@ -149,6 +149,10 @@ class Holdem(Game):
                 "with each action (the blind on the first), plus the pot taken on the last; "
                 "a seat's rewards add up to its payoff in the hand")
 
+    def reward_scale(self, params: HoldemParams) -> Mapping[str, float]:
+        """The big blind, in the rewards' chips: a reward over it is big blinds."""
+        return {"big_blind": float(params.gamedef.big_blind)}
+
     def feature_names(self, params: HoldemParams) -> tuple[str, ...]:
         return features.feature_names(params.gamedef, params.pv)
 

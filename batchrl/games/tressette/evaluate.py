@@ -23,6 +23,7 @@ from numpy.typing import NDArray
 
 from batchrl.cluster import Task, Tasks, block_entropy, load_once, spans
 from batchrl.evaluation import Estimate, mean_ci
+from batchrl.games.play import is_model
 from batchrl.games.tressette.bots import make_bot
 from batchrl.games.tressette.features import Tracker
 from batchrl.games.tressette.rules import deal, step, team_points
@@ -68,7 +69,7 @@ class _Player:
         self.model: LoadedModel | None = None
         self.bot: Any = None
         self.canonical = False  # the model names each state's suits in canonical order
-        if spec.startswith("model:") or spec.endswith((".npz", ".joblib")):
+        if is_model(spec):
             if load_model is None:
                 raise ValueError(f"{spec}: a model player needs a model loader "
                                  f"(batchrl.games.tressette.GAME.load_model)")
