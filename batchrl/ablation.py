@@ -1,17 +1,22 @@
-"""Attribute ablation: which features a hero needs, with confidence intervals.
+"""Attribute ablation: which features a hero needs, with confidence intervals, for any
+learner on any game.
 
 The thesis (section 5.2, Figure 5.6) trained one hero per left-out attribute
 and compared single 3,000-hand results. Here every hero — the full one and one
-per dropped feature or group — is evaluated on the same duplicate deals with
-the same seed, so the difference to the full hero is a paired difference over
-common random numbers: per deal, (ablated pair sum − full pair sum) / 2, whose
-mean and 95% interval are the change in bb/hand. A control row, the full hero
-retrained from the next FQI seed, shows how much retraining alone moves the
-result: a dropped feature matters when its change is beyond both zero and that.
-Two cheap measures sit beside it: the full Q-forest's impurity importances,
-and the permutation importance of each feature on held-out Bellman targets
-(episodes the probe model never saw). Heroes and per-hand results are cached under ``out`` by their
-parameters, so a rerun reuses everything finished.
+per dropped feature or group, each learned by the same learner (``fqi`` by
+default, any of ``batchrl.learners``) — is scored by its game (``Game.score``)
+against the game's ablation opponents on the same deals with the same seed, so
+the difference to the full hero is a paired difference over common random
+numbers (hold'em: per deal, (ablated pair sum − full pair sum) / 2, in bb/hand;
+sette e mezzo: exact expected stakes, no sampling). A control row, the full hero
+retrained from the learner's next seed, shows how much retraining alone moves
+the result: a dropped feature matters when its change is beyond both zero and
+that. Two cheap measures sit beside it: the full hero's impurity importances
+(a forest's), and the permutation importance of each feature on held-out
+episodes the probe model never saw (the rise in Bellman error for a policy with
+values, else the fall in agreement with the logged moves). Heroes and per-game
+results are cached under ``out`` by their parameters, so a rerun reuses
+everything finished.
 
 >>> groups = parse_groups({"betting": ["bet_flop", "bet_turn"]}, ("pv", "bet_flop", "bet_turn"))
 >>> groups
@@ -34,27 +39,30 @@ import pandas as pd
 from numpy.typing import NDArray
 
 from batchrl.evaluation import mean_ci
-from batchrl.experiments import Hero, data_digest, train
-from batchrl.filenames import inside
-from batchrl.games.holdem.bots import BOT_NAMES, load_models
-from batchrl.policy import GreedyPolicy, LoadedModel, QFunction
+from batchrl.filenames import inside, safe_name
+from batchrl.games import Game, GameError, Scores, game_for
+from batchrl.learners import Learner, LearnerError, get_learner
+from batchrl.learning import Settings, default_out, learn, settings, store_digest
+from batchrl.policy import ModelError, load_policy, policy_meta
 from batchrl.store import Store, StoreError, Transitions
 from batchrl.store.place import outputs_beside
 
 FULL = "(none)"
-RETRAINED = "(retrained)"  # the control: the full hero again, from the next FQI seed
+RETRAINED = "(retrained)"  # the control: the full hero again, from the learner's next seed
+# settings of the learner that AblationConfig names (each where the learner takes it)
+SHORTHANDS = ("trees", "nmin", "iters", "fast", "per_action")
 
 
 @dataclass(frozen=True)
 class AblationConfig:
     store: Path | str  # a directory, or a URL to read a store from
-    opponent: str = "rule"
+    opponent: str | None = None  # comma-separated players after the hero; None: the game's
     trees: int = 50
     nmin: int = 20
     iters: int = 11
-    hands: int = 20_000  # duplicate: hands / 2 deals, each played twice
+    hands: int = 20_000  # hold'em: duplicate, hands / 2 deals, each played twice
     seed: int = 33  # evaluation seed, shared by every hero (common random numbers)
-    fqi_seed: int = 0
+    fqi_seed: int = 0  # the learner's seed (its ``seed`` setting); the control's is the next
     features: tuple[str, ...] | None = None  # the features to drop one at a time; None all
     groups: Mapping[str, tuple[str, ...]] | None = None  # named groups dropped together
     players: tuple[str, ...] = ()
@@ -64,13 +72,11 @@ class AblationConfig:
     holdout: float = 0.2  # share of episodes held out for the permutation importance
     permutation_rows: int = 20_000
     permutation_repeats: int = 5
-    max_half_width: float = 0.05  # wanted precision of each change, bb/hand (a note if missed)
+    max_half_width: float = 0.05  # wanted precision of each change (a note if missed)
     out: Path | None = None  # default: STORE/ablation
     scheduler: str | None = None  # a Dask scheduler: one task per hero (train and play)
-
-    def full_hero(self) -> Hero:
-        return Hero(trees=self.trees, nmin=self.nmin, iters=self.iters, seed=self.fqi_seed,
-                    fast=self.fast, per_action=self.per_action, players=self.players)
+    learner: str = "fqi"
+    settings: Mapping[str, Any] = field(default_factory=dict)  # the learner's, over the above
 
 
 @dataclass
@@ -79,6 +85,15 @@ class AblationResult:
     seconds: dict[str, float] = field(default_factory=dict)  # training, evaluation, importances
     path: Path | None = None  # where the table was written (CSV, Parquet beside it)
     max_half_width: float = 0.05
+
+    @property
+    def score(self) -> str:
+        """The score's column (``bb_per_hand``, ``hands_won``...)."""
+        return str(self.table["score"].iloc[0]) if "score" in self.table else "bb_per_hand"
+
+    @property
+    def unit(self) -> str:
+        return str(self.table["unit"].iloc[0]) if "unit" in self.table else "bb/hand"
 
     def too_wide(self) -> str | None:
         """A note when some change's interval is wider than wanted, with the hands it needs."""
@@ -92,18 +107,19 @@ class AblationResult:
         # the half-width shrinks as 1/sqrt(hands); round up to 10,000 hands
         needed = -(-int(hands * (widest / self.max_half_width) ** 2) // 10_000) * 10_000
         worst = t["dropped"].iloc[int(np.argmax(t["change_half_width"].to_numpy()))]
-        return (f"note: {worst}'s change has a 95% CI half-width of {widest:.3f} bb/hand, over "
-                f"the {self.max_half_width} wanted: about --hands {needed:,} would do")
+        return (f"note: {worst}'s change has a 95% CI half-width of {widest:.3f} {self.unit}, "
+                f"over the {self.max_half_width} wanted: about --hands {needed:,} would do")
 
     def text(self) -> str:
         t = self.table
-        lines = [f"{'dropped':<16}{'bb/hand':>9}{'change':>9}  {'95% CI of change':>19}"
-                 f"{'impurity':>10}{'permutation':>13}"]
+        score = self.score
+        lines = [f"{'dropped':<16}{score:>13}{'change':>9}  {'95% CI of change':>19}"
+                 f"{'impurity':>10}{'permutation':>13}   ({self.unit})"]
         for _, r in t.iterrows():
             ci = "" if r["dropped"] == FULL else \
                 f"[{r['change_low']:+7.3f}, {r['change_high']:+7.3f}]"
             change = "" if r["dropped"] == FULL else f"{r['change']:+9.3f}"
-            lines.append(f"{r['dropped']:<16}{r['bb_per_hand']:+9.3f}{change:>9}  {ci:>19}"
+            lines.append(f"{r['dropped']:<16}{r[score]:+13.3f}{change:>9}  {ci:>19}"
                          f"{r['impurity']:>10.3f}{r['permutation']:>13.3f}")
         total = sum(self.seconds.values())
         if note := self.too_wide():
@@ -146,30 +162,121 @@ def _variants(config: AblationConfig, names: Sequence[str]) -> dict[str, tuple[s
     return {f: (f,) for f in chosen}
 
 
-def _per_hand(model: Path, policy: GreedyPolicy, config: AblationConfig, cache: Path,
-              opponents: Mapping[str, LoadedModel]) -> NDArray[np.float64]:
-    """The hero's bb won per hand on the shared duplicate deals (cached)."""
-    from batchrl.games.holdem.evaluate import play_bots
+@dataclass(frozen=True)
+class Plan:
+    """What every hero of one ablation shares: the game, the learner and its settings,
+    the players the heroes meet, and where models and results go."""
 
-    key = inside(cache, f"{model.stem}--{config.opponent.replace('/', '_')}-{config.hands}-"
-                        f"{config.seed}-crn.npy")
+    game: Game
+    learner: Learner
+    full: Settings
+    opponents: tuple[str, ...]
+    models: Path
+    cache: Path
+    digest: str
+
+
+def plan(config: AblationConfig, store: Store) -> Plan:
+    """The ablation's game, learner, full settings and opponents; refuses what would fail
+    only after the first hero's training."""
+    try:
+        game = game_for(store.schema.game, store.schema.game_params)
+    except GameError as exc:
+        raise StoreError(f"{config.store}: {exc}") from None
+    if not game.can("score"):
+        raise StoreError(f"{config.store} holds {game.name}, which cannot score a player "
+                         "game by game (Game.score): batchrl ablate cannot compare heroes")
+    learner = get_learner(config.learner)
+    given = {k: getattr(config, k) for k in SHORTHANDS if learner.takes(k)}
+    if learner.takes("seed"):
+        given["seed"] = config.fqi_seed
+    if unknown := [k for k in config.settings if not learner.takes(k)]:
+        raise LearnerError(f"{learner.name} has no setting {', '.join(unknown)}")
+    full = settings(learner, config.store, {**given, **config.settings})
+    opponents = _opponents(config, game)
+    if config.hands < 4 or config.hands % 2:
+        raise ValueError(f"--hands {config.hands}: want an even number, at least 4 (a deal "
+                         "is played from both sides where the game can)")
+    out = config.out or outputs_beside(config.store) / "ablation"
+    return Plan(game, learner, full, opponents, out / "models", out / "results",
+                store_digest(store))
+
+
+def _opponents(config: AblationConfig, game: Game) -> tuple[str, ...]:
+    """The players after the hero: ``--opponent`` (one name fills every seat the game's
+    own opponents take), else the game's."""
+    if config.opponent is None:
+        return tuple(game.ablation_opponents)
+    given = tuple(o.strip() for o in config.opponent.split(",") if o.strip())
+    if len(given) == 1 and len(game.ablation_opponents) > 1:
+        given = given * len(game.ablation_opponents)
+    for name in given:
+        if name not in game.bots and name != "random" and \
+                not Path(name.removeprefix("model:")).is_file() and \
+                not name.startswith("python:"):
+            raise ValueError(f"--opponent {name!r}: want one of {', '.join(game.bots)} or a "
+                             "model file")
+    return given
+
+
+def _hero(chosen: Settings, learner: Learner, drop: tuple[str, ...] = (),
+          seed: int | None = None) -> Settings:
+    """The full hero's settings with ``drop`` left out too (and another seed)."""
+    config = chosen.config if seed is None else learner.config(
+        **{**_fields(chosen.config), "seed": seed})
+    return Settings(config, chosen.features, (*chosen.drop, *drop), chosen.said)
+
+
+def _fields(config: Any) -> dict[str, Any]:
+    from dataclasses import asdict
+
+    return asdict(config)
+
+
+def train(config: AblationConfig, p: Plan, hero: Settings, jobs: int) -> tuple[Path, Any]:
+    """The hero's model file and policy, learned unless a model from the same data and
+    settings is there already."""
+    out = default_out(config.store, p.learner, hero.config, hero.features, hero.drop,
+                      config.players)
+    out = inside(p.models, out.name)
+    if out.exists():
+        try:
+            meta = policy_meta(out)
+            same = meta.get("store_digest") == p.digest and meta.get("params", {}).get(
+                "drop") == list(hero.drop) and all(
+                meta.get("params", {}).get(k) == v for k, v in _fields(hero.config).items())
+            if same:
+                return out, load_policy(out)
+        except ModelError:
+            pass  # a damaged model is learned again
+    return learn(p.learner, config.store, hero, players=config.players, jobs=jobs, out=out)
+
+
+def _scores(model: Path, config: AblationConfig, p: Plan) -> Scores:
+    """The hero's score game by game against the opponents on the shared deals
+    (cached)."""
+    against = "_".join(safe_name(o) for o in p.opponents) or "alone"
+    key = inside(p.cache, f"{model.stem}--{against}-{config.hands}-{config.seed}-crn.npz")
     if key.exists() and key.stat().st_mtime_ns >= model.stat().st_mtime_ns:
-        loaded: NDArray[np.float64] = np.load(key)
-        return loaded
-    match = play_bots(str(model), config.opponent, config.hands, config.seed, duplicate=True,
-                      keyed=True, models={**opponents, str(model): policy})
-    won = match.payoffs[:, 0] / match.game.big_blind
-    tmp = key.with_name(f".{key.name}.tmp-{os.getpid()}.npy")
-    np.save(tmp, won)
+        with np.load(key, allow_pickle=False) as held:
+            return Scores(held["values"], str(held["name"]), str(held["unit"]),
+                          int(held["per_unit"]), bool(held["exact"]))
+    try:
+        scored = p.game.score((f"model:{model}", *p.opponents), config.hands, config.seed, {})
+    except GameError as exc:
+        raise ValueError(str(exc)) from None
+    tmp = key.with_name(f".{key.name}.tmp-{os.getpid()}.npz")
+    np.savez(tmp, values=scored.values, name=scored.name, unit=scored.unit,
+             per_unit=scored.per_unit, exact=scored.exact)
     os.replace(tmp, key)  # a killed run never leaves a truncated result to reuse
-    return won
+    return scored
 
 
-def _hero_task(config: AblationConfig, hero: Hero, models: Path, cache: Path,
-               digest: str) -> tuple[Path, NDArray[np.float64], float, float]:
-    """On a worker: the hero trained (with the worker's threads) and played on the shared
-    deals; its model and result are written under ``models`` and ``cache`` as a local run
-    writes them, and the per-hand result comes back with the seconds each step took."""
+def _hero_task(config: AblationConfig, p: Plan, hero: Settings
+               ) -> tuple[Path, Scores, float, float]:
+    """On a worker: the hero learned (with the worker's threads) and scored on the shared
+    deals; its model and result are written under the plan's folders as a local run
+    writes them, and the scores come back with the seconds each step took."""
     try:
         from distributed import get_worker
 
@@ -177,25 +284,24 @@ def _hero_task(config: AblationConfig, hero: Hero, models: Path, cache: Path,
     except (ImportError, ValueError):
         jobs = 1
     began = time.perf_counter()
-    path, policy = train(config.store, hero, models, jobs, digest)
+    path, _ = train(config, p, hero, jobs)
     trained = time.perf_counter()
-    won = _per_hand(path, policy, config, cache, load_models([config.opponent]))
+    won = _scores(path, config, p)
     return path, won, trained - began, time.perf_counter() - trained
 
 
-def _heroes_on_cluster(config: AblationConfig, heroes: Sequence[tuple[str, Hero]],
-                       models: Path, cache: Path, digest: str, paths: dict[str, Path],
-                       results: dict[str, NDArray[np.float64]], seconds: dict[str, float],
-                       say: Callable[[str], None]) -> None:
-    """Every hero as one task on the cluster at ``config.scheduler``. A hero's FQI is set by
-    its seed and the deals by ``config.seed``, so each result is the local run's. The
-    workers read the store and write the models where this process would: the store and
-    ``--out`` must be on a filesystem they share with it."""
+def _heroes_on_cluster(config: AblationConfig, p: Plan, heroes: Sequence[tuple[str, Settings]],
+                       paths: dict[str, Path], results: dict[str, Scores],
+                       seconds: dict[str, float], say: Callable[[str], None]) -> None:
+    """Every hero as one task on the cluster at ``config.scheduler``. A hero's model is
+    set by its settings and the deals by ``config.seed``, so each result is the local
+    run's. The workers read the store and write the models where this process would: the
+    store and ``--out`` must be on a filesystem they share with it."""
     from batchrl.cluster import connect
 
     run = uuid.uuid4().hex[:12]
     with connect(config.scheduler) as client:
-        futures = {dropped: client.submit(_hero_task, config, hero, models, cache, digest,
+        futures = {dropped: client.submit(_hero_task, config, p, hero,
                                           key=f"batchrl-ablate-{run}-{i}")
                    for i, (dropped, hero) in enumerate(heroes)}
         say(f"{len(futures)} heroes sent to {config.scheduler}")
@@ -206,24 +312,16 @@ def _heroes_on_cluster(config: AblationConfig, heroes: Sequence[tuple[str, Hero]
             say(f"{dropped}: trained and played on the cluster")
 
 
-def check(config: AblationConfig, store: Store) -> None:
-    """Refuse what would fail only after the first hero's training."""
-    if "raise_size" not in store.schema.game_params:
-        raise StoreError(f"{config.store} holds {store.schema.game}: batchrl ablate plays "
-                         "hold'em heroes (other games: use the ablation functions directly)")
-    if config.hands < 4 or config.hands % 2:
-        raise ValueError(f"--hands {config.hands}: duplicate play needs an even number, "
-                         "at least 4")
-    if config.opponent not in BOT_NAMES and not Path(
-            config.opponent.removeprefix("model:")).is_file():
-        raise ValueError(f"--opponent {config.opponent!r}: want {', '.join(BOT_NAMES)} or a "
-                         "model file")
-
-
-def impurity_importances(q: QFunction, names: Sequence[str]) -> dict[str, float]:
-    """Mean decrease in impurity per state feature, averaged over the Q-forest(s)."""
-    forests = [m for m in q.models if m is not None]
-    per = np.mean([f.feature_importances_[: len(names)] for f in forests], axis=0)
+def impurity_importances(q: Any, names: Sequence[str]) -> dict[str, float]:
+    """Mean decrease in impurity per state feature, averaged over the forest(s) of a
+    Q-function (``q.models``) or a policy (``importances()``); NaN where it has none."""
+    forests = [m for m in getattr(q, "models", ()) if m is not None]
+    if forests:
+        per = np.mean([f.feature_importances_[: len(names)] for f in forests], axis=0)
+    elif callable(getattr(q, "importances", None)):
+        per = np.asarray(q.importances(), dtype=np.float64)[: len(names)]
+    else:
+        return dict.fromkeys(names, float("nan"))
     return dict(zip(names, (per / per.sum()).tolist(), strict=True))
 
 
@@ -231,16 +329,23 @@ def permutation_importances(
     q: Any, data: Transitions, groups: Mapping[str, tuple[str, ...]], rng: np.random.Generator,
     repeats: int = 5, gamma: float = 1.0,
 ) -> dict[str, tuple[float, float]]:
-    """Rise in the mean squared Bellman error on ``data`` when a group's columns are
-    shuffled across rows: (mean, sd) over ``repeats`` shuffles, per group."""
-    legal_next = np.where(data.next_legal, q.q_values(data.next_state), -np.inf)
-    best = np.max(legal_next, axis=1)
-    ends = data.terminal | ~np.isfinite(best)
-    target = data.reward + gamma * np.where(ends, 0.0, best)
+    """The rise in the mean squared Bellman error on ``data`` (a Q-function's, or a
+    policy's with values) when a group's columns are shuffled across rows — for a policy
+    without values, the fall in its agreement with the logged moves: (mean, sd) over
+    ``repeats`` shuffles, per group."""
+    values = getattr(q, "q_values", None) or getattr(q, "values", None)
     rows = np.arange(len(data))
+    if values is not None:
+        legal_next = np.where(data.next_legal, values(data.next_state), -np.inf)
+        best = np.max(legal_next, axis=1)
+        ends = data.terminal | ~np.isfinite(best)
+        target = data.reward + gamma * np.where(ends, 0.0, best)
 
-    def error(states: NDArray[np.float32]) -> float:
-        return float(np.mean((q.q_values(states)[rows, data.action] - target) ** 2))
+        def error(states: NDArray[np.float32]) -> float:
+            return float(np.mean((values(states)[rows, data.action] - target) ** 2))
+    else:
+        def error(states: NDArray[np.float32]) -> float:
+            return float(np.mean(q.act(states) != data.action))
 
     base = error(data.state)
     out = {}
@@ -255,92 +360,99 @@ def permutation_importances(
     return out
 
 
+def _change(won: Scores, base: Scores) -> tuple[float, float, float, float]:
+    """The change from the full hero: mean, low, high, half-width (exact: no width)."""
+    if won.exact or base.exact:
+        d = float(np.mean(won.values) - np.mean(base.values))
+        return d, d, d, 0.0
+    c = mean_ci(won.values - base.values, per_unit=won.per_unit)
+    return c.mean, c.low, c.high, c.half_width
+
+
 def run_ablation(config: AblationConfig,
                  on_step: Callable[[str], None] | None = None) -> AblationResult:
-    """Train and evaluate the full hero and one hero per dropped feature or group."""
-    from batchrl.fqi import FQI, extra_trees
-    from batchrl.training import FAST_FREEZE_AFTER
-
+    """Learn and score the full hero and one hero per dropped feature or group."""
     store = Store.open(config.store)
     store.check()
-    check(config, store)
-    names = store.schema.feature_names
+    p = plan(config, store)
+    kept = store.select_features(p.full.features, p.full.drop)
+    names = [store.schema.feature_names[i] for i in kept]
     variants = _variants(config, names)
-    out = config.out or outputs_beside(config.store) / "ablation"
-    models, cache = out / "models", out / "results"
-    cache.mkdir(parents=True, exist_ok=True)
+    p.cache.mkdir(parents=True, exist_ok=True)
     seconds = {"training": 0.0, "evaluation": 0.0, "importances": 0.0}
     say = on_step or (lambda message: None)
-    full = config.full_hero()
-    results: dict[str, NDArray[np.float64]] = {}
+    results: dict[str, Scores] = {}
     paths: dict[str, Path] = {}
-    digest = data_digest(config.store)
-    opponents = load_models([config.opponent])  # an opponent model is read once
-    full_q: QFunction | None = None
-    heroes = [(FULL, full), (RETRAINED, full.with_(seed=full.seed + 1)),
-              *((d, full.with_(drop=m)) for d, m in variants.items())]
+    seed = getattr(p.full.config, "seed", None)
+    heroes = [(FULL, p.full),
+              *([(RETRAINED, _hero(p.full, p.learner, seed=seed + 1))] if seed is not None
+                else []),
+              *((d, _hero(p.full, p.learner, m)) for d, m in variants.items())]
+    against = ",".join(p.opponents) or "the game alone"
     if config.scheduler is not None:
-        _heroes_on_cluster(config, heroes, models, cache, digest, paths, results, seconds, say)
-        full_q = GreedyPolicy.load(paths[FULL]).artifact.q
+        _heroes_on_cluster(config, p, heroes, paths, results, seconds, say)
+    full_policy: Any = None
     for dropped, hero in heroes:
         if dropped in results:
             continue
-        say(f"{dropped}: training {hero.name}")
+        say(f"{dropped}: learning with {p.learner.name}")
         began = time.perf_counter()
-        paths[dropped], policy = train(config.store, hero, models, config.jobs, digest)
+        paths[dropped], policy = train(config, p, hero, config.jobs)
         seconds["training"] += time.perf_counter() - began
         if dropped == FULL:
-            full_q = policy.artifact.q
-        say(f"{dropped}: {config.hands:,} duplicate hands against {config.opponent}")
+            full_policy = policy
+        say(f"{dropped}: {config.hands:,} games against {against}")
         began = time.perf_counter()
-        results[dropped] = _per_hand(paths[dropped], policy, config, cache, opponents)
-        del policy  # one forest in memory at a time, besides the full hero's Q
+        results[dropped] = _scores(paths[dropped], config, p)
+        del policy  # one model in memory at a time, besides the full hero's
         seconds["evaluation"] += time.perf_counter() - began
 
     say("importances: impurity, and permutation on held-out episodes")
     began = time.perf_counter()
-    assert full_q is not None
-    impurity = impurity_importances(full_q, names)
-    data = store.arrays(players=config.players)
+    if full_policy is None:
+        full_policy = load_policy(paths[FULL])
+    q = getattr(getattr(full_policy, "artifact", None), "q", full_policy)
+    impurity = impurity_importances(q, names)
+    data = store.arrays(features=p.full.features, drop=p.full.drop, players=config.players)
     rng = np.random.default_rng(config.fqi_seed)
     held = rng.random(len(data.episode_ids)) < config.holdout
     test_rows = held[data.episode]
-    probe = FQI(extra_trees(config.trees, config.nmin, None, config.jobs),
-                n_iterations=config.iters, per_action=config.per_action,
-                freeze_after=FAST_FREEZE_AFTER if config.fast else None,
-                random_state=config.fqi_seed).fit(data.rows(~test_rows))
+    probe = p.learner.fit(p.full.config, data.rows(~test_rows), jobs=config.jobs)
     test = data.rows(test_rows)
     if len(test) > config.permutation_rows:
         sample = np.zeros(len(test), dtype=bool)
         sample[rng.choice(len(test), config.permutation_rows, replace=False)] = True
         test = test.rows(sample)
-    permutation = permutation_importances(probe.q_function(), test, variants, rng,
+    probe_q = getattr(getattr(probe, "artifact", None), "q", probe)
+    permutation = permutation_importances(probe_q, test, variants, rng,
                                           config.permutation_repeats)
     seconds["importances"] += time.perf_counter() - began
 
     base = results[FULL]
     rows = []
     for dropped, hero in heroes:
-        members = hero.drop
+        members = tuple(d for d in hero.drop if d not in p.full.drop)
         won = results[dropped]
-        absolute = mean_ci(won, per_unit=2)
-        change = mean_ci(won - base, per_unit=2)
+        absolute = mean_ci(won.values, per_unit=won.per_unit) if not won.exact else None
+        score = float(np.mean(won.values))
+        change = _change(won, base) if dropped != FULL else (0.0, 0.0, 0.0, 0.0)
         perm = permutation.get(dropped, (np.nan, np.nan))
         rows.append({
             "dropped": dropped, "features": ",".join(members), "hero": paths[dropped].stem,
-            "opponent": config.opponent, "hands": config.hands, "seed": config.seed,
-            "bb_per_hand": absolute.mean, "ci_low": absolute.low, "ci_high": absolute.high,
-            "change": change.mean if dropped != FULL else 0.0,
-            "change_low": change.low if dropped != FULL else 0.0,
-            "change_high": change.high if dropped != FULL else 0.0,
-            "change_half_width": change.half_width if dropped != FULL else 0.0,
+            "learner": p.learner.name, "opponent": ",".join(p.opponents),
+            "hands": config.hands, "seed": config.seed, "score": won.name, "unit": won.unit,
+            won.name: score,
+            "ci_low": absolute.low if absolute else score,
+            "ci_high": absolute.high if absolute else score,
+            "change": change[0], "change_low": change[1], "change_high": change[2],
+            "change_half_width": change[3],
             "impurity": sum(impurity[m] for m in members) if members else np.nan,
             "permutation": perm[0], "permutation_sd": perm[1],
         })
     table = pd.DataFrame(rows)
-    stem = f"ablation-{full.name}-{config.opponent.replace('/', '_')}-{config.hands}-" \
-           f"{config.seed}" + ("-groups" if config.groups else "")
-    path = inside(out, f"{stem}.csv")
+    stem = (f"ablation-{paths[FULL].stem}-{safe_name(','.join(p.opponents) or 'alone')}-"
+            f"{config.hands}-{config.seed}" + ("-groups" if config.groups else ""))
+    path = inside(p.models.parent, f"{stem}.csv")
     table.to_csv(path, index=False)
     table.to_parquet(path.with_suffix(".parquet"), index=False)
     return AblationResult(table, seconds, path, config.max_half_width)

@@ -102,6 +102,7 @@ def export(store: Path | str | None, to: str, out: Path, dataset_id: str | None,
         chosen, drops = split_names(features) or None, split_names(drop)
         said = ""
         if chosen is None and not drops:  # the features the game's learners read
+            opened.check(pages=False)  # store.json's game is the parts' before it is asked
             chosen, drops, said = recommended_features(opened)
         total = opened.info().rows
         with progress(total, f"writing {to}") as advance:

@@ -6,8 +6,6 @@ from __future__ import annotations
 
 import sys
 import time
-import types
-import typing
 from pathlib import Path
 from typing import Any
 
@@ -18,6 +16,7 @@ from batchrl.cli_common import (
     STORE,
     STORE_HELP,
     game_options,
+    games_help,
     progress,
     split_names,
     take_game_options,
@@ -37,16 +36,25 @@ class LearnGroup(click.Group):
         return list(LEARNERS)
 
     def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
-        from batchrl.learners import LEARNERS
+        from batchrl.learners import LEARNERS, LearnerError
 
         learner = LEARNERS.get(cmd_name)
         if learner is None:
             return None
         if learner.command is not None:  # a learner with a command of its own (fqi)
             root = ctx.find_root().command
-            if isinstance(root, click.Group):
+            if isinstance(root, click.Group) and root is not self:
                 return root.get_command(ctx, learner.command)
-        return learner_command(learner)
+            return None  # learn alone, without the batchrl group that holds that command
+        try:
+            return learner_command(learner)
+        except LearnerError as exc:  # a learner found as a package, with a config no
+            message = str(exc)       # command line can give: said when it is asked for
+
+            def refuse() -> None:
+                raise click.ClickException(message)
+
+            return click.Command(cmd_name, callback=refuse, short_help=f"(unusable: {message})")
 
 
 @click.group(cls=LearnGroup)
@@ -66,26 +74,13 @@ def learn() -> None:
     """
 
 
-def _option_type(annotation: Any) -> tuple[Any, bool]:
-    """A config field's click type, and whether it is a switch."""
-    args = [a for a in typing.get_args(annotation) if a is not type(None)]
-    base = args[0] if isinstance(annotation, types.UnionType) and len(args) == 1 \
-        else annotation
-    if base is bool:
-        return bool, True
-    if base in (int, float, str):
-        return base, False
-    raise TypeError(f"a learner's setting of type {annotation} cannot be a command-line "
-                    "option (int, float, str or bool)")
-
-
 def learner_command(learner: Any) -> click.Command:
     """The command that runs ``learner``: the store and data options every learner takes,
     and one option per field of its config."""
     params: list[click.Parameter] = [
         click.Option(["--store", "store"], type=STORE, default=None, help=STORE_HELP)]
-    for name, annotation, default, text in learner.settings():
-        kind, switch = _option_type(annotation)
+    for name, kind, default, text in learner.settings():
+        switch = kind is bool
         flag = name.replace("_", "-")
         shown = "all" if default is None else default
         params.append(click.Option(
@@ -135,6 +130,8 @@ def learner_command(learner: Any) -> click.Command:
                           out=out, progress=step)
         except (StoreError, ModelError, ValueError) as exc:
             raise click.ClickException(str(exc)) from None
+        except OSError as exc:  # the model file cannot be written there
+            raise click.ClickException(f"{exc.filename or out}: {exc.strerror or exc}") from None
         click.echo(f"done in {time.perf_counter() - started:.1f} s: model in {path}")
         click.echo(f"play it: batchrl evaluate --model {path}")
 
@@ -147,19 +144,52 @@ def learner_command(learner: Any) -> click.Command:
         context_settings={"max_content_width": 100})
 
 
+def settings_given(name: str, given: tuple[str, ...]) -> dict[str, Any]:
+    """``--set NAME=VALUE`` options as the learner's settings, each of its setting's type;
+    a `batchrl.learners.LearnerError` (a ValueError) names what is wrong."""
+    from batchrl.learners import LearnerError, get_learner
+
+    learner = get_learner(name)
+    types = {n: t for n, t, _, _ in learner.settings()}
+    out: dict[str, Any] = {}
+    for item in given:
+        key, sep, text = item.partition("=")
+        key = key.strip().replace("-", "_")
+        if not sep or key not in types:
+            raise LearnerError(f"--set {item!r}: want NAME=VALUE with NAME one of "
+                               f"{learner.name}'s settings: {', '.join(types)}")
+        kind = types[key]
+        try:
+            out[key] = (text.strip().lower() in ("1", "true", "yes", "on")) if kind is bool \
+                else None if text.strip().lower() == "none" else kind(text)
+        except ValueError:
+            raise LearnerError(f"--set {item!r}: {key} is a {kind.__name__}") from None
+    return out
+
+
 @click.command()
 @click.option("--store", "store", type=STORE,
               default=None, help=STORE_HELP)
-@click.option("--opponent", default="rule", show_default=True, metavar="random|rule|MODEL",
-              help="Who every hero plays.")
+@click.option("--learner", default="fqi", show_default=True, metavar="NAME",
+              help="The learner every hero is learned by (batchrl learn --help lists them).")
+@click.option("--set", "given", multiple=True, metavar="NAME=VALUE",
+              help="One of the learner's settings (batchrl learn NAME --help), for every "
+                   "hero; repeat for more. Over --trees, --nmin, --iters, --fast, "
+                   "--per-action.")
+@click.option("--opponent", default=None, metavar="PLAYER[,PLAYER...]",
+              help="Who every hero plays: the players after it, as evaluate's --players "
+                   "takes them; one name fills every seat [default: the game's: " + games_help(
+                       lambda g: ",".join(g.ablation_opponents) or "none (alone)"
+                       if g.can("score") else None) + "].")
 @click.option("--trees", "-M", type=click.IntRange(min=1), default=50, show_default=True,
-              help="M: trees per forest.")
+              help="M: trees per forest (where the learner has trees).")
 @click.option("--nmin", type=click.IntRange(min=2), default=20, show_default=True,
-              help="n_min: rows to split a node.")
+              help="n_min: rows to split a node (where the learner has it).")
 @click.option("--iters", "-N", type=click.IntRange(min=1), default=11, show_default=True,
-              help="N: FQI iterations.")
+              help="N: FQI iterations (where the learner has them).")
 @click.option("--hands", type=click.IntRange(min=2), default=20000, show_default=True,
-              help="Duplicate hands per hero (hands / 2 deals, each played twice).")
+              help="Games (hands) per hero, an even number: hold'em's duplicate, each deal "
+                   "played from both seats.")
 @click.option("--seed", default=33, show_default=True,
               help="Evaluation seed, shared by every hero: the same deals for all.")
 @click.option("--features", multiple=True, metavar="NAME[,NAME...]",
@@ -181,23 +211,28 @@ def learner_command(learner: Any) -> click.Command:
                    "(tcp://HOST:8786; or set BATCHRL_SCHEDULER): the same table as here. "
                    "The store and --out must be on a filesystem the workers share. Needs "
                    "pip install 'batchrl[dask]'; see the README's Dask section.")
-def ablate(store: Path | str | None, opponent: str, trees: int, nmin: int, iters: int, hands: int,
+def ablate(store: Path | str | None, learner: str, given: tuple[str, ...],
+           opponent: str | None, trees: int, nmin: int, iters: int, hands: int,
            seed: int, features: tuple[str, ...], groups: Path | None,
            players: tuple[str, ...], fast: bool, per_action: bool, jobs: int,
            out: Path | None, scheduler: str | None) -> None:
     """Which features a hero needs: one hero per dropped feature, with 95% CIs.
 
-    Trains the full hero and one hero without each feature (or group), plays
-    each on the same duplicate deals against the opponent, and reports bb/hand
-    and the change from the full hero with a paired 95% confidence interval.
-    Beside it: the Q-forest's impurity importances and the permutation
-    importance on held-out Bellman targets. The table goes to CSV and Parquet;
-    a rerun reuses every finished hero and result.
+    Learns the full hero and one hero without each feature (or group), with any
+    learner, on any game; the game scores each on the same deals against its
+    opponents (hold'em: bb/hand on duplicate deals; tressette: hands won;
+    president: first places; hanabi: cards played with the partner; sette e
+    mezzo: the exact expected stake) and the table gives the change from the
+    full hero with a paired 95% confidence interval. Beside it: the impurity
+    importances of a forest and the permutation importance on held-out episodes.
+    The table goes to CSV and Parquet; a rerun reuses every finished hero and
+    result.
 
     \b
-    Example (the thesis's Figure 5.6):
+    Examples (the first, the thesis's Figure 5.6):
       batchrl ablate --store datasets/rule --opponent rule --player random \\
           --trees 50 --nmin 20 --iters 11 --hands 20000
+      batchrl ablate --store datasets/tressette --learner bc --hands 2000
       batchrl ablate --scheduler tcp://HOST:8786 ...   # a hero per task on a cluster
     """
     from batchrl.ablation import AblationConfig, load_groups, run_ablation
@@ -213,7 +248,8 @@ def ablate(store: Path | str | None, opponent: str, trees: int, nmin: int, iters
             seed=seed, features=split_names(features) or None,
             groups=load_groups(groups, names) if groups else None, players=split_names(players),
             fast=fast, per_action=per_action, jobs=jobs, out=out,
-            scheduler=scheduler_address(scheduler))
+            scheduler=scheduler_address(scheduler), learner=learner,
+            settings=settings_given(learner, given))
         result = run_ablation(config, on_step=lambda m: click.echo(m, err=True))
     except (StoreError, ModelError, ValueError, ClusterError) as exc:
         raise click.ClickException(str(exc)) from None

@@ -224,7 +224,11 @@ def _absolute(spec: str) -> str:
     """A model player's file as an absolute path (a worker's directory is not ours)."""
     from batchrl.games.play import is_model
 
-    if not is_model(spec) or spec.startswith("python:"):
+    if spec.startswith("python:"):  # a .py file's path made absolute; a module as it is
+        module, sep, rest = spec.removeprefix("python:").rpartition(":")
+        return f"python:{Path(module).resolve()}:{rest}" if module.endswith(".py") and sep \
+            else spec
+    if not is_model(spec):
         return spec
     prefix = "model:" if spec.startswith("model:") else ""
     return f"{prefix}{Path(spec.removeprefix(prefix)).resolve()}"

@@ -24,10 +24,11 @@ from typing import Any
 import pandas as pd
 
 from batchrl.filenames import inside, safe_name
+from batchrl.learners.fqi import FAST_FREEZE_AFTER
 from batchrl.learning import store_digest
 from batchrl.policy import GreedyPolicy
 from batchrl.store import Store, StoreError
-from batchrl.training import FAST_FREEZE_AFTER, FQIConfig, run_fqi
+from batchrl.training import FQIConfig, run_fqi
 
 
 @dataclass(frozen=True)

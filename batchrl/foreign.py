@@ -63,7 +63,8 @@ def load_foreign(spec: str | Path) -> Any:
     if made is None:
         raise ModelError(f"{spec}: {module_name} has no {attribute}")
     try:
-        policy = made() if callable(made) and not _is_policy(made) else made
+        policy = made() if isinstance(made, type) or (callable(made) and not _is_policy(made)) \
+            else made
     except Exception as exc:  # the user's code: say where it failed, in one line
         raise ModelError(f"{spec}: {attribute}() failed: {type(exc).__name__}: "
                          f"{str(exc).splitlines()[0] if str(exc) else ''}") from None
@@ -80,7 +81,12 @@ def _module(name: str, spec: str) -> Any:
             if found is None or found.loader is None:
                 raise ModelError(f"{spec}: {name} cannot be imported")
             module = importlib.util.module_from_spec(found)
-            found.loader.exec_module(module)
+            sys.modules[found.name] = module  # as an import does (dataclasses look it up)
+            try:
+                found.loader.exec_module(module)
+            except BaseException:
+                sys.modules.pop(found.name, None)
+                raise
             return module
         if "" not in sys.path and str(Path.cwd()) not in sys.path:
             sys.path.insert(0, str(Path.cwd()))  # as python -m: the current directory
@@ -164,7 +170,11 @@ class D3rlpyPolicy:
 
         with torch.no_grad():
             device = next(imitator.parameters()).device
-            logits = imitator(torch.as_tensor(x, device=device)).logits
+            inputs = torch.as_tensor(x, device=device)
+            scaler = getattr(getattr(self.algo, "config", None), "observation_scaler", None)
+            if scaler:  # as d3rlpy's own predict does
+                inputs = scaler.transform(inputs)
+            logits = imitator(inputs).logits
         return np.asarray(logits.cpu().numpy(), dtype=np.float64)
 
     def act(self, states: NDArray[np.floating[Any]],

@@ -17,7 +17,7 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping, MutableMapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -26,7 +26,7 @@ from typing import Any
 from batchrl import __version__
 from batchrl.filenames import inside, safe_name
 from batchrl.games import GameError, game_for
-from batchrl.learners import Learner
+from batchrl.learners import Learner, LearnerError
 from batchrl.store import Store
 from batchrl.store.place import outputs_beside, recorded
 
@@ -62,8 +62,7 @@ def settings(learner: Learner, store: Path | str, given: Mapping[str, Any],
     except GameError:
         recommended, name = {}, schema.game
     whose = f"{name}'s recommended settings" if recommended else f"{learner.name}'s defaults"
-    fields = {f.name for f in dataclasses.fields(learner.Config)}
-    values = {k: v for k, v in recommended.items() if k in fields}
+    values = {k: v for k, v in recommended.items() if learner.takes(k)}
     asked = {k: v for k, v in given.items() if v is not None}
     config = learner.config(**{**values, **asked})
     chosen = features is not None or drop is not None
@@ -113,8 +112,11 @@ def learn(learner: Learner, store: Path | str, chosen: Settings, *,
     started = time.perf_counter()
     policy = learner.fit(chosen.config, held.pop, progress=progress, jobs=jobs)
     info = opened.info()
+    if not isinstance(policy.meta, MutableMapping):
+        raise LearnerError(f"{learner.name}: its policy's meta is a "
+                           f"{type(policy.meta).__name__}; a learned policy keeps its metadata "
+                           "in a dict that its save writes")
     learned = dict(policy.meta)
-    policy.meta.clear()
     policy.meta.update({
         "game": info.game,
         "game_params": dict(opened.schema.game_params),
@@ -133,5 +135,8 @@ def learn(learner: Learner, store: Path | str, chosen: Settings, *,
         "created_at": datetime.now(UTC).isoformat(timespec="seconds"),
         "batchrl_version": __version__,
     })
+    if policy.meta.get("store") != recorded(store):
+        raise LearnerError(f"{learner.name}: its policy's meta did not keep what was recorded "
+                           "(a learned policy's meta must be the dict its save writes)")
     path: Path = policy.save(out)
     return path, policy

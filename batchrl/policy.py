@@ -382,11 +382,20 @@ class LoadedModel:
         legal = None if legal is None else np.asarray(legal, dtype=bool)
         if legal is not None and not legal.any(axis=1).all():
             raise ValueError("a state with no legal action has nothing to choose")
-        chosen = np.asarray(self.policy.act(np.asarray(states)[:, self.columns], legal),
-                            dtype=np.int64).reshape(len(states))
-        if legal is not None and ((chosen < 0) | (chosen >= legal.shape[1]) |
-                                  ~legal[np.arange(len(chosen)),
-                                         np.clip(chosen, 0, legal.shape[1] - 1)]).any():
+        given = self.policy.act(np.asarray(states)[:, self.columns], legal)
+        chosen = np.asarray(given) if given is not None else np.zeros(0)
+        if chosen.shape != (len(states),) or (len(chosen) and chosen.dtype.kind not in "iu"):
+            raise ModelError(f"{self.path} answered {type(given).__name__} "
+                             f"{getattr(chosen, 'dtype', '')} {chosen.shape} for "
+                             f"{len(states)} states: a policy's act gives one whole action "
+                             "index per state")
+        chosen = chosen.astype(np.int64)
+        actions = len(self.policy.action_names)
+        outside = (chosen < 0) | (chosen >= actions)
+        if outside.any():
+            raise ModelError(f"{self.path} chose action {int(chosen[outside][0])}, not one of "
+                             f"its {actions}")
+        if legal is not None and not legal[np.arange(len(chosen)), chosen].all():
             raise ModelError(f"{self.path} chose an illegal action: a policy must act "
                              "among the legal ones")
         return chosen

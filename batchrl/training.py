@@ -22,15 +22,11 @@ from batchrl.cluster import connect, scheduler_address
 from batchrl.filenames import inside, safe_name
 from batchrl.fqi import IterationStats
 from batchrl.games import FQISettings, GameError, game_for
-from batchrl.learners.fqi import LEARNER, FQIParams
+from batchrl.learners.fqi import FAST_FREEZE_AFTER, LEARNER, FQIParams
 from batchrl.learning import store_digest
 from batchrl.policy import ModelArtifact
 from batchrl.store import Store
 from batchrl.store.place import outputs_beside, recorded
-
-# Fast mode's default: grow the trees once on each row's return-to-go, then only
-# refit leaf values (see batchrl.fqi and the README for the measurements).
-FAST_FREEZE_AFTER = 0
 
 
 @dataclass(frozen=True, slots=True)

@@ -35,7 +35,7 @@ def test_one_hero_per_dropped_feature_on_common_deals(store, tmp_path):
     full, control = t.iloc[0], t.iloc[1]
     assert full["change"] == 0 and np.isnan(full["impurity"])
     # the control is the full hero from the next FQI seed: nothing dropped, its own change
-    assert control["features"] == "" and control["hero"].replace("-s1-", "-s0-") == full["hero"]
+    assert control["features"] == "" and control["hero"].replace("-seed1", "") == full["hero"]
     assert control["change"] == pytest.approx(control["bb_per_hand"] - full["bb_per_hand"])
     for _, row in t.iloc[2:].iterrows():
         assert row["change"] == pytest.approx(row["bb_per_hand"] - full["bb_per_hand"])
@@ -43,7 +43,7 @@ def test_one_hero_per_dropped_feature_on_common_deals(store, tmp_path):
         unpaired = np.hypot(full["ci_high"] - full["ci_low"], row["ci_high"] - row["ci_low"]) / 2
         assert 0 < row["change_half_width"] < unpaired
         assert 0 <= row["impurity"] <= 1 and np.isfinite(row["permutation"])
-        assert row["features"] in row["hero"].replace("no-", "")
+        assert f"drop-{row['features']}" in row["hero"]
     assert pd.read_csv(result.path).shape == t.shape
     assert set(result.seconds) == {"training", "evaluation", "importances"}
     # a rerun reuses every hero and every result
@@ -113,14 +113,27 @@ def test_ablate_command(store, tmp_path):
         assert not (tmp_path / "refused" / "models").exists()  # refused before any training
 
 
-def test_ablate_refuses_a_store_of_another_game(tmp_path):
+def test_ablate_scores_sette_mezzo_exactly_with_any_learner(tmp_path):
     runner = CliRunner()
     log = tmp_path / "sm.jsonl"
-    assert runner.invoke(main, ["generate", "--game", "sette-mezzo", "--games", "50",
+    assert runner.invoke(main, ["generate", "--game", "sette-mezzo", "--games", "400",
                                 "-o", str(log)]).exit_code == 0
     assert runner.invoke(main, ["ingest", str(log), "--store", str(tmp_path / "s")]).exit_code == 0
-    refused = runner.invoke(main, ["ablate", "--store", str(tmp_path / "s")])
-    assert refused.exit_code != 0 and "sette-mezzo" in refused.output
+    result = runner.invoke(main, ["ablate", "--store", str(tmp_path / "s"), "--learner", "bc",
+                                  "--set", "trees=3", "--hands", "4", "--out",
+                                  str(tmp_path / "out")])
+    assert result.exit_code == 0, result.output
+    t = pd.read_csv(next((tmp_path / "out").glob("ablation-*.csv")))
+    # the game's recommended features (two), each dropped once; the control, seed 1
+    assert list(t["dropped"]) == [FULL, RETRAINED, "total", "opponent_card"]
+    assert set(t["score"]) == {"expected_stake"} and set(t["learner"]) == {"bc"}
+    # exact: no interval, the change is the difference of the exact values
+    for _, row in t.iloc[1:].iterrows():
+        assert row["change_low"] == row["change"] == row["change_high"]
+        assert row["change"] == pytest.approx(row["expected_stake"] - t["expected_stake"][0])
+    refused = runner.invoke(main, ["ablate", "--store", str(tmp_path / "s"), "--learner", "bc",
+                                   "--set", "iters=3"])
+    assert refused.exit_code == 1 and "iters" in refused.output and "trees" in refused.output
 
 
 def test_a_too_wide_interval_says_how_many_hands_would_do():

@@ -142,7 +142,7 @@ def test_ablate_on_the_cluster_is_the_local_ablation(cluster, tmp_path):
     assert list(remote["hero"]) == list(local["hero"])
     # the workers wrote the heroes and their results where a local run does
     assert len(list((tmp_path / "remote" / "models").glob("*.npz"))) == 4
-    assert len(list((tmp_path / "remote" / "results").glob("*.npy"))) == 4
+    assert len(list((tmp_path / "remote" / "results").glob("*.npz"))) == 4
 
 
 def test_ablate_command_names_a_scheduler_that_does_not_answer(tmp_path, sample_log):

@@ -81,8 +81,9 @@ def test_a_d3rlpy_algorithm_plays_masked_with_duplicate_deals(holdem, tmp_path, 
     monkeypatch.chdir(tmp_path)
     export(holdem, "d3rlpy", tmp_path / "exp")
     dataset, _ = load_d3rlpy(tmp_path / "exp")
+    scaler = d3rlpy.preprocessing.StandardObservationScaler()
     for name, config in (("cql", d3rlpy.algos.DiscreteCQLConfig()),
-                         ("bc", d3rlpy.algos.DiscreteBCConfig())):
+                         ("bc", d3rlpy.algos.DiscreteBCConfig(observation_scaler=scaler))):
         algo = config.create(device="cpu")
         algo.fit(dataset, n_steps=20, n_steps_per_epoch=20, show_progress=False,
                  logger_adapter=d3rlpy.logging.NoopAdapterFactory())
@@ -103,6 +104,8 @@ def test_a_d3rlpy_algorithm_plays_masked_with_duplicate_deals(holdem, tmp_path, 
         chosen = policy.act(states, legal)
         assert legal[np.arange(len(states)), chosen].all(), name
         unmasked = policy.act(states)
+        # unmasked, it plays as the algorithm does (its scaler applied to BC's logits too)
+        np.testing.assert_array_equal(unmasked, policy.algo.predict(states), err_msg=name)
         forbidden = np.ones((len(states), 3), bool)
         forbidden[np.arange(len(states)), unmasked] = False  # its own choice forbidden
         assert (policy.act(states, forbidden) != unmasked).all(), name
@@ -131,3 +134,54 @@ def test_a_d3rlpy_policy_needs_the_exports_metadata(tmp_path):
     model = game.load_model("python:x:y", None, D3rlpyPolicy(Table(), meta))
     x = np.zeros((3, len(meta["feature_names"])), np.float32)
     assert model.act_batch(x, np.array([[1, 1], [1, 0], [0, 1]], bool)).tolist() == [1, 0, 1]
+
+
+ODD = '''
+from __future__ import annotations
+from dataclasses import dataclass, field
+import numpy as np
+
+@dataclass
+class Answer:
+    """A policy of the protocol, as a dataclass, whose act answers ``reply``."""
+    reply: object = None
+    feature_names: tuple = ("total", "opponent_card")
+    action_names: tuple = ("stick", "hit")
+    meta: dict = field(default_factory=lambda: {"game": "sette-mezzo", "game_params": {}})
+
+    def act(self, states, legal=None):
+        return self.reply(len(states)) if callable(self.reply) else self.reply
+
+def none():
+    return Answer(None)
+
+def floats():
+    return Answer(lambda n: np.full(n, 0.9))
+
+def table():
+    return Answer(lambda n: np.zeros((n, 2), np.int64))
+
+def outside():
+    return Answer(lambda n: np.full(n, 5))
+
+class Always:
+    """A class named as the callable: made with no arguments."""
+    feature_names = ("total", "opponent_card")
+    action_names = ("stick", "hit")
+    meta = {"game": "sette-mezzo", "game_params": {}}
+
+    def act(self, states, legal=None):
+        return np.zeros(len(states), np.int64)
+'''
+
+
+def test_what_a_python_policy_answers_is_checked(tmp_path):
+    module = tmp_path / "odd.py"
+    module.write_text(ODD)
+    # a .py file with a dataclass imports as a module would; a class is made
+    assert invoke("evaluate", "--model", f"python:{module}:Always").exit_code == 0
+    for name, said in (("none", "answered NoneType"), ("floats", "float64"),
+                       ("table", ", 2) for "), ("outside", "chose action 5, not one of its 2")):
+        result = invoke("evaluate", "--model", f"python:{module}:{name}")
+        assert result.exit_code == 1 and "Traceback" not in result.output, name
+        assert said in result.output, (name, result.output)

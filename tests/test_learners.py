@@ -10,9 +10,12 @@ hands it to its learner.
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass
 from pathlib import Path
+from typing import ClassVar, Optional
 
 import numpy as np
+import pandas as pd
 import pytest
 from click.testing import CliRunner
 from locations import ROOT
@@ -104,6 +107,17 @@ def test_a_learner_registered_from_outside_learns_plays_and_shows(stores, linear
     shown = json.loads(invoke("policy", "show", model, "--json").output)
     assert shown["kind"] == "linear-q" and shown["params"]["iters"] == 2
     assert shown["feature_names"] == list(Store.open(stores[game]).schema.feature_names)
+
+    # ablate: a hero without one feature, scored by the game against its opponents
+    dropped = shown["feature_names"][0]
+    out = stores[game].parent / f"ablation-{game}"
+    result = invoke("ablate", "--store", stores[game], "--learner", "linear", "--set",
+                    "iters=2", "--features", dropped, "--hands", 4, "--out", out)
+    assert result.exit_code == 0, result.output
+    table = pd.read_csv(next(out.glob("ablation-*.csv")))
+    assert list(table["dropped"]) == ["(none)", dropped]  # no seed: no retrained control
+    assert set(table["learner"]) == {"linear"} and table["change"].notna().all()
+    assert np.isfinite(table[table["score"][0]]).all()
 
 
 @pytest.mark.parametrize("game", sorted(GAMES))
@@ -223,11 +237,149 @@ def test_a_policy_that_chooses_an_illegal_move_is_refused(stores, linear, tmp_pa
     states = np.zeros((2, int(model.columns.max()) + 1), np.float32)
     assert model.act_batch(states, np.ones((2, 2), bool)).shape == (2,)
     model.policy.act = lambda states, legal=None: np.full(len(states), 7)  # type: ignore
-    with pytest.raises(ModelError, match="chose an illegal action"):
+    with pytest.raises(ModelError, match="chose action 7, not one of its 2"):
         model.act_batch(states, np.ones((2, 2), bool))
+    model.policy.act = lambda states, legal=None: np.ones(len(states), np.int64)  # type: ignore
+    with pytest.raises(ModelError, match="chose an illegal action"):
+        model.act_batch(states, np.array([[True, False], [True, True]]))
 
 
 def test_no_file_of_the_package_names_the_test_learner():
     named = [p for folder in ("batchrl", "parsers") for p in (ROOT / folder).rglob("*.py")
              if "linear-q" in p.read_text() or "linearq" in p.read_text()]
     assert named == [] and "linear" not in LEARNERS
+
+
+def test_the_registry_keeps_kinds_apart_and_says_why_it_cannot_read(tmp_path, monkeypatch):
+    from batchrl.learners.bc import BehaviourCloning
+    from batchrl.registry import Registry
+
+    class Impostor(BehaviourCloning):
+        name = "impostor"
+        kind = "model"  # fqi's files
+
+    with pytest.raises(LearnerError, match="kind 'model' is registered already"):
+        register_learner(Impostor(), replace=True)
+    assert get_learner("fqi").kind == "model" and "impostor" not in LEARNERS
+
+    package = tmp_path / "brokenparts"
+    (package / "one").mkdir(parents=True)
+    (package / "__init__.py").write_text("")
+    (package / "one" / "__init__.py").write_text("import no_such_module_at_all\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    import brokenparts
+
+    parts = Registry(object, "PART", "brokenparts", brokenparts.__path__, "part", ValueError)
+    for _ in range(2):  # every read fails, not only the first
+        with pytest.raises(ModuleNotFoundError):
+            list(parts)
+
+
+@dataclass(frozen=True)
+class Old:
+    ridge: Optional[float] = None  # noqa: UP045 (the spelling a user may have)
+
+
+@dataclass(frozen=True)
+class Bad:
+    sizes: list = None  # type: ignore[assignment]
+
+
+def test_a_config_no_command_line_can_give_is_refused_when_registered():
+    from linearq import LinearQ
+
+    class OldStyle(LinearQ):
+        name, kind = "old-style", "old-style"
+        Config: ClassVar[type] = Old
+
+    class Unusable(LinearQ):
+        name, kind = "unusable", "unusable"
+        Config: ClassVar[type] = Bad
+
+    assert OldStyle().settings()[0][:2] == ("ridge", float)
+    with pytest.raises(LearnerError, match="setting sizes is a <class 'list'>"):
+        register_learner(Unusable())
+    assert "unusable" not in LEARNERS
+
+
+def test_learn_alone_lists_the_learners_without_recursing():
+    from batchrl.cli_learn import learn
+
+    result = CliRunner().invoke(learn, ["--help"])
+    assert result.exit_code == 0 and "bc" in result.output
+    assert CliRunner().invoke(learn, ["fqi", "--help"]).exit_code == 2  # fqi is batchrl's
+
+
+def test_fqi_from_python_takes_the_games_fast_mode(stores):
+    from batchrl.learning import settings
+
+    chosen = settings(get_learner("fqi"), stores["tressette"], {})
+    assert chosen.config.freeze_after == 0 and chosen.config.per_action
+    assert chosen.drop == ("played_*", "table_*")
+    given = settings(get_learner("fqi"), stores["tressette"], {"freeze_after": 2})
+    assert given.config.freeze_after == 2
+
+
+def test_the_fqi_learner_lets_the_rows_go_before_its_trees_come_back(monkeypatch):
+    import gc
+    import weakref
+
+    from batchrl.fqi import FQI
+
+    data = _data(seed=5)
+    seen = weakref.ref(data.state)
+    alive: list[bool] = []
+    original = FQI.q_function
+
+    def spy(self):
+        gc.collect()
+        alive.append(seen() is not None)
+        return original(self)
+
+    monkeypatch.setattr(FQI, "q_function", spy)
+    held = [data]
+    del data
+    fqi = get_learner("fqi")
+    fqi.fit(fqi.config(trees=3, nmin=2, iters=2), held.pop, jobs=1)
+    assert alive == [False]
+
+
+def test_a_learned_policys_own_metadata_is_kept(stores, linear, monkeypatch, tmp_path):
+    from types import MappingProxyType
+
+    from linearq import LinearPolicy
+
+    made = LinearPolicy.__init__
+
+    def with_notes(self, weights, meta):
+        made(self, weights, {**meta, "notes": "mine"})
+
+    monkeypatch.setattr(LinearPolicy, "__init__", with_notes)
+    result = invoke("learn", "linear", "--store", stores["holdem"], "--out", tmp_path / "n.npz")
+    assert result.exit_code == 0, result.output
+    meta = policy_meta(tmp_path / "n.npz")
+    assert meta["notes"] == "mine" and meta["learner"] == "linear"
+
+    def frozen(self, weights, meta):
+        made(self, weights, meta)
+        self.meta = MappingProxyType(dict(meta))
+
+    monkeypatch.setattr(LinearPolicy, "__init__", frozen)
+    result = invoke("learn", "linear", "--store", stores["holdem"], "--out", tmp_path / "f.npz")
+    assert result.exit_code == 1 and "its policy's meta is a mappingproxy" in result.output
+
+
+@pytest.mark.parametrize("game", sorted(GAMES))
+def test_a_games_scores_pair_up_on_one_seed(stores, game):
+    """Two measurements on one seed are the same deals: the same player scores the same,
+    game by game, and the scores say what they count."""
+    from batchrl.games import get_game
+
+    result = invoke("learn", "bc", "--store", stores[game], "--trees", 3)
+    model = f"model:{_model(result.output)}"
+    g = get_game(game)
+    players = (model, *g.ablation_opponents)
+    one, two = (g.score(players, 8, 11, {}) for _ in range(2))
+    np.testing.assert_array_equal(one.values, two.values)
+    assert one.name and one.unit and (one.exact or len(one.values) >= 8)
+    assert len(one.values) % one.per_unit == 0

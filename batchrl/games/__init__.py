@@ -17,10 +17,7 @@ batchrl.games.base.GameError: no game 'chess': the games are hanabi, holdem, ...
 
 from __future__ import annotations
 
-import importlib
-import pkgutil
-import threading
-from collections.abc import Iterator, Mapping
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -31,6 +28,7 @@ from batchrl.games.base import (
     GameError,
     Option,
     Report,
+    Scores,
     Source,
     SourceContext,
     SourceError,
@@ -38,6 +36,7 @@ from batchrl.games.base import (
     single_group,
 )
 from batchrl.records import head_lines
+from batchrl.registry import Registry
 
 __all__ = [
     "FORMATS",
@@ -48,6 +47,7 @@ __all__ = [
     "GameError",
     "Option",
     "Report",
+    "Scores",
     "Source",
     "SourceContext",
     "SourceError",
@@ -64,53 +64,7 @@ __all__ = [
 ]
 
 
-class _Games(Mapping[str, Game]):
-    """The registry: the game packages under ``batchrl/games/`` are imported on first use."""
-
-    def __init__(self) -> None:
-        self._games: dict[str, Game] = {}
-        self._found = False
-        self._lock = threading.RLock()
-
-    def _find(self) -> None:
-        with self._lock:
-            if self._found:
-                return
-            self._found = True
-            for module in pkgutil.iter_modules(__path__):
-                if module.ispkg:
-                    game = getattr(importlib.import_module(f"{__name__}.{module.name}"),
-                                   "GAME", None)
-                    if isinstance(game, Game) and game.name not in self._games:
-                        self._games[game.name] = game
-
-    def add(self, game: Game, replace: bool = False) -> Game:
-        self._find()
-        if not isinstance(game, Game):
-            raise TypeError(f"register_game takes a batchrl.games.Game, not {game!r}")
-        if game.name in self._games and self._games[game.name] is not game and not replace:
-            raise GameError(f"a game named {game.name!r} is registered already")
-        self._games[game.name] = game
-        return game
-
-    def remove(self, name: str) -> None:
-        self._find()
-        self._games.pop(name, None)
-
-    def __getitem__(self, name: str) -> Game:
-        self._find()
-        return self._games[name]
-
-    def __iter__(self) -> Iterator[str]:
-        self._find()
-        return iter(sorted(self._games))
-
-    def __len__(self) -> int:
-        self._find()
-        return len(self._games)
-
-
-GAMES = _Games()
+GAMES: Registry[Game] = Registry(Game, "GAME", __name__, __path__, "game", GameError)
 FORMATS: dict[str, Format] = {}
 
 

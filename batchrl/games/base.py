@@ -99,6 +99,24 @@ class Option:
     short: str | None = None  # e.g. "-j"
 
 
+@dataclass(frozen=True)
+class Scores:
+    """A measured player's score game by game (``Game.score``), on deals its seed fixes:
+    two players measured on one seed pair up value by value (common random numbers), so
+    a difference between them is a paired one.
+
+    ``name`` is the score as an identifier (``bb_per_hand``), ``unit`` in words
+    (``bb/hand``); ``per_unit`` consecutive values are one independent sample (a deal
+    played from every seat); ``exact``: the values are exact expectations, not draws.
+    """
+
+    values: NDArray[np.float64]
+    name: str
+    unit: str
+    per_unit: int = 1
+    exact: bool = False
+
+
 class Report(Protocol):
     """What ``evaluate`` and ``solve`` return: a table for people, a dict for notebooks."""
 
@@ -191,6 +209,9 @@ class Game:
     bots: ClassVar[tuple[str, ...]] = ("random",)  # named players; model:PATH besides
     default_players: ClassVar[tuple[str, ...]] = ("random", "random")
     default_count: ClassVar[int] = 1000  # games (hands) evaluate plays
+    # whom a learned player meets when it is scored (``score``, ``batchrl ablate``): the
+    # players after it, as evaluate's --players takes them
+    ablation_opponents: ClassVar[tuple[str, ...]] = ("random",)
     log_formats: ClassVar[tuple[str, ...]] = ()  # the formats generate writes
     # a paragraph per command (``generate``, ``evaluate``) that the command's --help shows
     # under the game's name: what the command does for this game, with an example
@@ -355,6 +376,15 @@ class Game:
         and the block's number; each block's randomness from
         `batchrl.cluster.block_entropy`), so a cluster's report is the local one."""
         raise GameError(f"{self.name} has no evaluation yet")
+
+    def score(self, players: Sequence[str], count: int, seed: int,
+              options: Mapping[str, Any],
+              progress: Callable[[int], None] | None = None) -> Scores:
+        """The first of ``players`` scored game by game against the others (`Scores`), on
+        the deals ``seed`` fixes, as ``evaluate`` plays them (what ``batchrl ablate``
+        compares learned players by). A game without machinery of its own can return
+        ``batchrl.games.play.seat_scores``: its return per game, seats rotating."""
+        raise GameError(f"{self.name} cannot score a player game by game yet")
 
     def bot(self, name: str, params: Any, rng: np.random.Generator) -> Any:
         """The game's bot called ``name`` (one of ``bots``) as a player of the protocol's

@@ -22,7 +22,7 @@ from numpy.typing import NDArray
 
 from batchrl.cluster import Task, Tasks, after, block_rngs, load_once, spans
 from batchrl.evaluation import Estimate, mean_ci
-from batchrl.games.base import Game, GameError
+from batchrl.games.base import Game, GameError, Scores
 from batchrl.store import Rows
 
 
@@ -263,16 +263,35 @@ def evaluate_seats(game: Game, params: Any, specs: Sequence[str], count: int, se
     game i (the others after it in order), so the seats' advantages even out. The games
     are played in blocks of ``BLOCK`` (`play_seats`) by ``tasks`` [here]."""
     n = game.num_players(params)
+    first = seat_returns(game, params, specs, count, seed, bots, progress, tasks)
+    seat = np.arange(count) % n
+    return SeatReport(game.name, tuple(specs), count, seed, mean_ci(first),
+                      {s: mean_ci(first[seat == s]) for s in range(n)})
+
+
+def seat_scores(game: Game, params: Any, specs: Sequence[str], count: int, seed: int,
+                progress: Callable[[int], None] | None = None) -> Scores:
+    """`Game.score` for any game: the first player's return per game, seats rotating
+    (`seat_returns`)."""
+    values = seat_returns(game, params, specs, count, seed, progress=progress)
+    return Scores(values, "return", f"return per {game.unit.removesuffix('s')}")
+
+
+def seat_returns(game: Game, params: Any, specs: Sequence[str], count: int, seed: int,
+                 bots: Callable[[str, np.random.Generator], Player] | None = None,
+                 progress: Callable[[int], None] | None = None,
+                 tasks: Tasks | None = None) -> NDArray[np.float64]:
+    """The first player's return in each of ``count`` games of ``specs`` (the first
+    player in seat i % n in game i), played in blocks of ``BLOCK`` (`play_seats`) by
+    ``tasks`` [here]."""
+    n = game.num_players(params)
     if len(specs) != n:
         raise GameError(f"{game.name} is played by {n} players: give {n}, not {len(specs)}")
     if count < 2:
         raise GameError(f"play at least 2 games, not {count}: an interval needs two")
-    first = np.concatenate(Tasks.of(tasks, progress).run(
+    return np.concatenate(Tasks.of(tasks, progress).run(
         [Task(play_seats, game, params, tuple(specs), seed, b, lo, hi, bots, size=hi - lo)
          for b, lo, hi in spans(count, BLOCK)]))
-    seat = np.arange(count) % n
-    return SeatReport(game.name, tuple(specs), count, seed, mean_ci(first),
-                      {s: mean_ci(first[seat == s]) for s in range(n)})
 
 
 def play_seats(game: Game, params: Any, specs: Sequence[str], seed: int, block: int, lo: int,

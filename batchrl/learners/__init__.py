@@ -28,15 +28,14 @@ batchrl.learners.LearnerError: no learner 'sarsa': the learners are bc, fqi...
 from __future__ import annotations
 
 import dataclasses
-import importlib
-import pkgutil
-import threading
+import types
 import typing
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any, ClassVar
 
 from batchrl import modelfile
+from batchrl.registry import Registry
 from batchrl.store import Transitions
 
 __all__ = ["LEARNERS", "Learner", "LearnerError", "get_learner", "learner_for_kind",
@@ -74,11 +73,33 @@ class Learner:
         except (TypeError, ValueError) as exc:
             raise LearnerError(f"{self.name}: {exc}") from None
 
-    def settings(self) -> list[tuple[str, Any, Any, str]]:
-        """Each setting as (name, type, default, help), from the config's fields."""
-        hints = typing.get_type_hints(self.Config)
-        return [(f.name, hints[f.name], f.default, str(f.metadata.get("help", "")))
-                for f in dataclasses.fields(self.Config)]
+    def settings(self) -> list[tuple[str, type, Any, str]]:
+        """Each setting as (name, type, default, help), from the config's fields: the type
+        is int, float, str or bool (``X | None`` and ``Optional[X]`` give X); a field of
+        another type is a `LearnerError` (a command line could not give it)."""
+        if not dataclasses.is_dataclass(self.Config):
+            raise LearnerError(f"{self.name}: its Config is not a dataclass")
+        try:
+            hints = typing.get_type_hints(self.Config)
+        except Exception as exc:  # an annotation that does not resolve
+            raise LearnerError(f"{self.name}: its Config's types do not resolve ({exc})") \
+                from None
+        out = []
+        for f in dataclasses.fields(self.Config):
+            annotation = hints[f.name]
+            if typing.get_origin(annotation) in (typing.Union, types.UnionType):
+                args = [a for a in typing.get_args(annotation) if a is not type(None)]
+                annotation = args[0] if len(args) == 1 else annotation
+            if annotation not in (int, float, str, bool):
+                raise LearnerError(f"{self.name}: setting {f.name} is a {hints[f.name]}; a "
+                                   "learner's settings are int, float, str or bool (or None)")
+            out.append((f.name, annotation, f.default, str(f.metadata.get("help", ""))))
+        return out
+
+    def takes(self, name: str) -> bool:
+        """Whether ``name`` is a setting this learner takes (a game's recommendation of
+        another is passed over)."""
+        return name in {f.name for f in dataclasses.fields(self.Config)}
 
     def describe(self, config: Any) -> str:
         """The config in one line (``trees=50, nmin=20``)."""
@@ -109,65 +130,22 @@ class Learner:
         return f"<Learner {self.name}>"
 
 
-class _Learners(Mapping[str, Learner]):
-    """The registry: the learner packages under ``batchrl/learners/`` are imported on first
-    use."""
-
-    def __init__(self) -> None:
-        self._learners: dict[str, Learner] = {}
-        self._found = False
-        self._lock = threading.RLock()
-
-    def _find(self) -> None:
-        with self._lock:
-            if self._found:
-                return
-            self._found = True
-            for module in pkgutil.iter_modules(__path__):
-                if module.ispkg:
-                    learner = getattr(importlib.import_module(f"{__name__}.{module.name}"),
-                                      "LEARNER", None)
-                    if isinstance(learner, Learner) and learner.name not in self._learners:
-                        self._learners[learner.name] = learner
-
-    def add(self, learner: Learner, replace: bool = False) -> Learner:
-        self._find()
-        if not isinstance(learner, Learner):
-            raise TypeError(f"register_learner takes a batchrl.learners.Learner, not "
-                            f"{learner!r}")
-        held = self._learners.get(learner.name)
-        if held is not None and held is not learner and not replace:
-            raise LearnerError(f"a learner named {learner.name!r} is registered already")
-        if not replace and any(other.kind == learner.kind and other is not held
-                               for other in self._learners.values()):
-            raise LearnerError(f"a learner whose model files are of kind {learner.kind!r} "
-                               "is registered already")
-        self._learners[learner.name] = learner
-        return learner
-
-    def remove(self, name: str) -> None:
-        self._find()
-        self._learners.pop(name, None)
-
-    def __getitem__(self, name: str) -> Learner:
-        self._find()
-        return self._learners[name]
-
-    def __iter__(self) -> Iterator[str]:
-        self._find()
-        return iter(sorted(self._learners))
-
-    def __len__(self) -> int:
-        self._find()
-        return len(self._learners)
+def _same_kind(held: Learner, new: Learner) -> str | None:
+    """Two learners may not read the same kind of model file."""
+    return (f"a learner whose model files are of kind {new.kind!r} is registered already "
+            f"({held.name})") if held.kind == new.kind else None
 
 
-LEARNERS = _Learners()
+LEARNERS: Registry[Learner] = Registry(Learner, "LEARNER", __name__, __path__, "learner",
+                                        LearnerError, _same_kind)
 
 
 def register_learner(learner: Learner, replace: bool = False) -> Learner:
     """Add ``learner`` to ``LEARNERS``: ``batchrl learn`` offers it, and its model files play
-    wherever a model does (``model:PATH``)."""
+    wherever a model does (``model:PATH``). `LearnerError` for a config the command line
+    could not give, or a name or kind taken."""
+    if isinstance(learner, Learner):
+        learner.settings()  # refused here, not when a command lists the learners
     return LEARNERS.add(learner, replace)
 
 

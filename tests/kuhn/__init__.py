@@ -23,7 +23,14 @@ import numpy as np
 from numpy.typing import NDArray
 
 from batchrl.games import FQISettings, Game, SourceContext, SourcePlan, single_group
-from batchrl.games.play import Trajectory, evaluate_seats, make_player, play, trajectory_rows
+from batchrl.games.play import (
+    Trajectory,
+    evaluate_seats,
+    make_player,
+    play,
+    seat_scores,
+    trajectory_rows,
+)
 from batchrl.store import RowsBatch, StoreSchema
 
 CARDS = "JQK"
@@ -131,6 +138,10 @@ class Kuhn(Game):
                  progress: Callable[[int], None] | None = None, tasks: Any = None) -> Any:
         return evaluate_seats(self, self.params(), single_group(self, groups),
                               count or self.default_count, seed, progress=progress, tasks=tasks)
+
+    def score(self, players: Sequence[str], count: int, seed: int, options: Mapping[str, Any],
+              progress: Callable[[int], None] | None = None) -> Any:
+        return seat_scores(self, self.params(), players, count, seed, progress)
 
 
 def cards_text(state: KuhnState) -> str:

@@ -26,6 +26,7 @@ from batchrl.games.base import (
     Game,
     GameError,
     Option,
+    Scores,
     SourceContext,
     SourceError,
     SourcePlan,
@@ -194,6 +195,23 @@ class Hanabi(Game):
         scores = generate(out, list(players), count, seed, progress, options.get("jobs", 1))
         return (f"{count:,} games written to {out}/ (mean score {np.mean(scores):.2f} cards "
                 "played)")
+
+    ablation_opponents = ("bot2",)
+
+    def score(self, players: Sequence[str], count: int, seed: int,
+              options: Mapping[str, Any],
+              progress: Callable[[int], None] | None = None) -> Scores:
+        """Cards played in each game by the pair (the first player and its partner), on
+        the deals of ``seed``."""
+        from batchrl.games.hanabi.evaluate import evaluate_players
+
+        if len(players) != 2:
+            raise GameError(f"hanabi scores a pair: give two players, not {len(players)}")
+        try:
+            report = evaluate_players(tuple(players), count, seed, progress)
+        except ValueError as exc:  # a ModelError too
+            raise GameError(str(exc)) from None
+        return Scores(report.scores.astype(np.float64), "cards_played", "cards played")
 
     def evaluate(self, groups: Sequence[Sequence[str]], count: int | None, seed: int,
                  options: Mapping[str, Any],

@@ -38,6 +38,7 @@ from batchrl.games.base import (
     Game,
     GameError,
     Option,
+    Scores,
     SourceContext,
     SourcePlan,
     single_group,
@@ -267,6 +268,33 @@ class Holdem(Game):
         except ModelError as exc:
             raise GameError(str(exc)) from None
         return f"{written:,} games written to {out}"
+
+    ablation_opponents = ("rule",)
+
+    def score(self, players: Sequence[str], count: int, seed: int,
+              options: Mapping[str, Any],
+              progress: Callable[[int], None] | None = None) -> Scores:
+        """The first player's big blinds won per hand on duplicate deals (each played from
+        every seat), the random bots' draws keyed to the state: common random numbers
+        for any two players measured on one seed. The game is ``gamedef``, else the
+        first model player's."""
+        from batchrl.games.holdem.bots import models_game
+        from batchrl.games.holdem.evaluate import play_bots
+        from batchrl.policy import ModelError
+
+        hero, *others = players
+        if not others:
+            raise GameError("hold'em scores a player against others: give at least two")
+        try:
+            game = self.prepare("generate", options).get("gamedef") or \
+                models_game(players, gamedef.HEADS_UP_LIMIT)
+            match = play_bots(hero, others[0], count, seed, game=game, duplicate=True,
+                              keyed=True, progress=progress,
+                              opponents=others if len(others) > 1 else None)
+        except (ModelError, ValueError) as exc:
+            raise GameError(str(exc)) from None
+        return Scores(match.payoffs[:, 0] / match.game.big_blind, "bb_per_hand", "bb/hand",
+                      per_unit=match.game.num_players)
 
     def evaluate(self, groups: Sequence[Sequence[str]], count: int | None, seed: int,
                  options: Mapping[str, Any],

@@ -31,6 +31,7 @@ from batchrl.games.base import (
     GameError,
     Option,
     Report,
+    Scores,
     SourceContext,
     SourcePlan,
     single_group,
@@ -308,14 +309,37 @@ class President(Game):
                  progress: Callable[[int], None] | None = None,
                  tasks: Tasks | None = None) -> Report:
         """The group's players take every seat in turn on the same deals."""
-        from batchrl.cluster import Task, Tasks, spans
-        from batchrl.games.president.evaluate import BLOCK, CHUNK, placement_report, play_block
-        from batchrl.policy import ModelError
+        from batchrl.games.president.evaluate import placement_report
 
         names = single_group(self, groups)
         params = self._params_for(len(names), options)
+        placed = self._placements(names, params, count or self.default_count, seed, progress,
+                                  tasks)
+        return placement_report(names, placed, seed, params.pass_locks, params.match)
+
+    ablation_opponents = ("rule", "rule", "rule")
+
+    def score(self, players: Sequence[str], count: int, seed: int,
+              options: Mapping[str, Any],
+              progress: Callable[[int], None] | None = None) -> Scores:
+        """Whether the first player took first place, game by game, every player taking
+        every seat in turn on each deal."""
+        params = self._params_for(len(players), options)
+        placed = self._placements(players, params, count, seed, progress)
+        return Scores((placed[:, 0] == 0).astype(np.float64), "first_place",
+                      "share of games won", per_unit=params.players * params.match)
+
+    def _placements(self, names: Sequence[str], params: PresidentParams, count: int,
+                    seed: int, progress: Callable[[int], None] | None = None,
+                    tasks: Tasks | None = None) -> NDArray[np.int64]:
+        """Each player's place (game, player) in ``count`` games rounded up to whole
+        rotations of the seats, played in blocks by ``tasks`` [here]."""
+        from batchrl.cluster import Task, Tasks, spans
+        from batchrl.games.president.evaluate import BLOCK, CHUNK, play_block
+        from batchrl.policy import ModelError
+
         n = params.players
-        games = -(-(count or self.default_count) // n) * n  # whole rotations
+        games = -(-count // n) * n  # whole rotations
         chunk = CHUNK * n  # games played in lockstep, each chunk dealt from its own child
         size = -(-BLOCK // chunk) * chunk  # a block: the fewest whole chunks of BLOCK games
         try:
@@ -324,8 +348,8 @@ class President(Game):
                  for b, lo, hi in spans(games, size)])
         except ModelError as exc:
             raise GameError(str(exc)) from None
-        return placement_report(names, np.concatenate(placed), seed, params.pass_locks,
-                                params.match)
+        out: NDArray[np.int64] = np.concatenate(placed)
+        return out
 
 
 def iter_games(game: President, params: PresidentParams, players: Sequence[str], count: int,

@@ -23,6 +23,7 @@ from batchrl.games.base import (
     GameError,
     Option,
     Report,
+    Scores,
     SourceContext,
     SourceError,
     SourcePlan,
@@ -185,6 +186,23 @@ class SetteMezzo(Game):
         model = self.load_model(path)
         limit = options.get("limit", model.params.limit)
         return ModelReport(path, evaluate_model(model, self.params(limit=limit).limit))
+
+    ablation_opponents = ()
+
+    def score(self, players: Sequence[str], count: int, seed: int,
+              options: Mapping[str, Any],
+              progress: Callable[[int], None] | None = None) -> Scores:
+        """A model's exact expected stake per game (its policy through the game tree):
+        one value, no sampling."""
+        from batchrl.games.sette_mezzo.evaluate import evaluate_model
+
+        if len(players) != 1:
+            raise GameError("sette e mezzo scores one model, alone against the dealer")
+        model = self.load_model(players[0].removeprefix("model:"))
+        limit = options.get("limit", model.params.limit)
+        worth = evaluate_model(model, self.params(limit=limit).limit).expected_reward
+        return Scores(np.array([worth], dtype=np.float64), "expected_stake",
+                      "expected stake per game", exact=True)
 
     def solve(self, options: Mapping[str, Any]) -> Report:
         from batchrl.games.sette_mezzo.evaluate import SolutionReport

@@ -139,13 +139,12 @@ def play_block(specs: tuple[str, str, str, str], seed: int, block: int, lo: int,
     return out
 
 
-def evaluate_teams(team: str, vs: str, hands: int, seed: int,
-                   progress: Callable[[int], None] | None = None,
-                   load_model: ModelLoader | None = None,
-                   tasks: Tasks | None = None) -> TeamReport:
-    """``team`` (both its seats) against ``vs``: ``hands`` hands, each deal from both
-    sides. ``load_model(path)``: a model player's model (``Tressette.load_model``).
-    ``tasks``: where the blocks (`play_block`, each side's) are played [here]."""
+def sides_points(team: str, vs: str, hands: int, seed: int,
+                 progress: Callable[[int], None] | None = None,
+                 load_model: ModelLoader | None = None,
+                 tasks: Tasks | None = None) -> NDArray[np.int64]:
+    """``team``'s points (deal, side) in ``hands`` hands against ``vs``, each deal played
+    from both sides (`evaluate_teams`)."""
     if hands < 4 or hands % 2:
         raise ValueError(f"--games {hands}: want an even number, at least 4 (each deal is "
                          f"played from both sides)")
@@ -157,7 +156,18 @@ def evaluate_teams(team: str, vs: str, hands: int, seed: int,
          for specs in sides for b, lo, hi in blocks])
     first = np.concatenate(points[: len(blocks)])
     second = np.concatenate(points[len(blocks) :])
-    ours = np.stack([first[:, 0], second[:, 1]], axis=1)  # (deal, side)
+    ours: NDArray[np.int64] = np.stack([first[:, 0], second[:, 1]], axis=1)
+    return ours
+
+
+def evaluate_teams(team: str, vs: str, hands: int, seed: int,
+                   progress: Callable[[int], None] | None = None,
+                   load_model: ModelLoader | None = None,
+                   tasks: Tasks | None = None) -> TeamReport:
+    """``team`` (both its seats) against ``vs``: ``hands`` hands, each deal from both
+    sides. ``load_model(path)``: a model player's model (``Tressette.load_model``).
+    ``tasks``: where the blocks (`play_block`, each side's) are played [here]."""
+    ours = sides_points(team, vs, hands, seed, progress, load_model, tasks)
     won = (ours > 11 - ours).astype(np.float64)
     # a deal's two sides are one sample (values deal-major: side 0, side 1, next deal)
     return TeamReport(team, vs, hands, seed, mean_ci(won.ravel(), per_unit=2),

@@ -41,6 +41,7 @@ from batchrl.games.base import (
     GameError,
     Option,
     Report,
+    Scores,
     SourceContext,
     SourcePlan,
     single_group,
@@ -267,6 +268,27 @@ class Tressette(Game):
             else "jsonl"
         written = write_log(out, _advancing(play(names, count, seed), progress), kind)
         return f"{written:,} hands written to {out} ({kind})"
+
+    ablation_opponents = ("rule",)
+
+    def score(self, players: Sequence[str], count: int, seed: int,
+              options: Mapping[str, Any],
+              progress: Callable[[int], None] | None = None) -> Scores:
+        """Hands won by the first player's team (both its seats) against the second's,
+        each deal played from both sides."""
+        from batchrl.games.tressette.evaluate import sides_points
+        from batchrl.policy import ModelError
+
+        if len(players) != 2:
+            raise GameError(f"tressette scores a team against another: give two players, "
+                            f"not {len(players)}")
+        try:
+            ours = sides_points(players[0], players[1], count, seed, progress,
+                                load_model=self.load_model)
+        except (ModelError, ValueError) as exc:
+            raise GameError(str(exc)) from None
+        return Scores((ours > 11 - ours).astype(np.float64).ravel(), "hands_won",
+                      "share of hands won", per_unit=2)
 
     def evaluate(self, groups: Sequence[Sequence[str]], count: int | None, seed: int,
                  options: Mapping[str, Any],

@@ -45,7 +45,7 @@ class BCConfig:
     nmin: int = field(default=20, metadata={
         "help": "n_min: rows a node needs to be split (bigger: smoother frequencies)."})
     k: int | None = field(default=None, metadata={
-        "help": "K: candidate features tried at each split [default: all of them]."})
+        "help": "K: candidate features tried at each split (none given: all of them)."})
     seed: int = field(default=0, metadata={"help": "Makes a run repeatable."})
 
     def __post_init__(self) -> None:
@@ -84,6 +84,10 @@ class ClonedPolicy:
         """The logged players' frequency of every action in each state, (n, actions)."""
         return probabilities(self.model, np.asarray(states, dtype=np.float32))
 
+    def importances(self) -> NDArray[np.float64]:
+        """The forest's impurity importance of each feature."""
+        return np.asarray(self.model.feature_importances_, dtype=np.float64)
+
     def act(self, states: NDArray[np.floating[Any]],
             legal: NDArray[np.bool_] | None = None) -> NDArray[np.int64]:
         p = self.probabilities(states)
@@ -115,7 +119,9 @@ class BehaviourCloning(Learner):
             raise LearnerError("bc: no rows to learn from")
         features = rows.state.shape[1]
         if config.k is not None and config.k > features:
-            raise LearnerError(f"bc: k {config.k} is more than the {features} features")
+            raise LearnerError(f"bc: k {config.k} is more than the {features} features read "
+                               "(the game's recommended k, unless --k was given): give --k "
+                               f"{features} or fewer")
         if progress is not None:
             progress("forests fitted", 0, 1)
         model = behaviour_model(rows.state, rows.action, len(rows.action_names), config.trees,

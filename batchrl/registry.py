@@ -1,0 +1,90 @@
+"""A registry of named parts found as packages: the games (``batchrl.games.GAMES``) and the
+learners (``batchrl.learners.LEARNERS``).
+
+Each package under the registry's folder that exports an object of the registry's type
+under its attribute (``GAME``, ``LEARNER``) is registered by the object's ``name`` the first
+time the registry is read, so adding a part adds no line anywhere else; anything else
+(a notebook, a test, another package) adds one with ``add``.
+
+>>> from types import SimpleNamespace
+>>> parts = Registry(str, "PART", "batchrl.nothing", [], "part", ValueError)
+>>> _ = parts.add(SimpleNamespace(name="x"))  # doctest: +ELLIPSIS
+Traceback (most recent call last):
+...
+TypeError: register_part takes a str, not namespace(name='x')
+"""
+
+from __future__ import annotations
+
+import importlib
+import pkgutil
+import threading
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from typing import Generic, TypeVar
+
+T = TypeVar("T")
+
+
+class Registry(Mapping[str, T], Generic[T]):
+    """Parts of type ``kind`` by name: the packages of ``package`` (its ``path``) that export
+    one as ``attribute`` are imported on first use. ``clash(held, new)`` may refuse a new
+    part that conflicts with one held under another name (a message, or None)."""
+
+    def __init__(self, kind: type[T], attribute: str, package: str, path: Sequence[str],
+                 what: str, error: type[Exception],
+                 clash: Callable[[T, T], str | None] | None = None) -> None:
+        self._parts: dict[str, T] = {}
+        self._found = False
+        self._finding = False  # a package being imported may read the registry
+        self._lock = threading.RLock()
+        self._kind, self._attribute, self._package, self._path = kind, attribute, package, path
+        self._what, self._error, self._clash = what, error, clash
+
+    def _find(self) -> None:
+        with self._lock:
+            if self._found or self._finding:
+                return
+            self._finding = True
+            try:  # a package that fails to import fails every read, not only the first
+                for module in pkgutil.iter_modules(self._path):
+                    if module.ispkg:
+                        imported = importlib.import_module(f"{self._package}.{module.name}")
+                        part = getattr(imported, self._attribute, None)
+                        name = getattr(part, "name", None)
+                        if isinstance(part, self._kind) and name not in self._parts:
+                            self._parts[str(name)] = part
+                self._found = True
+            finally:
+                self._finding = False
+
+    def add(self, part: T, replace: bool = False) -> T:
+        self._find()
+        if not isinstance(part, self._kind):
+            raise TypeError(f"register_{self._what} takes a {self._kind.__name__}, not "
+                            f"{part!r}")
+        name = str(getattr(part, "name", ""))
+        held = self._parts.get(name)
+        if held is not None and held is not part and not replace:
+            raise self._error(f"a {self._what} named {name!r} is registered already")
+        if self._clash is not None:  # replacing takes the place of one part, no other's
+            for other_name, other in self._parts.items():
+                if other_name != name and (why := self._clash(other, part)):
+                    raise self._error(why)
+        self._parts[name] = part
+        return part
+
+    def remove(self, name: str) -> None:
+        self._find()
+        self._parts.pop(name, None)
+
+    def __getitem__(self, name: str) -> T:
+        self._find()
+        return self._parts[name]
+
+    def __iter__(self) -> Iterator[str]:
+        self._find()
+        return iter(sorted(self._parts))
+
+    def __len__(self) -> int:
+        self._find()
+        return len(self._parts)
