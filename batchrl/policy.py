@@ -158,7 +158,7 @@ class QFunction:
     models: list[Any]  # None for an action no row ever took (per-action only)
     per_action: bool
     n_actions: int
-    # the support constraint (``batchrl.support``): the logged players' action
+    # the support constraint (``batchrl.learners.fqi.support``): the logged players' action
     # frequencies, and the share of the likeliest an action needs to be chosen
     behaviour: Any = None
     support: float | None = None
@@ -320,7 +320,7 @@ class GreedyPolicy:
                   legal: NDArray[np.bool_] | None = None) -> NDArray[np.int64]:
         """The greedy action in each state; ``legal`` (n, actions) masks the rest, and a
         model learned with a support constraint also the actions the logged players
-        rarely took there (``batchrl.support``)."""
+        rarely took there (``batchrl.learners.fqi.support``)."""
         q = self.q_values(states)
         if legal is None:
             legal = np.ones(q.shape, dtype=bool)

@@ -20,9 +20,9 @@ from typing import Any
 from batchrl import __version__
 from batchrl.cluster import connect, scheduler_address
 from batchrl.filenames import inside, safe_name
-from batchrl.fqi import IterationStats
 from batchrl.games import FQISettings, GameError, game_for
 from batchrl.learners.fqi import FAST_FREEZE_AFTER, LEARNER, FQIParams
+from batchrl.learners.fqi.iterations import IterationStats
 from batchrl.learning import store_digest
 from batchrl.policy import ModelArtifact
 from batchrl.store import Store
@@ -46,7 +46,7 @@ class FQIConfig:
     seed: int = 0
     out: Path | None = None
     resume: bool = False
-    # discrete BCQ's support constraint (batchrl.support): None, or the share tau
+    # discrete BCQ's support constraint (batchrl.learners.fqi.support): None, or the share tau
     support: float | None = None
     # a Dask scheduler's address: the trees are grown on its workers (the same model)
     scheduler: str | None = None
@@ -110,7 +110,7 @@ def recommended(store: Path | str, given: Mapping[str, Any], **rest: Any) -> tup
 
 def checkpoint_data(store: Store, config: FQIConfig) -> dict[str, Any]:
     """What a checkpoint records of the data, beyond the rows that
-    `batchrl.checkpoint_data.data_key` sees: the store's game and sources (each log's
+    `batchrl.learners.fqi.checkpoint_data.data_key` sees: the store's game and sources (each log's
     sha256, rows and ingest time: a log added, removed or re-ingested changes it) and the
     selection (players; the features are the rows'; --support, which changes the legal
     next actions)."""

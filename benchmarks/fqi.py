@@ -85,7 +85,7 @@ def sette_mezzo_store(games: int, work: Path) -> Path:
 
 def _fit_child(store: str, params: dict[str, Any], out: str, queue: Any) -> None:
     sys.path.insert(0, str(ROOT))
-    from batchrl.fqi import FQI, extra_trees
+    from batchrl.learners.fqi.iterations import FQI, extra_trees
     from batchrl.policy import ModelArtifact
     from batchrl.store import Store
 

@@ -41,8 +41,8 @@ def main() -> None:
     parser.add_argument("--nmin", type=int, default=20)
     args = parser.parse_args()
     sys.path.insert(0, str(ROOT))
-    from batchrl.fqi import extra_trees, return_to_go
     from batchrl.ingest import IngestConfig, ingest
+    from batchrl.learners.fqi.iterations import extra_trees, return_to_go
     from batchrl.store import Store
 
     with tempfile.TemporaryDirectory() as tmp:

@@ -9,7 +9,7 @@ from click.testing import CliRunner
 
 from batchrl.cli import main
 from batchrl.cluster import connect, forest_seeds, scheduler_address
-from batchrl.fqi import FQI, extra_trees
+from batchrl.learners.fqi.iterations import FQI, extra_trees
 from batchrl.policy import GreedyPolicy
 from batchrl.store import Store
 

@@ -4,7 +4,7 @@ seeds, checkpoints and resume, the model artifact."""
 import numpy as np
 import pytest
 
-from batchrl.fqi import FQI, extra_trees, return_to_go
+from batchrl.learners.fqi.iterations import FQI, extra_trees, return_to_go
 from batchrl.policy import GreedyPolicy, ModelArtifact
 from batchrl.store import Transitions
 
@@ -208,7 +208,7 @@ def test_threads_do_not_change_the_result():
 def test_fast_mode_sets_its_trees_aside_on_disk_and_gets_the_same_q(tmp_path):
     """With a checkpoint directory, each frozen model's trees wait on disk (only the leaf
     values stay in memory); the Q-function read back is the one kept in memory."""
-    from batchrl.fqi import _Aside
+    from batchrl.learners.fqi.iterations import _Aside
 
     data = noisy()
     probe = np.random.default_rng(9).random((50, 3))

@@ -13,8 +13,8 @@ from pathlib import Path
 
 from locations import ROOT
 
-COMMANDS = ("batchrl.cli", "batchrl.cli_common", "batchrl.cli_play", "batchrl.cli_export",
-            "batchrl.cli_learn", "batchrl.ingest", "batchrl.imitation")
+COMMANDS = ("batchrl.cli", "batchrl.cli.main", "batchrl.cli.common", "batchrl.cli.play",
+            "batchrl.cli.export", "batchrl.cli.learn", "batchrl.ingest", "batchrl.imitation")
 
 
 def _module_name(path: Path) -> str:

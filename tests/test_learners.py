@@ -193,7 +193,7 @@ def test_bc_imitates_a_deterministic_player_among_the_legal_moves(tmp_path):
 
 def test_the_support_constraints_behaviour_model_is_bc():
     from batchrl.learners.bc import behaviour_model
-    from batchrl.support import behaviour_model as support_model
+    from batchrl.learners.fqi.support import behaviour_model as support_model
 
     data = _data(seed=1)
     bc = get_learner("bc").fit(get_learner("bc").config(trees=4, nmin=5, seed=3), data,
@@ -204,7 +204,7 @@ def test_the_support_constraints_behaviour_model_is_bc():
 
 
 def test_the_fqi_learner_is_the_fqi_iterations():
-    from batchrl.fqi import FQI, extra_trees
+    from batchrl.learners.fqi.iterations import FQI, extra_trees
 
     data = _data(seed=2)
     data.reward[:] = (data.action == 1).astype(float)
@@ -303,7 +303,7 @@ def test_a_config_no_command_line_can_give_is_refused_when_registered():
 
 
 def test_learn_alone_lists_the_learners_without_recursing():
-    from batchrl.cli_learn import learn
+    from batchrl.cli.learn import learn
 
     result = CliRunner().invoke(learn, ["--help"])
     assert result.exit_code == 0 and "bc" in result.output
@@ -324,7 +324,7 @@ def test_the_fqi_learner_lets_the_rows_go_before_its_trees_come_back(monkeypatch
     import gc
     import weakref
 
-    from batchrl.fqi import FQI
+    from batchrl.learners.fqi.iterations import FQI
 
     data = _data(seed=5)
     seen = weakref.ref(data.state)

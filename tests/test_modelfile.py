@@ -15,7 +15,7 @@ from sklearn.linear_model import LinearRegression
 from sklearn.tree import DecisionTreeRegressor, ExtraTreeRegressor
 
 from batchrl import modelfile
-from batchrl.fqi import FQI, extra_trees
+from batchrl.learners.fqi.iterations import FQI, extra_trees
 from batchrl.policy import ARTIFACT_VERSION, GreedyPolicy, ModelArtifact, ModelError, QFunction
 from batchrl.store import Transitions
 

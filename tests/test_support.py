@@ -5,10 +5,10 @@ import dataclasses
 
 import numpy as np
 
-from batchrl.fqi import FQI, extra_trees
+from batchrl.learners.fqi.iterations import FQI, extra_trees
+from batchrl.learners.fqi.support import behaviour_model, supported
 from batchrl.policy import GreedyPolicy, ModelArtifact
 from batchrl.store import Transitions
-from batchrl.support import behaviour_model, supported
 
 
 def lucky_data(n=4000, seed=0):

@@ -1,11 +1,12 @@
 """Fitted Q-iteration as a learner: ``batchrl learn fqi`` is ``batchrl fqi``.
 
-The iterations are `batchrl.fqi.FQI`'s (extremely randomized trees, the max over the
-stored legal next actions, fast mode, checkpoints, a Dask cluster); this package gives
-them the learner protocol: a config of hyperparameters, ``fit`` on transitions (the
+The package holds FQI whole: the iterations (``iterations.FQI``: extremely randomized
+trees, the max over the stored legal next actions, fast mode, checkpoints, a Dask
+cluster), what a checkpoint records of its data (``checkpoint_data``) and the support
+constraint (``support``); ``batchrl fqi`` runs it on a store (``batchrl.training``). Here the
+learner protocol over them: a config of hyperparameters, ``fit`` on transitions (the
 run-time things, checkpoints and a cluster, as arguments) returning the greedy
 `batchrl.policy.GreedyPolicy`, and the reader of its model files (kind ``model``).
-``batchrl fqi`` (`batchrl.training.run_fqi`) fits through it.
 
 >>> import numpy as np
 >>> from batchrl.store import Transitions
@@ -28,14 +29,14 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar
 
-from batchrl.fqi import FQI, IterationStats, extra_trees
 from batchrl.learners import Learner, LearnerError
 from batchrl.learners.bc import behaviour_model
+from batchrl.learners.fqi.iterations import FQI, IterationStats, extra_trees
 from batchrl.policy import KIND, GreedyPolicy, ModelArtifact, supported
 from batchrl.store import Transitions
 
 # Fast mode's default: grow the trees once on each row's return-to-go, then only refit
-# leaf values (see batchrl.fqi and the README for the measurements).
+# leaf values (see batchrl.learners.fqi.iterations and the README for the measurements).
 FAST_FREEZE_AFTER = 0
 
 

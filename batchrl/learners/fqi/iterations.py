@@ -38,7 +38,7 @@ from sklearn.base import clone
 from sklearn.ensemble import ExtraTreesRegressor
 
 from batchrl import modelfile
-from batchrl.checkpoint_data import data_key, what_changed
+from batchrl.learners.fqi.checkpoint_data import data_key, what_changed
 from batchrl.policy import QFunction, predict
 from batchrl.store import Transitions
 

@@ -1,7 +1,7 @@
 """The playing commands: ``generate`` (players into logs), ``solve`` and ``evaluate``.
 
 Each dispatches through the game registry (``batchrl.games``): the game's own method
-does the work, the game's own options reach it. ``batchrl.cli`` registers them on the
+does the work, the game's own options reach it. ``batchrl.cli.main`` registers them on the
 ``batchrl`` group.
 """
 
@@ -14,7 +14,7 @@ from typing import Any
 
 import click
 
-from batchrl.cli_common import (
+from batchrl.cli.common import (
     MODEL,
     GameName,
     game_options,

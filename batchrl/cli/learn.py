@@ -11,7 +11,7 @@ from typing import Any
 
 import click
 
-from batchrl.cli_common import (
+from batchrl.cli.common import (
     JOBS,
     STORE,
     STORE_HELP,

@@ -1,5 +1,5 @@
 """The ``export`` command: a store written for Minari, d3rlpy or RLlib (``batchrl.export``
-does the work; ``batchrl.cli`` registers the command on the ``batchrl`` group)."""
+does the work; ``batchrl.cli.main`` registers the command on the ``batchrl`` group)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from pathlib import Path
 
 import click
 
-from batchrl.cli_common import STORE, progress, split_names
+from batchrl.cli.common import STORE, progress, split_names
 from batchrl.export import (
     FORMATS,
     GROUPINGS,

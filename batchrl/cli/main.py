@@ -1,7 +1,8 @@
 """The ``batchrl`` command: a thin layer over the library (each command calls one function).
 
-Here the group and the data and learning commands (ingest, info, fqi, policy, ablate,
-imitate); the playing commands (generate, solve, evaluate) are in ``cli_play``.
+Here the group and the data commands (ingest, info, fqi, policy); learn, ablate and
+imitate are in ``batchrl.cli.learn``, the playing commands (generate, solve, evaluate) in
+``batchrl.cli.play``, export in ``batchrl.cli.export``.
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ from typing import Any
 import click
 
 from batchrl import __version__
-from batchrl.cli_common import (
+from batchrl.cli.common import (
     INGEST_STORE_HELP,
     JOBS,
     STORE,
@@ -26,9 +27,9 @@ from batchrl.cli_common import (
     split_names,
     take_game_options,
 )
-from batchrl.cli_export import export
-from batchrl.cli_learn import ablate, imitate, learn
-from batchrl.cli_play import evaluate, generate, solve
+from batchrl.cli.export import export
+from batchrl.cli.learn import ablate, imitate, learn
+from batchrl.cli.play import evaluate, generate, solve
 from batchrl.games import FORMATS, GameError, game_for
 from batchrl.ingest import IngestConfig, IngestError, SourceReport
 from batchrl.ingest import ingest as run_ingest
@@ -345,7 +346,7 @@ def fqi(store: Path | str | None, trees: int | None, nmin: int | None, k: int | 
       batchrl fqi --player DeepStack --support 0.3   # only moves DeepStack made
     """
     from batchrl.cluster import ClusterError
-    from batchrl.fqi import IterationStats
+    from batchrl.learners.fqi.iterations import IterationStats
     from batchrl.store import StoreError, default_store_path
     from batchrl.training import recommended, run_fqi
 
