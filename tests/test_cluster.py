@@ -8,7 +8,8 @@ import pytest
 from click.testing import CliRunner
 
 from batchrl.cli import main
-from batchrl.cluster import connect, forest_seeds, scheduler_address
+from batchrl.cluster import connect, scheduler_address
+from batchrl.learners.fqi.cluster import forest_seeds
 from batchrl.learners.fqi.iterations import FQI, extra_trees
 from batchrl.policy import GreedyPolicy
 from batchrl.store import Store

@@ -46,7 +46,12 @@ class Cautious:
         self.meta = {"game": "holdem", "game_params": {}}
 
     def act(self, states, legal=None):
+        if LOG:
+            with open(LOG, "a") as f:
+                f.write(f"{len(states)} ")
         return np.where(legal[:, 1], 1, np.argmax(legal, axis=1))
+
+LOG = None
 
 def policy():
     return Cautious()
@@ -185,3 +190,30 @@ def test_what_a_python_policy_answers_is_checked(tmp_path):
         result = invoke("evaluate", "--model", f"python:{module}:{name}")
         assert result.exit_code == 1 and "Traceback" not in result.output, name
         assert said in result.output, (name, result.output)
+
+
+def test_a_python_policy_is_a_player_in_generate_and_the_environments(holdem, tmp_path):
+    from batchrl.envs import make
+
+    module = tmp_path / "mine.py"
+    log = tmp_path / "calls.txt"
+    module.write_text(POLICY.replace("LOG = None", f"LOG = {str(log)!r}"))
+    spec = f"python:{module}:policy"
+    result = invoke("generate", "--game", "holdem", "--hands", 20, "--players",
+                    f"{spec},random", "--seed", 2, "-o", tmp_path / "g.log")
+    assert result.exit_code == 0, result.output
+    assert invoke("ingest", tmp_path / "g.log", "--store", tmp_path / "g").exit_code == 0
+    # the calling station never folds (nor raises: it calls whenever it may)
+    mine = Store.open(tmp_path / "g").arrays(players=["mine"])
+    assert len(mine) and (mine.action == 1).all()
+
+    env = make("holdem", opponents=[spec])  # the other seat is the python policy
+    before = len(log.read_text().split())
+    for seed in range(5):
+        observation, _ = env.reset(seed=seed)
+        done = not observation["action_mask"].any()
+        while not done:
+            legal = np.flatnonzero(observation["action_mask"])
+            call = 1 if 1 in legal else int(legal[0])  # never fold: the other seat acts
+            observation, _, done, _, _ = env.step(call)
+    assert len(log.read_text().split()) > before  # the policy decided for the other seat

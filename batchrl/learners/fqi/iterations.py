@@ -139,7 +139,7 @@ class FQI:
         # each checkpoint records it with the rows' own digest, and a resume on other data
         # is refused, saying what changed
         self.checkpoint_data = checkpoint_data
-        self._remote: Any = None  # batchrl.cluster.RemoteFits while a run holds the cluster
+        self._remote: Any = None  # learners.fqi.cluster.RemoteFits while a run holds the cluster
 
     # --- the loop ------------------------------------------------------------
 
@@ -270,7 +270,8 @@ class FQI:
             for m in range(len(inputs.rows)):
                 yield self._fit_one(inputs, target, seed, m)
             return
-        from batchrl.cluster import RemoteFits, workers
+        from batchrl.cluster import workers
+        from batchrl.learners.fqi.cluster import RemoteFits
 
         if self._remote is None:
             self._remote = RemoteFits(self.client)
