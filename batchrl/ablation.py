@@ -30,7 +30,7 @@ import os
 import time
 import uuid
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -45,7 +45,7 @@ from batchrl.learners import Learner, LearnerError, get_learner
 from batchrl.learning import Settings, default_out, learn, settings, store_digest
 from batchrl.policy import ModelError, load_policy, policy_meta
 from batchrl.store import Store, StoreError, Transitions
-from batchrl.store.place import outputs_beside
+from batchrl.store.place import is_url, outputs_beside
 
 FULL = "(none)"
 RETRAINED = "(retrained)"  # the control: the full hero again, from the learner's next seed
@@ -57,17 +57,19 @@ SHORTHANDS = ("trees", "nmin", "iters", "fast", "per_action")
 class AblationConfig:
     store: Path | str  # a directory, or a URL to read a store from
     opponent: str | None = None  # comma-separated players after the hero; None: the game's
-    trees: int = 50
-    nmin: int = 20
-    iters: int = 11
+    # the learner's settings of these names, where it has them (None: the game's
+    # recommendation, else the learner's default)
+    trees: int | None = None
+    nmin: int | None = None
+    iters: int | None = None
     hands: int = 20_000  # hold'em: duplicate, hands / 2 deals, each played twice
     seed: int = 33  # evaluation seed, shared by every hero (common random numbers)
     fqi_seed: int = 0  # the learner's seed (its ``seed`` setting); the control's is the next
     features: tuple[str, ...] | None = None  # the features to drop one at a time; None all
     groups: Mapping[str, tuple[str, ...]] | None = None  # named groups dropped together
     players: tuple[str, ...] = ()
-    fast: bool = True
-    per_action: bool = False
+    fast: bool | None = None
+    per_action: bool | None = None
     jobs: int = -1
     holdout: float = 0.2  # share of episodes held out for the permutation importance
     permutation_rows: int = 20_000
@@ -168,6 +170,7 @@ class Plan:
     the players the heroes meet, and where models and results go."""
 
     game: Game
+    params: Any  # the store's game params: what every hero is scored with
     learner: Learner
     full: Settings
     opponents: tuple[str, ...]
@@ -187,36 +190,62 @@ def plan(config: AblationConfig, store: Store) -> Plan:
         raise StoreError(f"{config.store} holds {game.name}, which cannot score a player "
                          "game by game (Game.score): batchrl ablate cannot compare heroes")
     learner = get_learner(config.learner)
-    given = {k: getattr(config, k) for k in SHORTHANDS if learner.takes(k)}
+    given = {k: getattr(config, k) for k in SHORTHANDS if getattr(config, k) is not None}
+    if unknown := [k for k in [*given, *config.settings] if not learner.takes(k)]:
+        raise LearnerError(f"{learner.name} has no setting {', '.join(unknown)}: its "
+                           f"settings are {', '.join(n for n, *_ in learner.settings())}")
     if learner.takes("seed"):
         given["seed"] = config.fqi_seed
-    if unknown := [k for k in config.settings if not learner.takes(k)]:
-        raise LearnerError(f"{learner.name} has no setting {', '.join(unknown)}")
     full = settings(learner, config.store, {**given, **config.settings})
-    opponents = _opponents(config, game)
-    if config.hands < 4 or config.hands % 2:
-        raise ValueError(f"--hands {config.hands}: want an even number, at least 4 (a deal "
-                         "is played from both sides where the game can)")
-    out = config.out or outputs_beside(config.store) / "ablation"
-    return Plan(game, learner, full, opponents, out / "models", out / "results",
+    params = game.params_from_store(store.schema.game, store.schema.game_params)
+    opponents = _opponents(config, game, params)
+    if why := game.score_count(config.hands, params):
+        raise ValueError(f"--hands {config.hands}: {why}")
+    out = Path(config.out) if config.out is not None else \
+        outputs_beside(config.store) / "ablation"
+    return Plan(game, params, learner, full, opponents, out / "models", out / "results",
                 store_digest(store))
 
 
-def _opponents(config: AblationConfig, game: Game) -> tuple[str, ...]:
+def _opponents(config: AblationConfig, game: Game, params: Any) -> tuple[str, ...]:
     """The players after the hero: ``--opponent`` (one name fills every seat the game's
-    own opponents take), else the game's."""
+    own opponents take), else the game's; model files by their absolute paths (a
+    cluster's workers read them from elsewhere)."""
+    own = game.ablation_players(params)
     if config.opponent is None:
-        return tuple(game.ablation_opponents)
+        return own
     given = tuple(o.strip() for o in config.opponent.split(",") if o.strip())
-    if len(given) == 1 and len(game.ablation_opponents) > 1:
-        given = given * len(game.ablation_opponents)
+    if len(given) == 1 and len(own) > 1:
+        given = given * len(own)
+    out = []
     for name in given:
-        if name not in game.bots and name != "random" and \
-                not Path(name.removeprefix("model:")).is_file() and \
-                not name.startswith("python:"):
-            raise ValueError(f"--opponent {name!r}: want one of {', '.join(game.bots)} or a "
-                             "model file")
-    return given
+        if name in game.bots or name == "random":
+            out.append(name)
+        elif name.startswith("python:"):
+            module, sep, rest = name.removeprefix("python:").rpartition(":")
+            out.append(f"python:{Path(module).resolve()}:{rest}" if module.endswith(".py")
+                       and sep else name)
+        elif Path(name.removeprefix("model:")).is_file():
+            out.append(f"model:{Path(name.removeprefix('model:')).resolve()}")
+        else:
+            raise ValueError(f"--opponent {name!r}: want one of {', '.join(game.bots)}, a "
+                             "model file or python:MODULE:CALLABLE")
+    return tuple(out)
+
+
+def _stamp(players: Sequence[str]) -> str:
+    """What the results of a hero against ``players`` depend on beyond their names: each
+    file's size and time of change (an opponent retrained is another opponent)."""
+    import hashlib
+
+    parts = []
+    for name in players:
+        path = Path(name.removeprefix("model:").removeprefix("python:").rpartition(":")[0]
+                    if name.startswith("python:") else name.removeprefix("model:"))
+        if path.is_file():
+            stat = path.stat()
+            parts.append(f"{path}:{stat.st_size}:{stat.st_mtime_ns}")
+    return hashlib.sha256("\n".join(parts).encode()).hexdigest()[:8] if parts else "bots"
 
 
 def _hero(chosen: Settings, learner: Learner, drop: tuple[str, ...] = (),
@@ -255,14 +284,16 @@ def train(config: AblationConfig, p: Plan, hero: Settings, jobs: int) -> tuple[P
 def _scores(model: Path, config: AblationConfig, p: Plan) -> Scores:
     """The hero's score game by game against the opponents on the shared deals
     (cached)."""
-    against = "_".join(safe_name(o) for o in p.opponents) or "alone"
-    key = inside(p.cache, f"{model.stem}--{against}-{config.hands}-{config.seed}-crn.npz")
+    against = safe_name("_".join(Path(o).name for o in p.opponents) or "alone")
+    key = inside(p.cache, f"{model.stem}--{against}-{_stamp(p.opponents)}-{config.hands}-"
+                          f"{config.seed}-crn.npz")
     if key.exists() and key.stat().st_mtime_ns >= model.stat().st_mtime_ns:
         with np.load(key, allow_pickle=False) as held:
             return Scores(held["values"], str(held["name"]), str(held["unit"]),
                           int(held["per_unit"]), bool(held["exact"]))
     try:
-        scored = p.game.score((f"model:{model}", *p.opponents), config.hands, config.seed, {})
+        scored = p.game.score((f"model:{Path(model).resolve()}", *p.opponents), config.hands,
+                              config.seed, {}, params=p.params)
     except GameError as exc:
         raise ValueError(str(exc)) from None
     tmp = key.with_name(f".{key.name}.tmp-{os.getpid()}.npz")
@@ -372,6 +403,11 @@ def _change(won: Scores, base: Scores) -> tuple[float, float, float, float]:
 def run_ablation(config: AblationConfig,
                  on_step: Callable[[str], None] | None = None) -> AblationResult:
     """Learn and score the full hero and one hero per dropped feature or group."""
+    if config.scheduler is not None and not is_url(config.store):
+        # the workers run elsewhere: every path theirs to read or write is absolute
+        config = replace(config, store=Path(config.store).resolve(),
+                         out=Path(config.out or outputs_beside(config.store) / "ablation")
+                         .resolve())
     store = Store.open(config.store)
     store.check()
     p = plan(config, store)
@@ -417,15 +453,20 @@ def run_ablation(config: AblationConfig,
     rng = np.random.default_rng(config.fqi_seed)
     held = rng.random(len(data.episode_ids)) < config.holdout
     test_rows = held[data.episode]
-    probe = p.learner.fit(p.full.config, data.rows(~test_rows), jobs=config.jobs)
-    test = data.rows(test_rows)
-    if len(test) > config.permutation_rows:
-        sample = np.zeros(len(test), dtype=bool)
-        sample[rng.choice(len(test), config.permutation_rows, replace=False)] = True
-        test = test.rows(sample)
-    probe_q = getattr(getattr(probe, "artifact", None), "q", probe)
-    permutation = permutation_importances(probe_q, test, variants, rng,
-                                          config.permutation_repeats)
+    permutation: dict[str, tuple[float, float]] = {}
+    if test_rows.any() and not test_rows.all():
+        probe = p.learner.fit(p.full.config, data.rows(~test_rows), jobs=config.jobs)
+        test = data.rows(test_rows)
+        if len(test) > config.permutation_rows:
+            sample = np.zeros(len(test), dtype=bool)
+            sample[rng.choice(len(test), config.permutation_rows, replace=False)] = True
+            test = test.rows(sample)
+        probe_q = getattr(getattr(probe, "artifact", None), "q", probe)
+        permutation = permutation_importances(probe_q, test, variants, rng,
+                                              config.permutation_repeats)
+    else:  # too few episodes to hold some out: no permutation importance (NaN)
+        say(f"importances: {len(data.episode_ids)} episodes are too few to hold "
+            f"{config.holdout:.0%} out; no permutation importance")
     seconds["importances"] += time.perf_counter() - began
 
     base = results[FULL]

@@ -68,6 +68,7 @@ mode, as the thesis's rule-bot heroes (50 trees) but fast."""),
     new_code_cell("""\
 def ablate(store, opponent, players=()):
     config = AblationConfig(store=store, opponent=opponent, trees=TREES, nmin=20, iters=11,
+                            fast=True,
                             hands=HANDS.get(opponent, max(HANDS.values())),
                             players=tuple(players), out=store.parent / "ablation")
     result = run_ablation(config)

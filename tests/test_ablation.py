@@ -27,7 +27,7 @@ def store(tmp_path_factory):
 
 def test_one_hero_per_dropped_feature_on_common_deals(store, tmp_path):
     config = AblationConfig(store=store, opponent="rule", trees=4, nmin=20, iters=4,
-                            hands=400, features=("pv", "pot"), players=("random",),
+                            fast=True, hands=400, features=("pv", "pot"), players=("random",),
                             out=tmp_path)
     result = run_ablation(config)
     t = result.table
@@ -155,3 +155,71 @@ def test_a_store_without_names_refuses_a_player_filter_clearly(tmp_path):
     runner.invoke(main, ["ingest", str(log), "--store", str(tmp_path / "s")])
     with pytest.raises(StoreError, match="does not record player names"):
         Store.open(tmp_path / "s").arrays(players=["x"])
+
+
+def _store(tmp_path, game, *args):
+    runner = CliRunner()
+    log = tmp_path / f"{game}.log"
+    result = runner.invoke(main, ["generate", "--game", game, *args, "-o", str(log)])
+    assert result.exit_code == 0, result.output
+    assert runner.invoke(main, ["ingest", str(log), "--store", str(tmp_path / game)]).exit_code == 0
+    return tmp_path / game
+
+
+def test_a_two_player_president_store_is_scored_at_its_own_table(tmp_path):
+    store = _store(tmp_path, "president", "--players", "random,random", "--games", "60")
+    result = run_ablation(AblationConfig(store=store, learner="bc", settings={"trees": 2},
+                                         hands=8, features=("passes",), out=tmp_path / "a"))
+    t = result.table
+    assert list(t["dropped"]) == [FULL, RETRAINED, "passes"]
+    assert set(t["opponent"]) == {"rule"} and set(t["score"]) == {"first_place"}
+
+
+def test_a_retrained_opponent_is_not_served_from_the_cache(store, tmp_path):
+    runner = CliRunner()
+    opponent = tmp_path / "opp.npz"
+    for trees in (2, 3):
+        assert runner.invoke(main, ["learn", "bc", "--store", str(store), "--trees", str(trees),
+                                    "--out", str(opponent)]).exit_code == 0
+        config = AblationConfig(store=store, opponent=f"model:{opponent}", learner="bc",
+                                settings={"trees": 2}, hands=40, features=("pv",),
+                                out=tmp_path / "a")
+        run_ablation(config)
+    # each hero's result against each opponent model: the second was played, not read back
+    played = list((tmp_path / "a" / "results").glob("*--opp.npz-*-40-33-crn.npz"))
+    assert len(played) == 6  # full, retrained, no pv; twice
+    assert len({p.name.split("--opp.npz-")[1] for p in played}) == 2
+
+
+def test_settings_given_as_none_and_booleans_are_taken_exactly(store, tmp_path):
+    from batchrl.cli.learn import settings_given
+    from batchrl.learners import LearnerError, get_learner
+    from batchrl.learning import settings
+
+    given = settings_given("bc", ("k=none", "trees=3"))
+    tressette = _store(tmp_path, "tressette", "--games", "8")
+    chosen = settings(get_learner("bc"), tressette, given)
+    assert chosen.config.k is None and chosen.config.trees == 3  # not the game's k=30
+    assert settings(get_learner("bc"), tressette, {}).config.k == 30
+    with pytest.raises(LearnerError, match="true or false"):
+        settings_given("fqi", ("per_action=ture",))
+
+
+def test_too_few_episodes_to_hold_out_gives_no_permutation_importance(tmp_path):
+    store = _store(tmp_path, "holdem", "--hands", "2", "--players", "random,random")
+    config = AblationConfig(store=store, opponent="random", trees=2, nmin=2, iters=1,
+                            hands=4, features=("pot",), out=tmp_path / "a")
+    t = run_ablation(config).table
+    assert t["permutation"].isna().all() and np.isfinite(t["bb_per_hand"]).all()
+
+
+def test_a_three_player_hero_without_pv_still_plays(tmp_path):
+    store = _store(tmp_path, "holdem", "--hands", "90", "--players", "random,random,random",
+                   "--gamedef", "holdem.limit.3p")
+    runner = CliRunner()
+    result = runner.invoke(main, ["learn", "bc", "--store", str(store), "--trees", "2",
+                                  "--drop", "pv", "--out", str(tmp_path / "m.npz")])
+    assert result.exit_code == 0, result.output
+    result = runner.invoke(main, ["evaluate", "--model", str(tmp_path / "m.npz"),
+                                  "--hands", "30"])
+    assert result.exit_code == 0, result.output

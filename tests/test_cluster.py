@@ -133,7 +133,7 @@ def test_ablate_on_the_cluster_is_the_local_ablation(cluster, tmp_path):
 
     def table(out, scheduler=None):
         config = AblationConfig(store=store, opponent="rule", trees=3, nmin=20, iters=3,
-                                hands=200, features=("pv", "pot"), players=("random",),
+                                fast=True, hands=200, features=("pv", "pot"), players=("random",),
                                 out=out, scheduler=scheduler, jobs=1)
         return run_ablation(config).table
 

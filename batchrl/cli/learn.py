@@ -1,6 +1,7 @@
 """The learning commands beyond fqi: `batchrl learn NAME` (any registered learner, its
-options made from its config), `batchrl ablate` (which features an FQI hero needs) and
-`batchrl imitate` (a network that imitates the logged players)."""
+options made from its config), `batchrl ablate` (which features a hero of any learner
+needs, on any game) and `batchrl imitate` (a network that imitates the logged
+players)."""
 
 from __future__ import annotations
 
@@ -148,6 +149,7 @@ def settings_given(name: str, given: tuple[str, ...]) -> dict[str, Any]:
     """``--set NAME=VALUE`` options as the learner's settings, each of its setting's type;
     a `batchrl.learners.LearnerError` (a ValueError) names what is wrong."""
     from batchrl.learners import LearnerError, get_learner
+    from batchrl.learning import EXPLICIT_NONE
 
     learner = get_learner(name)
     types = {n: t for n, t, _, _ in learner.settings()}
@@ -158,12 +160,18 @@ def settings_given(name: str, given: tuple[str, ...]) -> dict[str, Any]:
         if not sep or key not in types:
             raise LearnerError(f"--set {item!r}: want NAME=VALUE with NAME one of "
                                f"{learner.name}'s settings: {', '.join(types)}")
-        kind = types[key]
-        try:
-            out[key] = (text.strip().lower() in ("1", "true", "yes", "on")) if kind is bool \
-                else None if text.strip().lower() == "none" else kind(text)
-        except ValueError:
-            raise LearnerError(f"--set {item!r}: {key} is a {kind.__name__}") from None
+        kind, word = types[key], text.strip().lower()
+        if word == "none":
+            out[key] = EXPLICIT_NONE
+        elif kind is bool:
+            if word not in ("1", "true", "yes", "on", "0", "false", "no", "off"):
+                raise LearnerError(f"--set {item!r}: {key} is true or false")
+            out[key] = word in ("1", "true", "yes", "on")
+        else:
+            try:
+                out[key] = kind(text.strip())
+            except ValueError:
+                raise LearnerError(f"--set {item!r}: {key} is a {kind.__name__}") from None
     return out
 
 
@@ -181,12 +189,13 @@ def settings_given(name: str, given: tuple[str, ...]) -> dict[str, Any]:
                    "takes them; one name fills every seat [default: the game's: " + games_help(
                        lambda g: ",".join(g.ablation_opponents) or "none (alone)"
                        if g.can("score") else None) + "].")
-@click.option("--trees", "-M", type=click.IntRange(min=1), default=50, show_default=True,
-              help="M: trees per forest (where the learner has trees).")
-@click.option("--nmin", type=click.IntRange(min=2), default=20, show_default=True,
-              help="n_min: rows to split a node (where the learner has it).")
-@click.option("--iters", "-N", type=click.IntRange(min=1), default=11, show_default=True,
-              help="N: FQI iterations (where the learner has them).")
+@click.option("--trees", "-M", type=click.IntRange(min=1), default=None,
+              help="M: trees per forest [default: the game's recommendation for the "
+                   "learner, else the learner's].")
+@click.option("--nmin", type=click.IntRange(min=2), default=None,
+              help="n_min: rows to split a node [default: as --trees].")
+@click.option("--iters", "-N", type=click.IntRange(min=1), default=None,
+              help="N: FQI iterations [default: as --trees].")
 @click.option("--hands", type=click.IntRange(min=2), default=20000, show_default=True,
               help="Games (hands) per hero, an even number: hold'em's duplicate, each deal "
                    "played from both seats.")
@@ -199,9 +208,11 @@ def settings_given(name: str, given: tuple[str, ...]) -> dict[str, Any]:
                                  '{"betting": ["bet_flop", "bet_turn"]}.')
 @click.option("--player", "players", multiple=True, metavar="NAME[,NAME...]",
               help="Learn only from these players' decisions (as batchrl fqi --player).")
-@click.option("--fast/--no-fast", default=True, show_default=True,
-              help="FQI fast mode (trees grown once) for every hero.")
-@click.option("--per-action", is_flag=True, help="One regressor per action.")
+@click.option("--fast/--no-fast", default=None,
+              help="FQI fast mode (trees grown once) for every hero [default: as --trees].")
+@click.option("--per-action/--joint", "per_action", default=None,
+              help="FQI: one regressor per action, or one on (state, action) [default: as "
+                   "--trees].")
 @click.option("--jobs", "-j", type=JOBS, default=-1, show_default=True,
               help="Threads for the trees (-1: every core).")
 @click.option("--out", type=click.Path(file_okay=False, path_type=Path), default=None,
@@ -212,9 +223,9 @@ def settings_given(name: str, given: tuple[str, ...]) -> dict[str, Any]:
                    "The store and --out must be on a filesystem the workers share. Needs "
                    "pip install 'batchrl[dask]'; see the README's Dask section.")
 def ablate(store: Path | str | None, learner: str, given: tuple[str, ...],
-           opponent: str | None, trees: int, nmin: int, iters: int, hands: int,
-           seed: int, features: tuple[str, ...], groups: Path | None,
-           players: tuple[str, ...], fast: bool, per_action: bool, jobs: int,
+           opponent: str | None, trees: int | None, nmin: int | None, iters: int | None,
+           hands: int, seed: int, features: tuple[str, ...], groups: Path | None,
+           players: tuple[str, ...], fast: bool | None, per_action: bool | None, jobs: int,
            out: Path | None, scheduler: str | None) -> None:
     """Which features a hero needs: one hero per dropped feature, with 95% CIs.
 
@@ -231,7 +242,7 @@ def ablate(store: Path | str | None, learner: str, given: tuple[str, ...],
     \b
     Examples (the first, the thesis's Figure 5.6):
       batchrl ablate --store datasets/rule --opponent rule --player random \\
-          --trees 50 --nmin 20 --iters 11 --hands 20000
+          --trees 50 --nmin 20 --iters 11 --fast --hands 20000
       batchrl ablate --store datasets/tressette --learner bc --hands 2000
       batchrl ablate --scheduler tcp://HOST:8786 ...   # a hero per task on a cluster
     """
@@ -253,6 +264,8 @@ def ablate(store: Path | str | None, learner: str, given: tuple[str, ...],
         result = run_ablation(config, on_step=lambda m: click.echo(m, err=True))
     except (StoreError, ModelError, ValueError, ClusterError) as exc:
         raise click.ClickException(str(exc)) from None
+    except OSError as exc:  # --out cannot be written, say
+        raise click.ClickException(f"{exc.filename or out}: {exc.strerror or exc}") from None
     click.echo(result.text())
     click.echo(f"table: {result.path} (and .parquet)")
 

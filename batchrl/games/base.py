@@ -379,12 +379,23 @@ class Game:
 
     def score(self, players: Sequence[str], count: int, seed: int,
               options: Mapping[str, Any],
-              progress: Callable[[int], None] | None = None) -> Scores:
+              progress: Callable[[int], None] | None = None, params: Any = None) -> Scores:
         """The first of ``players`` scored game by game against the others (`Scores`), on
         the deals ``seed`` fixes, as ``evaluate`` plays them (what ``batchrl ablate``
-        compares learned players by). A game without machinery of its own can return
+        compares learned players by); ``params``: the game's (a store's), else from
+        ``options`` and the model players. A game without machinery of its own can return
         ``batchrl.games.play.seat_scores``: its return per game, seats rotating."""
         raise GameError(f"{self.name} cannot score a player game by game yet")
+
+    def ablation_players(self, params: Any) -> tuple[str, ...]:
+        """Whom a learned player of a game with ``params`` meets when it is scored: by
+        default ``ablation_opponents``."""
+        return tuple(self.ablation_opponents)
+
+    def score_count(self, count: int, params: Any) -> str | None:
+        """Why ``score`` cannot play ``count`` games with ``params`` (None: it can), said
+        before any work."""
+        return None if count >= 2 else "play at least 2"
 
     def bot(self, name: str, params: Any, rng: np.random.Generator) -> Any:
         """The game's bot called ``name`` (one of ``bots``) as a player of the protocol's

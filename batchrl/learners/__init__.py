@@ -62,14 +62,14 @@ class Learner:
     command: ClassVar[str | None] = None
 
     def config(self, **values: Any) -> Any:
-        """The learner's config with ``values`` set (None: the default); `LearnerError`
-        names the fields it has."""
+        """The learner's config with ``values`` set (the others its defaults);
+        `LearnerError` names the fields it has."""
         fields = {f.name for f in dataclasses.fields(self.Config)}
         if unknown := sorted(set(values) - fields):
             raise LearnerError(f"{self.name} has no setting {', '.join(unknown)}: its "
                                f"settings are {', '.join(sorted(fields)) or 'none'}")
         try:
-            return self.Config(**{k: v for k, v in values.items() if v is not None})
+            return self.Config(**values)
         except (TypeError, ValueError) as exc:
             raise LearnerError(f"{self.name}: {exc}") from None
 

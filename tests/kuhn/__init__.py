@@ -140,7 +140,7 @@ class Kuhn(Game):
                               count or self.default_count, seed, progress=progress, tasks=tasks)
 
     def score(self, players: Sequence[str], count: int, seed: int, options: Mapping[str, Any],
-              progress: Callable[[int], None] | None = None) -> Any:
+              progress: Callable[[int], None] | None = None, params: Any = None) -> Any:
         return seat_scores(self, self.params(), players, count, seed, progress)
 
 

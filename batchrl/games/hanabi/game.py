@@ -200,7 +200,7 @@ class Hanabi(Game):
 
     def score(self, players: Sequence[str], count: int, seed: int,
               options: Mapping[str, Any],
-              progress: Callable[[int], None] | None = None) -> Scores:
+              progress: Callable[[int], None] | None = None, params: Any = None) -> Scores:
         """Cards played in each game by the pair (the first player and its partner), on
         the deals of ``seed``."""
         from batchrl.games.hanabi.evaluate import evaluate_players

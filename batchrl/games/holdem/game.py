@@ -240,7 +240,7 @@ class Holdem(Game):
         a model trained without pv plays without computing it."""
         given = None if params is None else dataclasses.replace(params, pv=True)
         model = super().load_model(path, given, policy)
-        pv = "pv" in model.policy.feature_names
+        pv = bool({"pv", "pv2"} & set(model.policy.feature_names))  # pv2: three players
         if model.params.pv != pv:
             model = super().load_model(path, dataclasses.replace(model.params, pv=pv),
                                        model.policy)
@@ -271,9 +271,20 @@ class Holdem(Game):
 
     ablation_opponents = ("rule",)
 
+    def ablation_players(self, params: HoldemParams) -> tuple[str, ...]:
+        return (self.ablation_opponents[0],) * (params.gamedef.num_players - 1)
+
+    def score_count(self, count: int, params: HoldemParams) -> str | None:
+        seats = params.gamedef.num_players
+        if count < seats or count % seats:
+            return ("want an even number (each deal is played from both seats)" if seats == 2
+                    else f"want a multiple of {seats} (each deal is played from every seat)")
+        return None
+
     def score(self, players: Sequence[str], count: int, seed: int,
               options: Mapping[str, Any],
-              progress: Callable[[int], None] | None = None) -> Scores:
+              progress: Callable[[int], None] | None = None,
+              params: HoldemParams | None = None) -> Scores:
         """The first player's big blinds won per hand on duplicate deals (each played from
         every seat), the random bots' draws keyed to the state: common random numbers
         for any two players measured on one seed. The game is ``gamedef``, else the
@@ -286,7 +297,8 @@ class Holdem(Game):
         if not others:
             raise GameError("hold'em scores a player against others: give at least two")
         try:
-            game = self.prepare("generate", options).get("gamedef") or \
+            game = params.gamedef if params is not None else \
+                self.prepare("generate", options).get("gamedef") or \
                 models_game(players, gamedef.HEADS_UP_LIMIT)
             match = play_bots(hero, others[0], count, seed, game=game, duplicate=True,
                               keyed=True, progress=progress,

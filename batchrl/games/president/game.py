@@ -319,12 +319,21 @@ class President(Game):
 
     ablation_opponents = ("rule", "rule", "rule")
 
+    def ablation_players(self, params: PresidentParams) -> tuple[str, ...]:
+        return (self.ablation_opponents[0],) * (params.players - 1)
+
     def score(self, players: Sequence[str], count: int, seed: int,
               options: Mapping[str, Any],
-              progress: Callable[[int], None] | None = None) -> Scores:
+              progress: Callable[[int], None] | None = None,
+              params: PresidentParams | None = None) -> Scores:
         """Whether the first player took first place, game by game, every player taking
-        every seat in turn on each deal."""
-        params = self._params_for(len(players), options)
+        every seat in turn on each deal (``params``: a store's players, matches and pass
+        locks; else ``options``'s)."""
+        if params is None:
+            params = self._params_for(len(players), options)
+        elif params.players != len(players):
+            raise GameError(f"president with {params.players} players: give "
+                            f"{params.players}, not {len(players)}")
         placed = self._placements(players, params, count, seed, progress)
         return Scores((placed[:, 0] == 0).astype(np.float64), "first_place",
                       "share of games won", per_unit=params.players * params.match)

@@ -191,7 +191,7 @@ class SetteMezzo(Game):
 
     def score(self, players: Sequence[str], count: int, seed: int,
               options: Mapping[str, Any],
-              progress: Callable[[int], None] | None = None) -> Scores:
+              progress: Callable[[int], None] | None = None, params: Any = None) -> Scores:
         """A model's exact expected stake per game (its policy through the game tree):
         one value, no sampling."""
         from batchrl.games.sette_mezzo.evaluate import evaluate_model
@@ -199,7 +199,7 @@ class SetteMezzo(Game):
         if len(players) != 1:
             raise GameError("sette e mezzo scores one model, alone against the dealer")
         model = self.load_model(players[0].removeprefix("model:"))
-        limit = options.get("limit", model.params.limit)
+        limit = params.limit if params is not None else options.get("limit", model.params.limit)
         worth = evaluate_model(model, self.params(limit=limit).limit).expected_reward
         return Scores(np.array([worth], dtype=np.float64), "expected_stake",
                       "expected stake per game", exact=True)

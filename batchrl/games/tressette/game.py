@@ -271,9 +271,13 @@ class Tressette(Game):
 
     ablation_opponents = ("rule",)
 
+    def score_count(self, count: int, params: Any) -> str | None:
+        return None if count >= 4 and count % 2 == 0 else \
+            "want an even number, at least 4 (each deal is played from both sides)"
+
     def score(self, players: Sequence[str], count: int, seed: int,
               options: Mapping[str, Any],
-              progress: Callable[[int], None] | None = None) -> Scores:
+              progress: Callable[[int], None] | None = None, params: Any = None) -> Scores:
         """Hands won by the first player's team (both its seats) against the second's,
         each deal played from both sides."""
         from batchrl.games.tressette.evaluate import sides_points
