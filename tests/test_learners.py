@@ -383,3 +383,12 @@ def test_a_games_scores_pair_up_on_one_seed(stores, game):
     np.testing.assert_array_equal(one.values, two.values)
     assert one.name and one.unit and (one.exact or len(one.values) >= 8)
     assert len(one.values) % one.per_unit == 0
+
+
+def test_policy_show_on_a_network_says_what_it_is(tmp_path):
+    torch = pytest.importorskip("torch")
+    network = tmp_path / "imitation.pt"
+    torch.save({"state_dict": {}, "meta": "{}"}, network)
+    result = invoke("policy", "show", network)
+    assert result.exit_code == 1 and "a torch file (a network from batchrl imitate?)" in \
+        result.output and "imitation.json" in result.output
