@@ -30,7 +30,7 @@ import os
 import time
 import uuid
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -41,6 +41,7 @@ from numpy.typing import NDArray
 from batchrl.evaluation import mean_ci
 from batchrl.filenames import inside, safe_name
 from batchrl.games import Game, GameError, Scores, game_for
+from batchrl.games.play import absolute_player, player_file
 from batchrl.learners import Learner, LearnerError, get_learner
 from batchrl.learning import Settings, default_out, learn, settings, store_digest
 from batchrl.policy import ModelError, load_policy, policy_meta
@@ -217,20 +218,13 @@ def _opponents(config: AblationConfig, game: Game, params: Any) -> tuple[str, ..
     given = tuple(o.strip() for o in config.opponent.split(",") if o.strip())
     if len(given) == 1 and len(own) > 1:
         given = given * len(own)
-    out = []
     for name in given:
-        if name in game.bots or name == "random":
-            out.append(name)
-        elif name.startswith("python:"):
-            module, sep, rest = name.removeprefix("python:").rpartition(":")
-            out.append(f"python:{Path(module).resolve()}:{rest}" if module.endswith(".py")
-                       and sep else name)
-        elif Path(name.removeprefix("model:")).is_file():
-            out.append(f"model:{Path(name.removeprefix('model:')).resolve()}")
-        else:
+        path = player_file(name)
+        if name not in game.bots and name != "random" and not name.startswith("python:") \
+                and (path is None or not path.is_file()):
             raise ValueError(f"--opponent {name!r}: want one of {', '.join(game.bots)}, a "
                              "model file or python:MODULE:CALLABLE")
-    return tuple(out)
+    return tuple(absolute_player(name) for name in given)
 
 
 def _stamp(players: Sequence[str]) -> str:
@@ -240,26 +234,17 @@ def _stamp(players: Sequence[str]) -> str:
 
     parts = []
     for name in players:
-        path = Path(name.removeprefix("model:").removeprefix("python:").rpartition(":")[0]
-                    if name.startswith("python:") else name.removeprefix("model:"))
-        if path.is_file():
+        path = player_file(name)
+        if path is not None and path.is_file():
             stat = path.stat()
             parts.append(f"{path}:{stat.st_size}:{stat.st_mtime_ns}")
     return hashlib.sha256("\n".join(parts).encode()).hexdigest()[:8] if parts else "bots"
 
 
-def _hero(chosen: Settings, learner: Learner, drop: tuple[str, ...] = (),
-          seed: int | None = None) -> Settings:
+def _hero(chosen: Settings, drop: tuple[str, ...] = (), seed: int | None = None) -> Settings:
     """The full hero's settings with ``drop`` left out too (and another seed)."""
-    config = chosen.config if seed is None else learner.config(
-        **{**_fields(chosen.config), "seed": seed})
+    config = chosen.config if seed is None else replace(chosen.config, seed=seed)
     return Settings(config, chosen.features, (*chosen.drop, *drop), chosen.said)
-
-
-def _fields(config: Any) -> dict[str, Any]:
-    from dataclasses import asdict
-
-    return asdict(config)
 
 
 def train(config: AblationConfig, p: Plan, hero: Settings, jobs: int) -> tuple[Path, Any]:
@@ -273,7 +258,7 @@ def train(config: AblationConfig, p: Plan, hero: Settings, jobs: int) -> tuple[P
             meta = policy_meta(out)
             same = meta.get("store_digest") == p.digest and meta.get("params", {}).get(
                 "drop") == list(hero.drop) and all(
-                meta.get("params", {}).get(k) == v for k, v in _fields(hero.config).items())
+                meta.get("params", {}).get(k) == v for k, v in asdict(hero.config).items())
             if same:
                 return out, load_policy(out)
         except ModelError:
@@ -421,9 +406,9 @@ def run_ablation(config: AblationConfig,
     paths: dict[str, Path] = {}
     seed = getattr(p.full.config, "seed", None)
     heroes = [(FULL, p.full),
-              *([(RETRAINED, _hero(p.full, p.learner, seed=seed + 1))] if seed is not None
+              *([(RETRAINED, _hero(p.full, seed=seed + 1))] if seed is not None
                 else []),
-              *((d, _hero(p.full, p.learner, m)) for d, m in variants.items())]
+              *((d, _hero(p.full, m)) for d, m in variants.items())]
     against = ",".join(p.opponents) or "the game alone"
     if config.scheduler is not None:
         _heroes_on_cluster(config, p, heroes, paths, results, seconds, say)

@@ -66,8 +66,7 @@ def load_foreign(spec: str | Path) -> Any:
         policy = made() if isinstance(made, type) or (callable(made) and not _is_policy(made)) \
             else made
     except Exception as exc:  # the user's code: say where it failed, in one line
-        raise ModelError(f"{spec}: {attribute}() failed: {type(exc).__name__}: "
-                         f"{str(exc).splitlines()[0] if str(exc) else ''}") from None
+        raise ModelError(f"{spec}: {attribute}() failed: {_said(exc)}") from None
     return as_policy(policy, str(spec))
 
 
@@ -94,8 +93,12 @@ def _module(name: str, spec: str) -> Any:
     except ModelError:
         raise
     except Exception as exc:
-        raise ModelError(f"{spec}: importing {name} failed: {type(exc).__name__}: "
-                         f"{str(exc).splitlines()[0] if str(exc) else ''}") from None
+        raise ModelError(f"{spec}: importing {name} failed: {_said(exc)}") from None
+
+
+def _said(exc: BaseException) -> str:
+    """An error of the user's code in one line: its type and its message's first line."""
+    return f"{type(exc).__name__}: {(str(exc).splitlines() or [''])[0]}"
 
 
 def _is_policy(value: Any) -> bool:

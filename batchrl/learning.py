@@ -31,6 +31,32 @@ from batchrl.store import Store
 from batchrl.store.place import outputs_beside, recorded
 
 
+def model_meta(opened: Store, store: Path | str, *, feature_names: Sequence[str],
+               action_names: Sequence[str], rows: int, params: Mapping[str, Any],
+               history: Sequence[Any], started: float, learner: str | None = None
+               ) -> dict[str, Any]:
+    """What a model file records of how it was made: the store's game (``store`` as given,
+    ``opened`` read), the features and actions, the data (its digest, rows and
+    episodes), the settings, the learner's history and when and how long it took."""
+    info = opened.info()
+    return {
+        "game": info.game,
+        "game_params": dict(opened.schema.game_params),
+        **({"learner": learner} if learner is not None else {}),
+        "feature_names": list(feature_names),
+        "action_names": list(action_names),
+        "store": recorded(store),
+        "store_digest": store_digest(opened),
+        "rows": rows,
+        "episodes": info.episodes,
+        "params": dict(params),
+        "history": list(history),
+        "seconds": round(time.perf_counter() - started, 3),
+        "created_at": datetime.now(UTC).isoformat(timespec="seconds"),
+        "batchrl_version": __version__,
+    }
+
+
 def store_digest(store: Store) -> str:
     """One digest for the data a model saw: the sorted digests of the store's sources."""
     joined = "\n".join(sorted(s.digest for s in store.sources()))
@@ -121,30 +147,17 @@ def learn(learner: Learner, store: Path | str, chosen: Settings, *,
                              players)
     started = time.perf_counter()
     policy = learner.fit(chosen.config, held.pop, progress=progress, jobs=jobs)
-    info = opened.info()
     if not isinstance(policy.meta, MutableMapping):
         raise LearnerError(f"{learner.name}: its policy's meta is a "
                            f"{type(policy.meta).__name__}; a learned policy keeps its metadata "
                            "in a dict that its save writes")
-    learned = dict(policy.meta)
-    policy.meta.update({
-        "game": info.game,
-        "game_params": dict(opened.schema.game_params),
-        "learner": learner.name,
-        "feature_names": list(policy.feature_names),
-        "action_names": list(policy.action_names),
-        "store": recorded(store),
-        "store_digest": store_digest(opened),
-        "rows": rows,
-        "episodes": info.episodes,
-        "params": {**dataclasses.asdict(chosen.config),
-                   "features": list(chosen.features) if chosen.features else None,
-                   "drop": list(chosen.drop), "players": list(players)},
-        "history": learned.get("history", []),
-        "seconds": round(time.perf_counter() - started, 3),
-        "created_at": datetime.now(UTC).isoformat(timespec="seconds"),
-        "batchrl_version": __version__,
-    })
+    policy.meta.update(model_meta(
+        opened, store, learner=learner.name, feature_names=policy.feature_names,
+        action_names=policy.action_names, rows=rows,
+        params={**dataclasses.asdict(chosen.config),
+                "features": list(chosen.features) if chosen.features else None,
+                "drop": list(chosen.drop), "players": list(players)},
+        history=policy.meta.get("history", []), started=started))
     if policy.meta.get("store") != recorded(store):
         raise LearnerError(f"{learner.name}: its policy's meta did not keep what was recorded "
                            "(a learned policy's meta must be the dict its save writes)")

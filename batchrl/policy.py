@@ -37,7 +37,7 @@ from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 import numpy as np
 from numpy.typing import NDArray
@@ -45,6 +45,9 @@ from numpy.typing import NDArray
 from batchrl import modelfile
 from batchrl.foreign import is_foreign, load_foreign
 from batchrl.modelfile import ModelError as ModelError
+
+if TYPE_CHECKING:
+    from batchrl.learners import Learner
 
 # 2: arrays and JSON (batchrl.modelfile); 1 was a joblib pickle, no longer read.
 ARTIFACT_VERSION = 2
@@ -77,31 +80,31 @@ def load_policy(path: str | Path) -> Policy:
     """The policy in the model file at ``path``, read by the learner of the kind its header
     says (``batchrl.learners``), or the one ``python:MODULE:CALLABLE`` gives
     (`batchrl.foreign`); a crafted file is a `ModelError`."""
-    from batchrl.learners import learner_for_kind
-
     if is_foreign(path):  # python:MODULE:CALLABLE, another library's policy
         foreign: Policy = load_foreign(path)
         return foreign
-    try:
-        kind = modelfile.kind_of(path)
-    except FileNotFoundError:
-        raise ModelError(f"no model at {path}: train one with batchrl learn (or fqi)") from None
-    policy: Policy = learner_for_kind(kind, path).read(path)
+    policy: Policy = _reader(path).read(path)
     return policy
 
 
 def policy_meta(path: str | Path) -> dict[str, Any]:
     """The metadata of the model file at ``path`` (its game, features, data...), of any
     kind, from its JSON alone: milliseconds, where `load_policy` reads every array."""
-    from batchrl.learners import learner_for_kind
-
     if is_foreign(path):  # its code must run to say
         return dict(load_foreign(path).meta)
+    return _reader(path).meta_of(path)
+
+
+def _reader(path: str | Path) -> Learner:
+    """The learner (``batchrl.learners``) that reads the model file at ``path``: the one of
+    the kind its header says."""
+    from batchrl.learners import learner_for_kind
+
     try:
         kind = modelfile.kind_of(path)
     except FileNotFoundError:
         raise ModelError(f"no model at {path}: train one with batchrl learn (or fqi)") from None
-    return learner_for_kind(kind, path).meta_of(path)
+    return learner_for_kind(kind, path)
 
 
 def predict(model: Any, x: NDArray[np.float32]) -> NDArray[np.float64]:

@@ -13,20 +13,18 @@ import shutil
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import asdict, dataclass
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from batchrl import __version__
 from batchrl.cluster import connect, scheduler_address
 from batchrl.filenames import inside, safe_name
 from batchrl.games import FQISettings, GameError, game_for
 from batchrl.learners.fqi import FAST_FREEZE_AFTER, LEARNER, FQIParams
 from batchrl.learners.fqi.iterations import IterationStats
-from batchrl.learning import store_digest
+from batchrl.learning import model_meta
 from batchrl.policy import ModelArtifact
 from batchrl.store import Store
-from batchrl.store.place import outputs_beside, recorded
+from batchrl.store.place import outputs_beside
 
 
 @dataclass(frozen=True, slots=True)
@@ -150,26 +148,13 @@ def run_fqi(
                              on_iteration=on_iteration, checkpoints=checkpoints,
                              resume=config.resume, client=client,
                              checkpoint_data=checkpoint_data(store, config))
-    info = store.info()
-    learned = policy.meta
-    artifact = policy.artifact
-    artifact.meta = {
-        "game": info.game,
-        "game_params": dict(store.schema.game_params),
-        "feature_names": learned["feature_names"],
-        "action_names": learned["action_names"],
-        "store": recorded(config.store),
-        "store_digest": store_digest(store),
-        "rows": learned["rows"],
-        "episodes": info.episodes,
-        "params": {k: (str(v) if isinstance(v, Path) else v)
-                   for k, v in asdict(config).items()
-                   if k not in ("store", "out", "resume", "scheduler")},
-        "history": learned["history"],
-        "seconds": round(time.perf_counter() - started, 3),
-        "created_at": datetime.now(UTC).isoformat(timespec="seconds"),
-        "batchrl_version": __version__,
-    }
+    learned, artifact = policy.meta, policy.artifact
+    artifact.meta = model_meta(
+        store, config.store, feature_names=learned["feature_names"],
+        action_names=learned["action_names"], rows=learned["rows"],
+        params={k: (str(v) if isinstance(v, Path) else v) for k, v in asdict(config).items()
+                if k not in ("store", "out", "resume", "scheduler")},
+        history=learned["history"], started=started)
     artifact.save(out)
     shutil.rmtree(checkpoints, ignore_errors=True)
     return out, artifact

@@ -155,7 +155,9 @@ def evaluate(game: Game | None, model: str | None, groups: tuple[str, ...],
             if not takes_tasks:
                 raise GameError(f"{game.name}'s evaluate takes no tasks: it plays here only "
                                 f"(leave out --scheduler)")
-            chosen = [tuple(_absolute(p) for p in g) for g in chosen]  # as workers read them
+            from batchrl.games.play import absolute_player
+
+            chosen = [tuple(absolute_player(p) for p in g) for g in chosen]  # as workers read
         with connect(address) as client, progress(total, "playing") as advance:
             if takes_tasks:
                 report = game.evaluate(chosen, count, seed, options, advance,
@@ -218,20 +220,6 @@ def _groups(game: Game, hero: str | None, groups: tuple[str, ...], opponent: str
     if len(game.default_players) == 2:
         return [tuple(game.default_players)]
     raise click.UsageError(f"say who plays {game.name}: --players A,B,... or --model PATH")
-
-
-def _absolute(spec: str) -> str:
-    """A model player's file as an absolute path (a worker's directory is not ours)."""
-    from batchrl.games.play import is_model
-
-    if spec.startswith("python:"):  # a .py file's path made absolute; a module as it is
-        module, sep, rest = spec.removeprefix("python:").rpartition(":")
-        return f"python:{Path(module).resolve()}:{rest}" if module.endswith(".py") and sep \
-            else spec
-    if not is_model(spec):
-        return spec
-    prefix = "model:" if spec.startswith("model:") else ""
-    return f"{prefix}{Path(spec.removeprefix(prefix)).resolve()}"
 
 
 def _message(exc: BaseException) -> str:

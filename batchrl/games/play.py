@@ -83,6 +83,27 @@ def is_model(spec: str) -> bool:
     return spec.startswith(("model:", "python:")) or spec.endswith((".npz", ".joblib"))
 
 
+def player_file(spec: str) -> Path | None:
+    """The file a player named ``spec`` is read from: a model player's file, or the ``.py``
+    file of a ``python:FILE.py:CALLABLE``; None for a bot or a module named by import."""
+    if spec.startswith("python:"):
+        module, sep, _ = spec.removeprefix("python:").rpartition(":")
+        return Path(module) if sep and module.endswith(".py") else None
+    return Path(spec.removeprefix("model:")) if is_model(spec) else None
+
+
+def absolute_player(spec: str) -> str:
+    """``spec`` with its file (`player_file`) as an absolute path: a cluster's workers read
+    it from another directory than ours."""
+    path = player_file(spec)
+    if path is None:
+        return spec
+    if spec.startswith("python:"):
+        return f"python:{path.resolve()}:{spec.rpartition(':')[2]}"
+    prefix = "model:" if spec.startswith("model:") else ""
+    return f"{prefix}{path.resolve()}"
+
+
 def make_player(game: Game, spec: str, params: Any, rng: np.random.Generator,
                 bots: Callable[[str, np.random.Generator], Player] | None = None) -> Player:
     """A player by name: ``random``, ``model:PATH`` (or a ``.npz`` path), or one of the
