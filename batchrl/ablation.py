@@ -197,7 +197,7 @@ def plan(config: AblationConfig, store: Store) -> Plan:
                            f"settings are {', '.join(n for n, *_ in learner.settings())}")
     if learner.takes("seed"):
         given["seed"] = config.fqi_seed
-    full = settings(learner, config.store, {**given, **config.settings})
+    full = settings(learner, config.store, {**given, **config.settings}, views=False)
     params = game.params_from_store(store.schema.game, store.schema.game_params)
     opponents = _opponents(config, game, params)
     if why := game.score_count(config.hands, params):

@@ -23,11 +23,15 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+from numpy.typing import NDArray
+
 from batchrl import __version__
 from batchrl.filenames import inside, safe_name
 from batchrl.games import GameError, game_for
 from batchrl.learners import Learner, LearnerError
-from batchrl.store import Store
+from batchrl.policy import FeatureView, ViewedPolicy, renamed
+from batchrl.store import Store, Transitions
 from batchrl.store.place import outputs_beside, recorded
 
 
@@ -81,17 +85,22 @@ class Settings:
     features: tuple[str, ...] | None
     drop: tuple[str, ...]
     said: str
+    view: Mapping[str, Any] | None = None  # the game's view of the features (Game.view)
 
 
 def settings(learner: Learner, store: Path | str, given: Mapping[str, Any],
-             features: tuple[str, ...] | None = None, drop: tuple[str, ...] | None = None
-             ) -> Settings:
+             features: tuple[str, ...] | None = None, drop: tuple[str, ...] | None = None,
+             view: Mapping[str, Any] | None = None, views: bool = True) -> Settings:
     """The config for ``learner`` on ``store``: each of ``given`` (None: not given) as
     given, else the store's game's recommendation, else the learner's default.
-    ``features`` and ``drop`` go together: either given, both are the user's."""
+    ``features`` and ``drop`` go together: either given, both are the user's. ``view``:
+    the game's view options given (`batchrl.policy.FeatureView`), over the game's
+    recommended view for the learner; columns the user chose read no recommended view,
+    and ``views`` False reads none (ablation drops stored columns)."""
     opened = Store.open(store)
     opened.check(pages=False)
     schema = opened.schema
+    game = None
     try:
         game = game_for(schema.game, schema.game_params)
         recommended, name = game.settings_for(learner.name), game.name
@@ -107,27 +116,59 @@ def settings(learner: Learner, store: Path | str, given: Mapping[str, Any],
     else:
         features = tuple(recommended["features"]) if recommended.get("features") else None
         drop = tuple(recommended.get("drop") or ())
+    record = _view(game, name, recommended.get("view"), view, chosen, views)
     shown = learner.describe(config)
     shown += f", features {','.join(features)}" if features else ""
     shown += f", drop {','.join(drop)}" if drop else ""
-    named = sorted([*asked, *(["features/drop"] if chosen else [])])
+    shown += f", view {_said(record)}" if record else ""
+    named = sorted([*asked, *(["features/drop"] if chosen else []),
+                    *(["view"] if view else [])])
     source = whose if not named else f"{whose}, with {', '.join(named)} as given"
-    return Settings(config, features, drop, f"settings: {shown} ({source})")
+    return Settings(config, features, drop, f"settings: {shown} ({source})", record)
+
+
+def _view(game: Any, name: str, recommended: Any, given: Mapping[str, Any] | None,
+          columns: bool, views: bool) -> dict[str, Any] | None:
+    """The view's record: the options given over the recommended ones, checked by the
+    game (None: no view)."""
+    if given and (columns or not views):
+        raise LearnerError("a view of the game's features reads its own columns: give "
+                           "either its options or --features/--drop" if views else
+                           "ablation drops stored features, which a view reads whole: "
+                           "give no view options")
+    if not given and (columns or not views):
+        return None
+    options = {**(dict(recommended) if isinstance(recommended, Mapping) else {}),
+               **dict(given or {})}
+    if not options:
+        return None
+    if game is None:
+        raise LearnerError(f"{name} is not a game this batchrl knows: it has no views")
+    try:
+        made = game.view(options)
+    except GameError as exc:
+        raise LearnerError(str(exc)) from None
+    return None if made is None else dict(made.record())
+
+
+def _said(record: Mapping[str, Any]) -> str:
+    return ",".join(f"{k}={v}" for k, v in record.items())
 
 
 def default_out(store: Path | str, learner: Learner, config: Any,
                 features: Sequence[str] | None, drop: Sequence[str],
-                players: Sequence[str]) -> Path:
+                players: Sequence[str], view: str = "") -> Path:
     """``STORE/models/NAME[-SETTING…].npz``: every setting that is not the learner's
-    default, and the features and players chosen, so two runs that make different models
-    never share a file."""
+    default, and the features, view (its tag) and players chosen, so two runs that make
+    different models never share a file."""
     parts = [learner.name]
     for f in dataclasses.fields(config):
         value = getattr(config, f.name)
         if value != f.default:
-            parts.append(f"{f.name}{safe_name(str(value))}")
+            parts.append(f"{f.name}{safe_name(str(value).replace(',', 'x'))}")
     parts += [f"features-{safe_name(','.join(features))}"] if features else []
     parts += [f"drop-{safe_name(','.join(drop))}"] if drop else []
+    parts += [safe_name(view)] if view else []
     parts += [f"player-{safe_name(p)}" for p in players]
     return inside(outputs_beside(store) / "models", "-".join(parts) + ".npz")
 
@@ -135,31 +176,84 @@ def default_out(store: Path | str, learner: Learner, config: Any,
 def learn(learner: Learner, store: Path | str, chosen: Settings, *,
           players: tuple[str, ...] = (), jobs: int = -1, out: Path | None = None,
           progress: Callable[[str, int, int], None] | None = None) -> tuple[Path, Any]:
-    """Fit ``learner`` on the store's rows (``players``' decisions only, if named) and save
-    its policy; returns where it went and the policy."""
+    """Fit ``learner`` on the store's rows (``players``' decisions only, if named), through
+    the game's view if the settings name one, and save its policy; returns where it went
+    and the policy (playing through the view: `batchrl.policy.ViewedPolicy`)."""
     opened = Store.open(store)
     opened.check()  # every part sound and of store.json's game; each page checked as read
-    held = [opened.arrays(features=chosen.features, drop=chosen.drop, players=players)]
+    view = None
+    if chosen.view is not None:
+        view = game_for(opened.schema.game, opened.schema.game_params).view(chosen.view)
+    if view is not None:
+        held = [opened.arrays(features=view.columns, players=players)]
+    else:
+        held = [opened.arrays(features=chosen.features, drop=chosen.drop, players=players)]
     rows = len(held[0])
     if not rows:
         raise ValueError(f"store {store} has no rows: ingest logs first")
+    if learner.holds_out:
+        held[0] = dataclasses.replace(held[0], group=deal_groups(opened, held[0], players))
+    if view is not None:
+        held.append(through_view(view, held.pop(), learner.uses_next_state))
     out = out or default_out(store, learner, chosen.config, chosen.features, chosen.drop,
-                             players)
+                             players, view.tag if view is not None else "")
     started = time.perf_counter()
     policy = learner.fit(chosen.config, held.pop, progress=progress, jobs=jobs)
     if not isinstance(policy.meta, MutableMapping):
         raise LearnerError(f"{learner.name}: its policy's meta is a "
                            f"{type(policy.meta).__name__}; a learned policy keeps its metadata "
                            "in a dict that its save writes")
+    record = None if view is None else dict(view.record())
     policy.meta.update(model_meta(
         opened, store, learner=learner.name, feature_names=policy.feature_names,
         action_names=policy.action_names, rows=rows,
         params={**dataclasses.asdict(chosen.config),
                 "features": list(chosen.features) if chosen.features else None,
-                "drop": list(chosen.drop), "players": list(players)},
+                "drop": list(chosen.drop), "players": list(players), "view": record},
         history=policy.meta.get("history", []), started=started))
+    if record is not None:
+        policy.meta["view"] = record
     if policy.meta.get("store") != recorded(store):
         raise LearnerError(f"{learner.name}: its policy's meta did not keep what was recorded "
                            "(a learned policy's meta must be the dict its save writes)")
     path: Path = policy.save(out)
-    return path, policy
+    return path, policy if view is None else ViewedPolicy(policy, view)
+
+
+def deal_groups(opened: Store, t: Transitions, players: Sequence[str]
+                ) -> NDArray[np.int64] | None:
+    """One code per row for its episode's group: episodes dealt the same cards (a
+    store's ``deal`` column; Eger et al.'s seeds repeat) share one, so a held-out split
+    never has a deal on both sides. None for a store that records no deals."""
+    if "deal" not in opened.schema.audit_columns:
+        return None
+    deal = opened.audit("deal", players)
+    own = np.char.add("game:", t.episode.astype(str)).astype(object)
+    groups = np.where(deal == "", own, deal)
+    _, codes = np.unique(groups.astype(str), return_inverse=True)
+    return codes.astype(np.int64)
+
+
+def through_view(view: FeatureView, t: Transitions, next_states: bool = True) -> Transitions:
+    """``t`` as ``view`` reads it: its inputs for the states, the moves (and legal masks)
+    renamed into the view's numbering, ``legal`` the moves each state could allow. Without
+    ``next_states`` (a learner that reads none) the next states are left out (no columns).
+    """
+    stored = t.state if tuple(t.feature_names) == tuple(view.columns) else \
+        t.state[:, [t.feature_names.index(c) for c in view.columns]]
+    order = view.order(stored)
+    possible = view.possible(stored)
+    action = t.action if order is None else \
+        np.take_along_axis(order, t.action[:, None], axis=1)[:, 0].astype(np.int64)
+    if next_states:
+        following = np.asarray(t.next_state, dtype=np.float32)
+        if stored is not t.state:
+            following = following[:, [t.feature_names.index(c) for c in view.columns]]
+        next_state: Any = view.inputs(following)
+        next_legal = renamed(t.next_legal, view.order(following))
+    else:
+        next_state, next_legal = np.zeros((len(t), 0), dtype=np.float32), t.next_legal
+    return dataclasses.replace(
+        t, state=view.inputs(stored), action=action, next_state=next_state,
+        next_legal=next_legal, legal=None if possible is None else renamed(possible, order),
+        feature_names=tuple(view.input_names))

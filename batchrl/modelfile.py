@@ -115,10 +115,9 @@ def read(path: str | Path, kind: str | None, *, with_arrays: bool = True
             if HEADER not in names:
                 if any(n.endswith("/data.pkl") for n in names):  # torch's archive
                     raise ModelError(
-                        f"{path} is a torch file (a network from batchrl imitate?), not a "
-                        f"batchrl model file: it plays as model:PATH in Hanabi's evaluate, "
-                        f"and its figures are in {Path(path).with_suffix('.json').name} "
-                        "beside it")
+                        f"{path} is a torch file (a network from an older batchrl "
+                        "imitate?), not a batchrl model file: networks are model files "
+                        "now; train it again with batchrl learn network (or imitate)")
                 raise ModelError(f"{path} is not a batchrl model file (a zip without "
                                  f"{HEADER})")
             document = json.loads(zf.read(HEADER).decode("utf-8"))

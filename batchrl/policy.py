@@ -76,6 +76,106 @@ class Policy(Protocol):
             legal: NDArray[np.bool_] | None = None) -> NDArray[np.int64]: ...
 
 
+class FeatureView(Protocol):
+    """A game's own reading of its stored features for a learner (``Game.view``): Hanabi's
+    colour order and the convention's facts. The learner is fitted on what the view makes
+    of the store's rows, and its model plays through the same view (`ViewedPolicy`), so
+    no learner holds a game's code.
+
+    - ``columns``: the stored features it reads, in order; ``input_names``: the names of
+      the numbers ``inputs`` makes of them (the features the learner's model records);
+    - ``inputs(states)``: (n, len(columns)) stored states to (n, len(input_names));
+    - ``order(states)``: (n, actions) ints, ``order[i, a]`` the learner's number for the
+      stored action ``a`` in state ``i`` (a permutation in each row), or None when the
+      view renames no move;
+    - ``possible(states)``: the moves each stored state could allow, read off its features
+      (n, actions) in the stored numbering, or None: what a learner may mask in training
+      (at play the game's exact legal moves mask);
+    - ``record()``: the options that make it again (``Game.view(record)``), kept in the
+      model file; ``tag``: a file-name suffix (``colour-convention``).
+    """
+
+    @property
+    def columns(self) -> tuple[str, ...]: ...
+    @property
+    def input_names(self) -> tuple[str, ...]: ...
+    @property
+    def tag(self) -> str: ...
+
+    def inputs(self, states: NDArray[np.float32]) -> NDArray[np.float32]: ...
+    def order(self, states: NDArray[np.float32]) -> NDArray[np.intp] | None: ...
+    def possible(self, states: NDArray[np.float32]) -> NDArray[np.bool_] | None: ...
+    def record(self) -> dict[str, Any]: ...
+
+
+def renamed(per_action: NDArray[Any], order: NDArray[np.intp] | None) -> NDArray[Any]:
+    """Per-action columns (a legal mask, say) moved to a view's numbering: column
+    ``order[i, a]`` of row ``i`` gets column ``a``.
+
+    >>> renamed(np.array([[1, 2, 3]]), np.array([[2, 0, 1]])).tolist()
+    [[2, 3, 1]]
+    """
+    if order is None:
+        return per_action
+    out = np.empty_like(per_action)
+    np.put_along_axis(out, order, per_action, axis=1)
+    return out
+
+
+class ViewedPolicy:
+    """A policy fitted on a game's view of the store (`FeatureView`), playing on the
+    stored states: each batch goes through the view, the legal moves are renamed into its
+    numbering and the chosen ones back. ``feature_names`` are the stored columns the view
+    reads; ``save`` writes the inner policy (its meta records the view)."""
+
+    def __init__(self, policy: Policy, view: FeatureView) -> None:
+        self.policy, self.view = policy, view
+        self.feature_names: tuple[str, ...] = tuple(view.columns)
+        self.action_names: tuple[str, ...] = tuple(policy.action_names)
+
+    @property
+    def meta(self) -> Mapping[str, Any]:
+        return self.policy.meta
+
+    def save(self, path: str | Path) -> Path:
+        saved: Path = self.policy.save(path)  # type: ignore[attr-defined]
+        return saved
+
+    def _through(self, states: NDArray[np.floating[Any]]
+                 ) -> tuple[NDArray[np.float32], NDArray[np.intp] | None]:
+        stored = np.asarray(states, dtype=np.float32)
+        order = self.view.order(stored)
+        return self.view.inputs(stored), None if order is None else np.asarray(order, np.intp)
+
+    def act(self, states: NDArray[np.floating[Any]],
+            legal: NDArray[np.bool_] | None = None) -> NDArray[np.int64]:
+        x, order = self._through(states)
+        mask = None if legal is None else renamed(np.asarray(legal, dtype=bool), order)
+        chosen = np.asarray(self.policy.act(x, mask))
+        if order is None or chosen.shape != (len(x),) or chosen.dtype.kind not in "iu":
+            return chosen  # LoadedModel says what is wrong with a bad answer
+        inside = (chosen >= 0) & (chosen < order.shape[1])
+        back = np.argsort(order, axis=1)  # back[i, j]: the stored action numbered j
+        out = chosen.astype(np.int64)
+        out[inside] = back[np.flatnonzero(inside), chosen[inside]]
+        return out
+
+    @property
+    def values(self) -> Callable[[NDArray[np.floating[Any]]], NDArray[np.float64]] | None:
+        """The inner policy's values, each in its stored action's column (None where the
+        inner policy has none)."""
+        inner = getattr(self.policy, "values", None)
+        if inner is None:
+            return None
+
+        def values(states: NDArray[np.floating[Any]]) -> NDArray[np.float64]:
+            x, order = self._through(states)
+            v = np.asarray(inner(x), dtype=np.float64)
+            return v if order is None else np.take_along_axis(v, order, axis=1)
+
+        return values
+
+
 def load_policy(path: str | Path) -> Policy:
     """The policy in the model file at ``path``, read by the learner of the kind its header
     says (``batchrl.learners``), or the one ``python:MODULE:CALLABLE`` gives
@@ -407,7 +507,9 @@ class LoadedModel:
 def load_model(path: str | Path, check: Callable[[str, Mapping[str, Any]], Any],
                feature_names: Callable[[Any], Sequence[str]],
                action_names: Callable[[Any], Sequence[str]],
-               policy: Policy | None = None) -> LoadedModel:
+               policy: Policy | None = None,
+               view: Callable[[Mapping[str, Any]], FeatureView | None] | None = None
+               ) -> LoadedModel:
     """The one model loader every game's players use (through ``Game.load_model``): a
     model file of any kind (`load_policy`), bound to the game's states.
 
@@ -415,11 +517,14 @@ def load_model(path: str | Path, check: Callable[[str, Mapping[str, Any]], Any],
     params to play with (or raises, saying why the model does not fit the game being
     played); ``feature_names(params)`` and ``action_names(params)`` are the game's. The
     model's features are found among the game's by name. ``policy``: the model already
-    loaded from ``path``.
+    loaded from ``path``. ``view(record)``: the game's `FeatureView` for a model fitted on
+    one (its meta's ``view``), which it then plays through (`ViewedPolicy`).
     """
     policy = policy if policy is not None else load_policy(path)
     meta = policy.meta
     params = check(str(meta.get("game", "?")), meta.get("game_params") or {})
+    if (record := meta.get("view")) is not None and not isinstance(policy, ViewedPolicy):
+        policy = viewed(path, policy, record, view)
     names = tuple(feature_names(params))
     if unknown := [n for n in policy.feature_names if n not in names]:
         shown = ", ".join(unknown[:5]) + (" ..." if len(unknown) > 5 else "")
@@ -432,3 +537,21 @@ def load_model(path: str | Path, check: Callable[[str, Mapping[str, Any]], Any],
     index = {n: i for i, n in enumerate(names)}
     columns = np.asarray([index[n] for n in policy.feature_names], dtype=np.intp)
     return LoadedModel(Path(path), policy, params, columns)
+
+
+def viewed(path: str | Path, policy: Policy, record: Any,
+           view: Callable[[Mapping[str, Any]], FeatureView | None] | None) -> ViewedPolicy:
+    """``policy`` (fitted on the view ``record`` names) playing through that view, made by
+    the game's ``view``; `ModelError` when the game has no such view or the view's inputs
+    are not the features the model reads."""
+    try:
+        made = view(record) if view is not None and isinstance(record, Mapping) else None
+    except ValueError as exc:  # a GameError: the game has no such view
+        raise ModelError(f"{path} was fitted on the view {record}: {exc}") from None
+    if made is None:
+        raise ModelError(f"{path} was fitted on a view of the features ({record}) that the "
+                         "game does not make")
+    if tuple(made.input_names) != tuple(policy.feature_names):
+        raise ModelError(f"{path} reads {len(policy.feature_names)} features, not the "
+                         f"{len(made.input_names)} its view {record} makes")
+    return ViewedPolicy(policy, made)

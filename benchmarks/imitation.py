@@ -4,7 +4,7 @@
                                    [--baseline-rows 60000] [--repeat 3]
 
 The issue's target: <= 60 s per epoch over 2.7M states on 2 CPU cores. One
-training pass (``imitation.train_epoch``: forward, masked cross-entropy,
+training pass (``learners.network.training.train_epoch``: forward, masked cross-entropy,
 backward, Adam) of the report's network is timed on ``--rows`` states and
 scaled to 2,700,000. The baseline, timed in the same run on
 ``--baseline-rows`` states, is the same network with batches of 32, Keras's
@@ -30,10 +30,10 @@ REPORT_STATES = 2_700_000
 
 def _states(store: Path | None, rows: int) -> tuple[np.ndarray, np.ndarray]:
     if store is not None:
-        from batchrl.games.hanabi.network import imitation_spec
+        from batchrl.games.hanabi.view import hanabi_view
         from batchrl.store import Store
 
-        t = Store.open(store).arrays(features=imitation_spec({}).columns)
+        t = Store.open(store).arrays(features=hanabi_view({}).columns)
         return t.state[:rows], t.action[:rows]
     from batchrl.games.hanabi.bots import ConventionBot
     from batchrl.games.hanabi.simulate import play
@@ -46,17 +46,18 @@ def _states(store: Path | None, rows: int) -> tuple[np.ndarray, np.ndarray]:
 def _pass_seconds(x: np.ndarray, y: np.ndarray, batch: int, repeat: int) -> float:
     import torch
 
-    from batchrl.games.hanabi.network import imitation_spec
-    from batchrl.imitation import NetworkConfig, train_epoch
+    from batchrl.games.hanabi.view import REPORT_HIDDEN, possible_moves
+    from batchrl.learners.network import NetworkConfig
+    from batchrl.learners.network.training import network, train_epoch
 
-    spec = imitation_spec({})  # the report's network and move mask
-    allowed = spec.possible(x)
+    allowed = possible_moves(x)  # the report's move mask
     data = (torch.from_numpy(((x - x.mean(0)) / (x.std(0) + 1e-6)).astype(np.float32)),
             torch.from_numpy(y.astype(np.int64)), torch.from_numpy(allowed))
     times = []
     for r in range(repeat):
         torch.manual_seed(r)
-        model = spec.network(NetworkConfig(), x.shape[1], 20)
+        config = NetworkConfig(hidden=",".join(map(str, REPORT_HIDDEN)))
+        model = network(config, x.shape[1], 20)  # the report's network
         optimiser = torch.optim.Adam(model.parameters(), lr=1e-3)
         started = time.perf_counter()
         train_epoch(model, optimiser, data, batch, True, torch.Generator().manual_seed(r))

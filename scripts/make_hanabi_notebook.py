@@ -91,11 +91,12 @@ print(last_line(batchrl("generate", "--game", "hanabi", "--players", "bot2,bot2"
                         "--games", GAMES, "--seed", 1, "-j", 2, "-o", games_dir,
                         out=games_dir)))
 print(last_line(batchrl("ingest", games_dir, "--store", store, out=store / "store.json")))
-NETWORKS = {"plain": [], "colour": ["--colour-order"]}  # the report's 195; colour-ordered
+NETWORKS = {"plain": ["--no-colour-order"], "colour": ["--colour-order"]}  # the report's 195
 figures = {}
 for label, options in NETWORKS.items():
-    net = store / "models" / f"imitation-{label}-e{EPOCHS}.pt"
-    batchrl("imitate", "--store", store, "--epochs", EPOCHS, *options, "--out", net, out=net)
+    net = store / "models" / f"imitation-{label}-e{EPOCHS}.npz"
+    batchrl("imitate", "--store", store, "--epochs", EPOCHS, "--features", "report", *options,
+            "--out", net, out=net)
     figures[label] = json.loads(net.with_suffix(".json").read_text()) | {"path": net}
     f = figures[label]
     print(f"{label:>6}: test accuracy {f['test_accuracy']:.1%} on {f['split_rows'][2]:,} "
@@ -196,9 +197,9 @@ if EGER.is_dir():
     humans = team.join(partner, how="inner")
     by_partner = humans.groupby("partner")["score"].agg(["count", "mean", "std"])
     by_partner["half_width"] = 1.96 * by_partner["std"] / np.sqrt(by_partner["count"])
-    human_net = eger / "models" / f"imitation-human-e{HUMAN_EPOCHS}.pt"
+    human_net = eger / "models" / f"imitation-human-e{HUMAN_EPOCHS}.npz"
     batchrl("imitate", "--store", eger, "--player", "human", "--epochs", HUMAN_EPOCHS,
-            "--out", human_net, out=human_net)
+            "--features", "report", "--no-colour-order", "--out", human_net, out=human_net)
     human = json.loads(human_net.with_suffix(".json").read_text())
     accuracy = pd.DataFrame(human["accuracy_by_partner"]).T
     by_partner = by_partner.join(accuracy.rename(columns={"accuracy": "network accuracy",

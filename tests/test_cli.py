@@ -1,3 +1,4 @@
+import json
 import signal
 import subprocess
 import sys
@@ -167,12 +168,24 @@ def test_hanabi_from_the_command_line(tmp_path: Path):
     assert result.exit_code == 0 and "hanabi-json, hanabi: 20 games" in result.output
     result = invoke("imitate", "--store", str(store), "--epochs", "2", "--threads", "1")
     assert result.exit_code == 0, result.output
-    assert "precision" in result.output and (store / "models" / "imitation.png").exists()
-    net = store / "models" / "imitation.pt"
+    assert "view colour_order=True,features=convention (hanabi's recommended settings, " \
+        "with epochs as given)" in result.output  # the game's view with no flags
+    name = "network-hidden195x128x64x32-epochs2-colour-convention"
+    assert "precision" in result.output and (store / "models" / f"{name}.png").exists()
+    net = store / "models" / f"{name}.npz"
+    figures = json.loads((store / "models" / f"{name}.json").read_text())
+    assert len(figures["history"]) == 2 and len(figures["report"]) == 20
     result = invoke("evaluate", "--game", "hanabi", "--players", f"model:{net},bot2",
                     "--players", "bot2,bot2", "--games", "5")
     assert result.exit_code == 0, result.output
-    assert "model:imitation.pt + bot2" in result.output and "bot2 + bot2" in result.output
+    assert f"model:{name}.npz + bot2" in result.output and "bot2 + bot2" in result.output
+    result = invoke("learn", "network", "--store", str(store), "--epochs", "1", "--inputs",
+                    "hints", "--no-colour-order", "--jobs", "1")
+    assert result.exit_code == 0 and "network-hidden195x128x64x32-epochs1-hints.npz" in \
+        result.output, result.output
+    result = invoke("learn", "bc", "--store", str(store), "--inputs", "hints", "--features",
+                    "hints")
+    assert result.exit_code == 1 and "give either its options or --features" in result.output
     result = invoke("evaluate", "--game", "hanabi", "--players", "nobody,bot2", "--games", "5")
     assert result.exit_code != 0 and "unknown Hanabi player 'nobody'" in result.output
 

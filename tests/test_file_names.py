@@ -4,7 +4,6 @@ store (or the --out given), that hold no separator and lead nowhere else."""
 from __future__ import annotations
 
 from pathlib import Path
-from types import SimpleNamespace
 
 import pytest
 from click.testing import CliRunner
@@ -13,7 +12,8 @@ from locations import SAMPLES
 from batchrl.cli import main
 from batchrl.experiments import Hero
 from batchrl.filenames import inside, safe_name
-from batchrl.imitation import default_out
+from batchrl.learners import get_learner
+from batchrl.learning import default_out
 from batchrl.store import Store
 
 EVIL = "../../../../tmp/x"
@@ -58,8 +58,10 @@ def test_a_player_named_like_a_path_writes_only_under_the_store(tmp_path: Path) 
 
 def test_the_default_names_of_every_command_hold_no_path() -> None:
     store = Path("s")
-    spec = SimpleNamespace(tag="-colour")
-    assert default_out(store, spec, [EVIL]).parent == store / "models"  # type: ignore[arg-type]
+    network = get_learner("network")
+    out = default_out(store, network, network.config(hidden="8"),
+                      [EVIL], [EVIL], [EVIL], EVIL)
+    assert out.parent == store / "models" and "/" not in out.name
     hero = Hero(players=(EVIL,), drop=("../pv",))
     assert "/" not in hero.name and ".." not in hero.name
     assert safe_name(EVIL) != safe_name(EVIL.replace("/", "_"))  # no two names, one file

@@ -14,7 +14,7 @@ from pathlib import Path
 from locations import ROOT
 
 COMMANDS = ("batchrl.cli", "batchrl.cli.main", "batchrl.cli.common", "batchrl.cli.play",
-            "batchrl.cli.export", "batchrl.cli.learn", "batchrl.ingest", "batchrl.imitation")
+            "batchrl.cli.export", "batchrl.cli.learn", "batchrl.ingest")
 
 
 def _module_name(path: Path) -> str:

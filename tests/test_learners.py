@@ -385,10 +385,29 @@ def test_a_games_scores_pair_up_on_one_seed(stores, game):
     assert len(one.values) % one.per_unit == 0
 
 
-def test_policy_show_on_a_network_says_what_it_is(tmp_path):
+def test_policy_show_on_an_old_torch_network_says_what_it_is(tmp_path):
     torch = pytest.importorskip("torch")
     network = tmp_path / "imitation.pt"
     torch.save({"state_dict": {}, "meta": "{}"}, network)
     result = invoke("policy", "show", network)
-    assert result.exit_code == 1 and "a torch file (a network from batchrl imitate?)" in \
-        result.output and "imitation.json" in result.output
+    assert result.exit_code == 1 and "a torch file (a network from an older batchrl " \
+        "imitate?)" in result.output and "batchrl learn network" in result.output
+
+
+@pytest.mark.parametrize("game", sorted(GAMES))
+def test_the_network_learns_plays_and_shows_on_every_game(stores, game):
+    """The network is a learner like the others: the same command, model files and
+    players on every game."""
+    pytest.importorskip("torch", reason="the network needs torch to train (the test extra)")
+    result = invoke("learn", "network", "--store", stores[game], "--epochs", 1, "--hidden", 8,
+                    "--jobs", 1)
+    assert result.exit_code == 0, result.output
+    model = _model(result.output)
+    from batchrl.games import get_game
+
+    g = get_game(game)
+    scores = g.score((f"model:{model}", *g.ablation_opponents), 4, 3, {})
+    assert len(scores.values) >= 1 and np.isfinite(scores.values).all()
+    shown = invoke("policy", "show", model)
+    assert shown.exit_code == 0 and "learner   network (a network file)" in shown.output
+    assert "held-out episodes" in shown.output

@@ -137,20 +137,22 @@ def test_info_and_policy_show_speak_json(store: Path, tmp_path: Path) -> None:
 def test_imitate_without_matplotlib_saves_the_network_and_says_so(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     pytest.importorskip("torch", reason="batchrl imitate needs torch (the test extra)")
-    import batchrl.imitation
+    import batchrl.learners.network.report
 
     games, store = tmp_path / "games", tmp_path / "store"
     assert invoke("generate", "--game", "hanabi", "--players", "bot2,bot1", "--games", "12",
                   "-o", str(games)).exit_code == 0
     assert invoke("ingest", str(games), "--store", str(store)).exit_code == 0
-    monkeypatch.setattr(batchrl.imitation, "can_plot", lambda: False)
+    monkeypatch.setattr(batchrl.learners.network.report, "can_plot", lambda: False)
     result = CliRunner().invoke(main, ["imitate", "--store", str(store), "--epochs", "1",
                                        "--threads", "1"], catch_exceptions=False)
     assert result.exit_code == 0, result.output
-    assert result.output.startswith("matplotlib is not installed")
+    assert result.output.splitlines()[1].startswith("matplotlib is not installed")
     assert "curves:  not drawn (no matplotlib)" in result.output
-    assert (store / "models" / "imitation.pt").exists()
-    assert not (store / "models" / "imitation.png").exists()
+    name = "network-hidden195x128x64x32-epochs1-colour-convention"
+    assert (store / "models" / f"{name}.npz").exists()
+    assert (store / "models" / f"{name}.json").exists()
+    assert not (store / "models" / f"{name}.png").exists()
 
 
 # ---- hostile logs: each hole an attacker's fuzzing found, now one line that names the file,

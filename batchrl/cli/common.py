@@ -157,7 +157,7 @@ class FormatName(click.ParamType[str]):
         return "[" + "|".join(["auto", *sorted(FORMATS)]) + "]"
 
 
-_CAPABILITIES = {"solve": "exact solver", "imitation": "imitation network",
+_CAPABILITIES = {"solve": "exact solver", "view": "view of its features",
                  "generate": "log writer", "evaluate": "evaluation"}
 
 

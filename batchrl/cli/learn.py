@@ -5,8 +5,10 @@ players)."""
 
 from __future__ import annotations
 
+import contextlib
 import sys
 import time
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -22,7 +24,6 @@ from batchrl.cli.common import (
     split_names,
     take_game_options,
 )
-from batchrl.games import GameError, game_for
 
 STEP_EVERY = 30.0  # seconds between progress lines while a learner fits
 
@@ -104,6 +105,8 @@ def learner_command(learner: Any) -> click.Command:
                           ".npz, named by every setting that is not the default]."),
     ]
 
+    params += _view_options()
+
     def run(store: Path | str | None, features: tuple[str, ...], drop: tuple[str, ...],
             players: tuple[str, ...], jobs: int, out: Path | None, **given: Any) -> None:
         from batchrl.learning import learn as fit
@@ -112,9 +115,10 @@ def learner_command(learner: Any) -> click.Command:
         from batchrl.store import StoreError, default_store_path
 
         root = store if store is not None else default_store_path()
+        view = take_game_options("learn", given, None)
         try:
             chosen = settings(learner, root, given, split_names(features) or None,
-                              split_names(drop) or None)
+                              split_names(drop) or None, view=view or None)
         except (StoreError, ValueError) as exc:
             raise click.ClickException(str(exc)) from None
         click.echo(chosen.said)
@@ -143,6 +147,15 @@ def learner_command(learner: Any) -> click.Command:
              f"and prints them; any flag given wins.\n\n\b\nExample:\n  batchrl learn "
              f"{learner.name} --store datasets/store",
         context_settings={"max_content_width": 100})
+
+
+def _view_options() -> list[click.Parameter]:
+    """The games' options of their views of the features (``Game.view``), as
+    ``batchrl learn NAME`` takes them."""
+    @game_options("learn")
+    def holder() -> None: ...
+
+    return list(getattr(holder, "__click_params__", []))[::-1]
 
 
 def settings_given(name: str, given: tuple[str, ...]) -> dict[str, Any]:
@@ -273,116 +286,155 @@ def ablate(store: Path | str | None, learner: str, given: tuple[str, ...],
 @click.command()
 @click.option("--store", "store", type=STORE,
               default=None, help=STORE_HELP)
-@click.option("--epochs", type=click.IntRange(min=1), default=100, show_default=True,
-              help="Passes over the training games.")
+@click.option("--epochs", type=click.IntRange(min=1), default=None,
+              help="Passes over the training games [default: the game's, else 30].")
 @click.option("--player", "players", multiple=True, metavar="NAME[,NAME...]",
               help="Learn only these players' moves (see the names in batchrl info), e.g. "
                    "human in Eger et al.'s games [default: every move].")
 @click.option("--hidden", default=None, metavar="N,N,...",
               help="Hidden layer widths [default: the game's; Hanabi's: the report's "
                    "195,128,64,32].")
-@click.option("--dropout", type=click.FloatRange(0, 1, max_open=True), default=0.1,
-              show_default=True, help="Dropout after each hidden layer but the last.")
-@click.option("--batchnorm/--no-batchnorm", default=True, show_default=True,
-              help="Batch normalisation before the output layer.")
-@click.option("--batch-size", type=click.IntRange(min=1), default=256, show_default=True,
-              help="Moves per gradient step.")
-@click.option("--lr", "learning_rate", type=click.FloatRange(0, min_open=True), default=1e-3,
-              show_default=True,
-              help="Adam's learning rate.")
+@click.option("--dropout", type=click.FloatRange(0, 1, max_open=True), default=None,
+              help="Dropout after each hidden layer but the last [default: 0.1].")
+@click.option("--batchnorm/--no-batchnorm", default=None,
+              help="Batch normalisation before the output layer [default: on].")
+@click.option("--batch-size", type=click.IntRange(min=2), default=None,
+              help="Moves per gradient step [default: 256].")
+@click.option("--lr", "learning_rate", type=click.FloatRange(0, min_open=True), default=None,
+              help="Adam's learning rate [default: 0.001].")
 @game_options("imitate")
-@click.option("--keep-best/--keep-last", default=True, show_default=True,
-              help="Keep the network of the epoch best on the validation games, or the last.")
-@click.option("--seed", default=0, show_default=True, help="The game split and the weights.")
+@click.option("--keep-best/--keep-last", default=None,
+              help="Keep the network of the epoch best on the validation games, or the last "
+                   "[default: best].")
+@click.option("--seed", type=int, default=None, help="The game split and the weights "
+              "[default: 0].")
 @click.option("--threads", type=click.IntRange(min=1), default=None,
               help="CPU threads for torch [default: one per core].")
 @click.option("--out", type=click.Path(dir_okay=False, path_type=Path), default=None,
-              help="Network file [default: STORE/models/imitation[-PLAYER][-colour].pt]; a "
+              help="Model file [default: STORE/models/network[-SETTING...][-VIEW].npz]; a "
                    "plot of the curves (.png) and the figures (.json) go beside it.")
-def imitate(store: Path | str | None, epochs: int, players: tuple[str, ...], hidden: str | None,
-            dropout: float, batchnorm: bool, batch_size: int, learning_rate: float,
-            keep_best: bool, seed: int, threads: int | None, out: Path | None,
-            **kwargs: Any) -> None:
-    """Train a network to predict the moves in a store (Hanabi's: the report's network).
+def imitate(store: Path | str | None, players: tuple[str, ...], threads: int | None,
+            out: Path | None, **kwargs: Any) -> None:
+    """Train a network to predict the moves in a store: batchrl learn network, with
+    the report's figures.
 
-    Games are split 70/20/10 (train, validation, test) by game, never by row.
-    Prints each epoch's loss and accuracy, then the test set's per-move
-    precision, recall and F1 (the report's Figure 5), and saves the network, a
-    plot of the curves and the figures. Play it with
+    With no flags it takes the game's recommended settings and view and prints them
+    (Hanabi's: the report's network on colour-ordered states and the convention's
+    facts). Games are split 70/20/10 (train, validation, test) by game, never by
+    row. Prints each epoch's loss and accuracy, then the test set's per-move
+    precision, recall and F1 (the report's Figure 5), and saves the model, a plot
+    of the curves and the figures. Play it with
     batchrl evaluate --game hanabi --players model:PATH,bot2.
 
     \b
     Examples:
-      batchrl imitate --store datasets/hanabi --epochs 100
-      batchrl imitate --store datasets/eger --player human --epochs 30
-      batchrl imitate --store datasets/hanabi --colour-order
-    Needs torch: pip install -e '.[imitation]' (or pip install torch==2.13.0).
+      batchrl imitate --store datasets/hanabi
+      batchrl imitate --store datasets/hanabi --features report --no-colour-order
+      batchrl imitate --store datasets/eger --player human
+    Needs torch to train: pip install -e '.[imitation]' (or pip install torch==2.13.0).
     """
-    from batchrl.imitation import (
-        Epoch,
-        NetworkConfig,
-        batches_per_epoch,
-        can_plot,
-        default_out,
-        train,
-        write_figures,
-    )
-    from batchrl.store import Store, StoreError, default_store_path
+    from batchrl.learners import get_learner
+    from batchrl.learners.network.report import can_plot, write_figures
+    from batchrl.learning import learn as fit
+    from batchrl.learning import settings
+    from batchrl.policy import ModelError
+    from batchrl.store import StoreError, default_store_path
 
     root = store if store is not None else default_store_path()
-    try:  # the store's game must have a network: one clear line if it has none
-        opened = Store.open(root)
-        opened.check()
-        schema = opened.schema
-        game = game_for(schema.game, schema.game_params)
-        options = take_game_options("imitate", kwargs, game)
-        spec = game.imitation(options)  # what the network reads and masks: the game's
-    except (StoreError, GameError) as exc:
-        raise click.ClickException(str(exc)) from None
-    try:
-        widths = tuple(int(w) for w in hidden.split(",")) if hidden is not None else None
-    except ValueError:
-        raise click.BadParameter(f"{hidden!r}: want widths like 195,128,64,32",
-                                 param_hint="--hidden") from None
-    config = NetworkConfig(hidden=widths, dropout=dropout, batchnorm=batchnorm, epochs=epochs,
-                           batch_size=batch_size, learning_rate=learning_rate, seed=seed,
-                           threads=threads, keep_best=keep_best)
+    view = take_game_options("imitate", kwargs, None)
+    learner = get_learner("network")
     who = split_names(players)
-    if out is None:
-        out = default_out(root, spec, who)
+    try:
+        chosen = settings(learner, root, kwargs, view=view or None)
+    except (StoreError, ValueError) as exc:
+        raise click.ClickException(str(exc)) from None
+    click.echo(chosen.said)
     if not can_plot():
         click.echo("matplotlib is not installed: the network and its figures are saved, the "
                    "curves not drawn (pip install -e '.[imitation]' draws them)", err=True)
-    header = [f"{'epoch':>5} {'train loss':>10} {'train acc':>9} {'val loss':>9} "
-              f"{'val acc':>8} {'seconds':>8}"]
-
-    def line(e: Epoch) -> None:
-        while header:  # the header with the first epoch: an error comes before it
-            click.echo(header.pop())
-        click.echo(f"{e.epoch:>5} {e.train_loss:>10.4f} {e.train_accuracy:>9.2%} "
-                   f"{e.val_loss:>9.4f} {e.val_accuracy:>8.2%} {e.seconds:>8.1f}")
-
     try:
-        total = batches_per_epoch(root, who, config) * epochs
-        with progress(total, "training") as advance:
-            result = train(root, out, config, spec, who, progress=advance, on_epoch=line)
-    except (ValueError, StoreError) as exc:  # ImitationError is a ValueError
+        with progress_steps("training") as step:
+            path, policy = fit(learner, root, chosen, players=who, jobs=threads or -1,
+                               out=out, progress=step)
+        shown, figures = test_report(root, policy, chosen, who)
+        plot, written = write_figures(path, figures)
+    except (StoreError, ModelError, ValueError) as exc:  # a LearnerError is a ValueError
         raise click.ClickException(str(exc)) from None
-    if "best_epoch" in result.extra:
-        click.echo(f"kept the network of epoch {result.extra['best_epoch']} (best validation "
-                   f"accuracy)")
-    click.echo(f"\ntest set: {result.split_games[2]:,} games, {result.split_rows[2]:,} moves "
-               f"(train {result.split_games[0]:,} games, validation {result.split_games[1]:,})")
-    click.echo(result.table())
-    by_partner = result.extra.get("accuracy_by_partner", {})
-    if len(by_partner) > 1:
-        click.echo("\ntest accuracy by partner:")
-        for name, figures_of in by_partner.items():
-            click.echo(f"  {name:<24} {figures_of['accuracy']:>7.2%}  "
-                       f"({figures_of['moves']:,} moves)")
-    plot, figures = write_figures(result)
-    click.echo(f"network: {out}\ncurves:  {plot or 'not drawn (no matplotlib)'}\n"
-               f"figures: {figures}")
+    except OSError as exc:
+        raise click.ClickException(f"{exc.filename or out}: {exc.strerror or exc}") from None
+    click.echo(shown)
+    click.echo(f"network: {path}\ncurves:  {plot or 'not drawn (no matplotlib)'}\n"
+               f"figures: {written}")
+
+
+@contextlib.contextmanager
+def progress_steps(label: str) -> Iterator[Callable[[str, int, int], None]]:
+    """A learner's ``progress(what, done, of)`` as a progress bar (nothing when piped)."""
+    bar: Any = None
+    shown = 0
+    with contextlib.ExitStack() as stack:
+        def step(what: str, done: int, total: int) -> None:
+            nonlocal bar, shown
+            if bar is None:
+                bar = stack.enter_context(progress(total, label))
+            bar(done - shown)
+            shown = done
+
+        yield step
+
+
+def test_report(store: Path | str, policy: Any, chosen: Any, players: tuple[str, ...]
+                ) -> tuple[str, dict[str, Any]]:
+    """The network's epochs, the test games' per-move report (as played, through the
+    game's view), the test accuracy by partner where the store names partners, and where
+    the figures went."""
+    from batchrl.learners.network.report import (
+        class_report,
+        confusion,
+        epochs_table,
+        table,
+    )
+    from batchrl.learners.network.training import split_by_game
+    from batchrl.learning import deal_groups
+    from batchrl.store import Store
+
+    meta = policy.meta
+    opened = Store.open(store)
+    t = opened.arrays(features=list(policy.feature_names), players=players)
+    groups = deal_groups(opened, t, players)
+    test = split_by_game(groups if groups is not None else t.episode,
+                         chosen.config.seed) == 2
+    states = t.state[test]
+    view = getattr(policy, "view", None)
+    legal = view.possible(states) if view is not None and chosen.config.mask else None
+    predicted = policy.act(states, legal)
+    truth = t.action[test]
+    table_of = confusion(truth, predicted, len(t.action_names))
+    report = class_report(table_of, t.action_names)
+    accuracy = float((predicted == truth).mean())
+    lines = [epochs_table(meta["history"]),
+             f"kept the network of epoch {meta['best_epoch']} (best validation accuracy)"
+             if chosen.config.keep_best else "kept the network of the last epoch",
+             f"\ntest set: {meta['split_games'][2]:,} games, {meta['split_rows'][2]:,} moves "
+             f"(train {meta['split_games'][0]:,} games, validation {meta['split_games'][1]:,})",
+             table(report, accuracy)]
+    extra: dict[str, Any] = {}
+    if "partner" in opened.schema.audit_columns:  # e.g. a human's accuracy per AI partner
+        partner = opened.audit("partner", players)[test]
+        extra["accuracy_by_partner"] = {
+            str(p): {"accuracy": float((predicted == truth)[partner == p].mean()),
+                     "moves": int((partner == p).sum())} for p in sorted(set(partner))}
+        if len(extra["accuracy_by_partner"]) > 1:
+            lines.append("\ntest accuracy by partner:")
+            lines += [f"  {name:<24} {f['accuracy']:>7.2%}  ({f['moves']:,} moves)"
+                      for name, f in extra["accuracy_by_partner"].items()]
+    figures = {"settings": meta.get("params"), "view": meta.get("view"),
+               "players": list(players), "history": meta["history"],
+               "best_epoch": meta["best_epoch"], "test_accuracy": accuracy,
+               "test_loss": meta["test_loss"], "split_games": meta["split_games"],
+               "split_rows": meta["split_rows"], "report": report,
+               "confusion": table_of.tolist(), **extra}
+    return "\n".join(lines), figures
 
 
 # the playing commands live in their own module

@@ -57,11 +57,11 @@ def main() -> None:
       batchrl evaluate --model datasets/store/models/fqi-M100-nmin20-N11.npz \\
           --opponent rule --hands 20000 --duplicate
     \b
-    Hanabi (imitation):
+    Hanabi (the network, on the game's view: colour order, convention facts):
       batchrl generate --game hanabi --players bot2,bot2 --games 36000 -o games/
       batchrl ingest games/ --store datasets/hanabi
-      batchrl imitate --store datasets/hanabi --epochs 30 --colour-order
-      batchrl evaluate --game hanabi --players model:NET.pt,bot2 --games 1000
+      batchrl imitate --store datasets/hanabi        # = batchrl learn network
+      batchrl evaluate --game hanabi --players model:NET.npz,bot2 --games 1000
     \b
     Tressette:
       batchrl generate --game tressette --players seed-heuristic,random --games 50000 \\
@@ -445,7 +445,13 @@ def policy_show(model: Path, as_json: bool) -> None:
     click.echo(f"model     {model}")
     click.echo(f"learner   {learner} (a {kind} file)")
     click.echo(f"game      {meta.get('game', '?')}")
-    click.echo(f"features  {', '.join(map(str, meta.get('feature_names', [])))}")
+    names = [str(n) for n in meta.get("feature_names", [])]
+    shown = names if len(names) <= 40 else [*names[:20], f"... {len(names) - 30} more ...",
+                                            *names[-10:]]
+    click.echo(f"features  {len(names)}: {', '.join(shown)}")
+    if isinstance(meta.get("view"), dict):
+        click.echo(f"view      {', '.join(f'{k}={v}' for k, v in meta['view'].items())} (the "
+                   "game's view of the stored features: the model plays through it)")
     click.echo(f"actions   {', '.join(map(str, meta.get('action_names', [])))}")
     if "store" in meta:
         click.echo(f"data      {meta['store']} (digest {meta.get('store_digest')}), "
@@ -456,6 +462,10 @@ def policy_show(model: Path, as_json: bool) -> None:
     if "created_at" in meta:
         click.echo(f"trained   {meta['created_at']} in {float(meta.get('seconds', 0)):.1f} s "
                    f"(batchrl {meta.get('batchrl_version', '?')})")
+    if isinstance(meta.get("test_accuracy"), float):
+        games = meta.get("split_games") or ["?"] * 3
+        click.echo(f"test      {meta['test_accuracy']:.2%} of the moves of {games[2]:,} held-out "
+                   f"episodes (epoch {meta.get('best_epoch', '?')} kept)")
     history = meta.get("history") or []
     if history and all(isinstance(h, dict) and "bellman_residual" in h for h in history):
         click.echo(_TABLE_HEADER)

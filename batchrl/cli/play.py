@@ -46,7 +46,7 @@ def _players(text: str) -> tuple[str, ...]:
                    + "). holdem: a model file without model: works too; tressette: A,B "
                      "means teams 0+2 and 1+3, and NAME~EPS a bot that plays a random card "
                      "with probability EPS (rule~0.3: good play that tries every move); "
-                     "hanabi: model:PATH is a network from batchrl imitate.")
+                     "hanabi: model:PATH is any learner's model (learn, fqi, imitate).")
 @click.option("--policy", "policy_name", default=None, metavar="PLAYER",
               help="A one-player game's player (sette-mezzo: random, optimal or a model "
                    "file): the same as --players PLAYER.")

@@ -44,7 +44,7 @@ from batchrl.store import RowsBatch, StoreSchema
 
 if TYPE_CHECKING:
     from batchrl.cluster import Tasks
-    from batchrl.policy import LoadedModel, Policy
+    from batchrl.policy import FeatureView, LoadedModel, Policy
 
 
 class GameError(ValueError):
@@ -341,7 +341,8 @@ class Game:
                 return params
             return trained
 
-        return load_model(path, check, self.feature_names, self.action_names, policy)
+        return load_model(path, check, self.feature_names, self.action_names, policy,
+                          view=self.view)
 
     def trained_params(self, path: str | Path, stored: str,
                        stored_params: Mapping[str, Any]) -> Any:
@@ -407,13 +408,17 @@ class Game:
         """The game solved exactly (``batchrl solve``), where a game can be."""
         raise GameError(f"{self.name} has no exact solver")
 
-    def imitation(self, options: Mapping[str, Any]) -> Any:
-        """What ``batchrl imitate`` needs to train a network on this game's stores (see
-        ``batchrl.imitation``), where a game has one."""
-        raise GameError(f"{self.name} has no imitation network")
+    def view(self, options: Mapping[str, Any]) -> FeatureView | None:
+        """The game's own reading of its stored features for a learner (`FeatureView`)
+        that ``options`` ask for (``batchrl learn``'s game options, or a model file's
+        ``view`` record); None for no options. A game without views refuses any."""
+        if options:
+            raise GameError(f"{self.name} has no views of its features (asked for "
+                            f"{', '.join(sorted(options))})")
+        return None
 
     def can(self, capability: str) -> bool:
-        """Whether this game overrides ``capability`` (``"solve"``, ``"imitation"``, ``"bot"``,
+        """Whether this game overrides ``capability`` (``"solve"``, ``"view"``, ``"bot"``,
         ``"generate"``, ``"evaluate"``, ``"open_source"``)."""
         return getattr(type(self), capability) is not getattr(Game, capability)
 

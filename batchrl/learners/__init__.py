@@ -60,6 +60,10 @@ class Learner:
     # a top-level command that runs this learner, with options of its own (``fqi``):
     # ``batchrl learn NAME`` is then that command
     command: ClassVar[str | None] = None
+    # what a learner reads beyond states and moves: the next states (False: a view of the
+    # features leaves them out), and the groups of a held-out split (Transitions.group)
+    uses_next_state: ClassVar[bool] = True
+    holds_out: ClassVar[bool] = False
 
     def config(self, **values: Any) -> Any:
         """The learner's config with ``values`` set (the others its defaults);

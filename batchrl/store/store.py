@@ -155,6 +155,12 @@ class Transitions:
     player: NDArray[np.int8]
     feature_names: tuple[str, ...]
     action_names: tuple[str, ...]
+    # what a store does not hold but a reader may add (`batchrl.learning`): the moves each
+    # state could allow, as its game reads them off the features (None: not known), and
+    # the group of each row's episode (episodes dealt the same cards share one; None: each
+    # episode its own), which a learner's held-out split keeps on one side
+    legal: NDArray[np.bool_] | None = None
+    group: NDArray[np.int64] | None = None
 
     def __len__(self) -> int:
         return len(self.action)
@@ -164,6 +170,8 @@ class Transitions:
         per_row = ("state", "action", "reward", "next_legal", "terminal", "truncated",
                    "episode", "step", "player")
         kept = {name: getattr(self, name)[mask] for name in per_row}
+        kept |= {name: value[mask] for name in ("legal", "group")
+                 if (value := getattr(self, name)) is not None}
         nxt = self.next_state
         kept["next_state"] = (nxt.rows(mask, kept["state"]) if isinstance(nxt, FollowingStates)
                               else nxt[mask])

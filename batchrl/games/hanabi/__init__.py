@@ -1,5 +1,5 @@
 """Hanabi: rules for 2-5 players, the knowledge model and the report's state, bots, the
-report's JSON logs, store rows, the colour order, and the imitation network.
+report's JSON logs, store rows, and its views of them (the colour order, the convention's facts).
 
 ``GAME`` is the game as ``batchrl.games`` knows it.
 """

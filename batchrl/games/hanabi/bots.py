@@ -50,7 +50,6 @@ from batchrl.games.hanabi.rules import (
     rank_of,
     step,
 )
-from batchrl.modelfile import is_model_file
 
 
 def _own_knowledge(state: State, seat: int) -> NDArray[np.float64]:
@@ -216,8 +215,8 @@ BOT_NAMES = ("random", "simple", "convention", *ALIASES)
 
 def make_bot(spec: str, rng: np.random.Generator) -> object:
     """A player by name: ``random``, ``simple``, ``convention`` (``bot1``/``bot2``: the
-    report's roles, simple and convention), or ``model:PATH``, a network from
-    ``batchrl imitate``."""
+    report's roles, simple and convention), or ``model:PATH``, any learner's model file
+    (``batchrl learn``, ``fqi``, ``imitate``), or ``python:MODULE:CALLABLE``."""
     name = ALIASES.get(spec, spec)
     if name == "random":
         return RandomBot(rng)
@@ -225,17 +224,10 @@ def make_bot(spec: str, rng: np.random.Generator) -> object:
         return SimpleBot(rng)
     if name == "convention":
         return ConventionBot()
-    if spec.startswith(("model:", "python:")) or spec.endswith((".pt", ".npz")):
-        path = spec.removeprefix("model:")
-        # any learner's model file (fqi's, bc's...) or another library's policy
-        if is_model_file(path) or spec.startswith("python:"):
-            return load_once(ModelBot, path)  # stateless
-        from batchrl.games.hanabi.network import NetworkBot
-
-        return load_once(NetworkBot.load, path)  # stateless
+    if spec.startswith(("model:", "python:")) or spec.endswith(".npz"):
+        return load_once(ModelBot, spec.removeprefix("model:"))  # stateless
     raise ValueError(f"unknown Hanabi player {spec!r}: want one of {', '.join(BOT_NAMES)} or "
-                     f"model:PATH (a model from batchrl learn or fqi, or a network from "
-                     f"batchrl imitate)")
+                     f"model:PATH (a model from batchrl learn, fqi or imitate)")
 
 
 class ModelBot:

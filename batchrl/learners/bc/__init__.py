@@ -110,6 +110,7 @@ class BehaviourCloning(Learner):
     kind = KIND
     title = "Behaviour cloning: play the logged players' likeliest legal move."
     Config: ClassVar[type] = BCConfig
+    uses_next_state = False
 
     def fit(self, config: Any, data: Transitions | Callable[[], Transitions], *,
             progress: Callable[[str, int, int], None] | None = None,
