@@ -20,8 +20,12 @@ keeps it); T actions and rewards; the terminations and truncations the rows reco
 
 The legal mask
 --------------
-The store records the legal actions of each row's *next* state (``next_legal``). The
-mask of an observation is therefore the ``next_legal`` of the row whose next state it is:
+A store made by this batchrl records each row's own legal actions (``legal_<action>``,
+`batchrl.store.StoreSchema.legal`): every observation's mask is its row's, the first
+decision of each seat included, and the last observation's is the last row's
+``next_legal``. An older store records only the legal actions of each row's *next*
+state (``next_legal``); there, the mask of an observation is the ``next_legal`` of the
+row whose next state it is:
 the previous decision of the episode (checked: that row's ``next_state`` equals this
 state exactly, the row is not terminal, and the action taken here is in its mask), or,
 failing that, the previous row of the store episode (checked the same way: how a Hanabi
@@ -304,6 +308,8 @@ def _masks(data: Transitions, rows: NDArray[np.int64], starts: NDArray[np.int64]
     """The legal mask of each step's observation (see the module doc) and whether it was
     recorded, with how many came from where."""
     n = len(rows)
+    if data.legal is not None:  # the store records every row's own legal actions
+        return data.legal[rows], np.ones(n, bool), {"recorded": n, "unknown": 0}
     mask = np.ones((n, len(data.action_names)), bool)
     known = np.zeros(n, bool)
     first = np.zeros(n, bool)
@@ -370,11 +376,13 @@ def export_metadata(store: Store, episodes: Episodes) -> dict[str, Any]:
                         "episode of T steps has T + 1 observations, the last its last "
                         "row's next_state (zeros after a terminal decision)"),
         "next_state_mismatches": episodes.mismatched,
-        "legal_mask": ("a bool per action (action_names) per observation: the store's "
-                       "next_legal of the row whose next_state the observation is; the last "
-                       "observation's is the last row's next_legal (all False after a "
-                       "terminal decision)"),
-        "legal_mask_unknown": UNKNOWN_MASK,
+        "legal_mask": ("a bool per action (action_names) per observation: its row's own "
+                       "legal actions as the store records them" if data.legal is not None
+                       else "a bool per action (action_names) per observation: the store's "
+                       "next_legal of the row whose next_state the observation is") +
+                      "; the last observation's is the last row's next_legal (all False "
+                      "after a terminal decision)",
+        "legal_mask_unknown": UNKNOWN_MASK if data.legal is None else None,
         "legal_unknown_steps": episodes.mask_sources.get("unknown", 0),
         "legal_mask_sources": episodes.mask_sources,
         "terminated_episodes": int(data.terminal[last].sum()),

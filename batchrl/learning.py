@@ -236,13 +236,16 @@ def deal_groups(opened: Store, t: Transitions, players: Sequence[str]
 
 def through_view(view: FeatureView, t: Transitions, next_states: bool = True) -> Transitions:
     """``t`` as ``view`` reads it: its inputs for the states, the moves (and legal masks)
-    renamed into the view's numbering, ``legal`` the moves each state could allow. Without
+    renamed into the view's numbering, ``legal`` the moves each state could allow (the
+    view's reading of them, else the store's record). Without
     ``next_states`` (a learner that reads none) the next states are left out (no columns).
     """
     stored = t.state if tuple(t.feature_names) == tuple(view.columns) else \
         t.state[:, [t.feature_names.index(c) for c in view.columns]]
     order = view.order(stored)
-    possible = view.possible(stored)
+    possible = view.possible(stored)  # the view's reading; else the store's record
+    if possible is None and t.legal is not None:
+        possible = t.legal
     action = t.action if order is None else \
         np.take_along_axis(order, t.action[:, None], axis=1)[:, 0].astype(np.int64)
     if next_states:

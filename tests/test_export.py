@@ -3,6 +3,7 @@ Parquet columns hold it; the legal masks carried, honestly; the command's errors
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import sys
 from pathlib import Path
@@ -13,7 +14,7 @@ import pytest
 from click.testing import CliRunner
 
 from batchrl.cli import main
-from batchrl.export import UNKNOWN_MASK, episodes_of, export, load_d3rlpy
+from batchrl.export import episodes_of, export, load_d3rlpy
 from batchrl.games import GAMES
 from batchrl.store import Store
 
@@ -70,8 +71,10 @@ def test_minari_loads_it_episode_by_seat(stores, tmp_path, monkeypatch):
     assert meta["feature_names"][:3] == ["stage", "raises", "raises_sb"]
     assert meta["action_names"] == ["fold", "call", "raise"]
     assert meta["reward_unit"].startswith("chips of holdem.limit.2p.reverse_blinds")
-    assert meta["episode_unit"] == "hands" and meta["legal_mask_unknown"] == UNKNOWN_MASK
-    assert meta["legal_mask_unknown"].startswith("unknown: all ones")
+    # the store records every row's own legal actions: no mask is unknown
+    assert meta["episode_unit"] == "hands" and meta["legal_mask_unknown"] is None
+    assert meta["legal_mask"].startswith("a bool per action (action_names) per observation: "
+                                         "its row's own legal actions")
     steps = 0
     for episode, info in zip(dataset.iterate_episodes(), dataset.storage.get_episode_metadata(
             dataset.episode_indices), strict=True):
@@ -87,13 +90,13 @@ def test_minari_loads_it_episode_by_seat(stores, tmp_path, monkeypatch):
         assert episode.rewards.sum() == pytest.approx(want["reward"].sum())
         assert bool(episode.terminations[-1]) and not episode.truncations.any()
         mask, known = episode.infos["action_mask"], episode.infos["legal_known"]
-        # the first observation's mask is not recorded: all ones, flagged; the others are
-        # the store's next_legal of the step before, and the action taken is among them
-        assert not known[0] and mask[0].all() and known[1:].all()
+        # every mask recorded, the first decision's too; each the step before's next_legal
+        # (two records of one thing that agree), and the action taken among them
+        assert known.all()
         np.testing.assert_array_equal(mask[1:], want["next_legal"])
         assert mask[np.arange(t), episode.actions].all()
     assert steps == rows
-    assert meta["legal_unknown_steps"] == len(expected)
+    assert meta["legal_unknown_steps"] == 0
 
 
 def test_d3rlpy_trains_a_step_on_it(stores, tmp_path, monkeypatch):
@@ -116,7 +119,10 @@ def test_d3rlpy_trains_a_step_on_it(stores, tmp_path, monkeypatch):
                                           action_size=2)
     assert plain.transition_count == rows
     assert legal["legal_mask"][np.arange(rows), actions].all()
-    assert (~legal["legal_known"]).sum() == 50  # each game's first decision
+    assert legal["legal_known"].all()  # each game's first decision recorded too
+    with np.load(out / "episodes.npz") as episodes:
+        first = np.cumsum(episodes["length"]) - episodes["length"]
+    assert legal["legal_mask"][first].all()  # hit and stick: both legal at the first card
     meta = json.loads((out / "metadata.json").read_text())
     assert meta["reward_unit"].startswith("stakes")
     assert sorted(meta["action_names"]) == ["hit", "stick"]
@@ -162,7 +168,15 @@ def test_hanabi_episodes_are_games_where_the_next_state_is_the_next_movers(store
     data = Store.open(stores["hanabi"]).arrays()
     team = episodes_of(data)  # auto: the store's next state is the partner's state
     assert team.by == "episode" and len(team) == 2 and team.mismatched == 0
-    assert (team.players == -1).all() and team.mask_sources["unknown"] == 2
+    assert (team.players == -1).all() and team.mask_sources == {"recorded": team.steps,
+                                                                 "unknown": 0}
+    np.testing.assert_array_equal(team.legal_mask, data.legal[team.rows])
+    # a store made before stores recorded each row's legal actions: found as before
+    data = dataclasses.replace(data, legal=None)
+    old = episodes_of(data)
+    assert old.mask_sources["unknown"] == 2
+    known = old.legal_known
+    np.testing.assert_array_equal(old.legal_mask[known], team.legal_mask[known])
     seats = episodes_of(data, "seat")
     assert len(seats) == 4 and seats.mismatched > 0
     # a seat's masks come from the partner's rows before them (the second seat's first

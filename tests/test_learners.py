@@ -411,3 +411,27 @@ def test_the_network_learns_plays_and_shows_on_every_game(stores, game):
     shown = invoke("policy", "show", model)
     assert shown.exit_code == 0 and "learner   network (a network file)" in shown.output
     assert "held-out episodes" in shown.output
+
+
+@pytest.mark.parametrize("game", sorted(GAMES))
+def test_every_games_store_records_each_rows_legal_actions(stores, game):
+    """Each row's own legal actions, the first decision of a seat's included: the action
+    taken among them, and each the same as the row before's next_legal where a row before
+    leads to it (two records of one thing, made apart, that agree)."""
+    from batchrl.store import Store
+    from batchrl.store.rows import following_rows
+
+    store = Store.open(stores[game])
+    assert store.schema.legal
+    t = store.arrays()
+    assert t.legal is not None and t.legal[np.arange(len(t)), t.action].all()
+    if store.schema.next_state == "following":  # a row's next state: its seat's next
+        after = following_rows(t.episode, t.player)
+    else:  # Hanabi's: the next move's, the partner's
+        after = np.where(np.r_[t.episode[1:] == t.episode[:-1], False],
+                         np.arange(1, len(t) + 1), -1)
+    led = after >= 0
+    np.testing.assert_array_equal(t.legal[after[led]], t.next_legal[led])
+    firsts = np.ones(len(t), bool)
+    firsts[after[led]] = False
+    assert firsts.sum() >= 2  # first decisions, whose legal actions no row before says

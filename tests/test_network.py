@@ -80,7 +80,8 @@ def test_the_network_learns_any_games_store(trained, holdem_store):
     t = Store.open(holdem_store).arrays()
     test = split_by_game(t.episode, 0) == 2
     again = read_network(path)
-    assert np.mean(again.act(t.state[test]) == t.action[test]) == \
+    assert t.legal is not None  # the store records each row's legal moves: trained masked
+    assert np.mean(again.act(t.state[test], t.legal[test]) == t.action[test]) == \
         pytest.approx(meta["test_accuracy"])
     np.testing.assert_array_equal(again.logits(t.state[:40]), policy.logits(t.state[:40]))
 

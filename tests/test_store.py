@@ -657,3 +657,38 @@ def test_a_following_store_refuses_rows_that_break_it(tmp_path: Path, row: int,
                                          "next_state='stored'"):
         ingest(store, path, digest, batch)
     assert store.sources() == [] and hidden_files(store) == []
+
+
+def test_a_store_made_before_rows_recorded_their_legal_actions_still_works(
+        tmp_path: Path) -> None:
+    """A store whose schema has no legal_<action> columns (made before they were written)
+    opens, reads (no legal), takes more rows of the same game (their legal actions left
+    out) and exports with the masks found as before; a new store records them."""
+    from dataclasses import replace
+
+    from locations import SAMPLES
+
+    from batchrl.export import episodes_of
+    from batchrl.ingest import IngestConfig, ingest
+
+    log = SAMPLES / "random_vs_random.2p.limit.log"
+    new = tmp_path / "new"
+    ingest(IngestConfig(paths=(log,), store=new, options={"pv": False}))
+    made = Store.open(new)
+    assert made.schema.legal and made.arrays().legal is not None
+    assert "legal_fold" in pq.read_schema(next((new / "parts").iterdir())).names
+    old = tmp_path / "old"
+    Store.create(old, replace(made.schema, legal=False))
+    ingest(IngestConfig(paths=(log,), store=old, options={"pv": False}))
+    held = Store.open(old)
+    held.check()
+    assert not held.schema.legal and "legal" not in json.loads(
+        (old / "store.json").read_text())
+    t, whole = held.arrays(), made.arrays()
+    assert t.legal is None and len(t) == len(whole)
+    np.testing.assert_array_equal(t.next_legal, whole.next_legal)
+    assert "legal_fold" not in pq.read_schema(next((old / "parts").iterdir())).names
+    found, recorded = episodes_of(t), episodes_of(whole)
+    assert found.mask_sources["unknown"] > 0 and recorded.mask_sources["unknown"] == 0
+    known = found.legal_known
+    np.testing.assert_array_equal(found.legal_mask[known], recorded.legal_mask[known])

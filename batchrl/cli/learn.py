@@ -406,7 +406,9 @@ def test_report(store: Path | str, policy: Any, chosen: Any, players: tuple[str,
                          chosen.config.seed) == 2
     states = t.state[test]
     view = getattr(policy, "view", None)
-    legal = view.possible(states) if view is not None and chosen.config.mask else None
+    recorded = None if t.legal is None else t.legal[test]  # the store's, where it has them
+    legal = (view.possible(states) if view is not None else recorded) \
+        if chosen.config.mask else None
     predicted = policy.act(states, legal)
     truth = t.action[test]
     table_of = confusion(truth, predicted, len(t.action_names))

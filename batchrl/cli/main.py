@@ -237,7 +237,8 @@ def info(store: Path | str | None, whole: bool, as_json: bool, quick: bool) -> N
             "names": opened.names(), "features": summary.features, "actions": summary.actions,
             "game_params": dict(opened.schema.game_params),
             "state_dtype": opened.schema.state_dtype, "next_state": opened.schema.next_state,
-            "fqi": fqi_settings, "bytes_on_disk": summary.bytes_on_disk,
+            "legal": opened.schema.legal, "fqi": fqi_settings,
+            "bytes_on_disk": summary.bytes_on_disk,
             "sources": [asdict(s) for s in summary.sources]}, indent=1))
         return
     click.echo(f"store     {opened.place}")
@@ -249,6 +250,10 @@ def info(store: Path | str | None, whole: bool, as_json: bool, quick: bool) -> N
         click.echo("names     " + ", ".join(f"{n} ({c:,} decisions)" for n, c in names.items()))
     click.echo(f"features  {_listing(summary.features, whole)}")
     click.echo(f"actions   {_listing(summary.actions, whole)}")
+    if not opened.schema.legal:
+        click.echo("legal     not recorded (a store made before rows recorded their own legal "
+                   "actions): exports mark each seat's first mask unknown; ingest the logs "
+                   "into a new store to record them")
     try:
         game = game_for(summary.game, opened.schema.game_params)
         click.echo(f"fqi       {game.fqi.describe()} ({game.name}'s recommended settings: "

@@ -231,15 +231,17 @@ def trajectory_rows(game: Game, params: Any, games: Sequence[Trajectory], prefix
     terminal = nxt < 0
     next_state = np.zeros_like(x)
     next_state[~terminal] = x[nxt[~terminal]]
-    next_legal = np.zeros((n, len(game.action_names(params))), dtype=bool)
-    for r in np.flatnonzero(~terminal):
-        next_legal[r] = game.legal_mask(before[nxt[r]], params)
+    legal = np.zeros((n, len(game.action_names(params))), dtype=bool)
+    for r, s in enumerate(before):  # each row's own legal actions, the first's included
+        legal[r] = game.legal_mask(s, params)
+    next_legal = np.zeros_like(legal)
+    next_legal[~terminal] = legal[nxt[~terminal]]
     return Rows(episode=episode, step=np.asarray(step, dtype=np.int32),
                 player=np.asarray(player, dtype=np.int8), state=x,
                 action=np.asarray(action, dtype=np.int8),
                 reward=np.asarray(reward, dtype=np.float64), next_state=next_state,
                 next_legal=next_legal, terminal=terminal, truncated=np.zeros(n, dtype=bool),
-                line=np.asarray(line, dtype=np.int64), audit=columns)
+                line=np.asarray(line, dtype=np.int64), audit=columns, legal=legal)
 
 
 @dataclass(frozen=True)

@@ -51,6 +51,9 @@ class Rows:
     truncated: Any
     line: Any
     audit: Mapping[str, Any] = field(default_factory=dict)
+    # each row's own legal actions, (n, actions) booleans: a store that records them
+    # (StoreSchema.legal) needs them; None where the game does not give them
+    legal: Any = None
 
     def __len__(self) -> int:
         return len(self.action)
@@ -63,11 +66,13 @@ class Rows:
             raise StoreError(f"rows lack the columns {missing}; a row has {list(CORE)} and "
                              "the store's audit columns")
         return cls(**{c: columns[c] for c in CORE},
-                   audit={k: v for k, v in columns.items() if k not in CORE})
+                   audit={k: v for k, v in columns.items() if k not in (*CORE, "legal")},
+                   legal=columns.get("legal"))
 
     def columns(self) -> dict[str, Any]:
         """Column name -> values, the audit columns after the core ones."""
-        return {c: getattr(self, c) for c in CORE} | dict(self.audit)
+        return {c: getattr(self, c) for c in CORE} | dict(self.audit) | (
+            {"legal": self.legal} if self.legal is not None else {})
 
     @classmethod
     def empty(cls, features: int, actions: int, audit: Sequence[str] = ()) -> Rows:
@@ -78,7 +83,7 @@ class Rows:
                    reward=none, next_state=np.zeros((0, features), np.float32),
                    next_legal=np.zeros((0, actions), bool), terminal=none.astype(bool),
                    truncated=none.astype(bool), line=none.astype(np.int64),
-                   audit={name: [] for name in audit})
+                   audit={name: [] for name in audit}, legal=np.zeros((0, actions), bool))
 
 
 @dataclass(frozen=True, slots=True)

@@ -12,6 +12,9 @@ Polars, pandas; `StoreSchema.arrow_schema` lists them):
 - one column per feature, named as the feature: the row's ``state``;
 - ``next_legal_<action>``, one boolean per action: which actions are legal in the
   row's next state;
+- ``legal_<action>``, one boolean per action, in a store that records them
+  (`~StoreSchema.legal`; stores made before it did not): which actions were legal in
+  the row's own state, the first decision of each seat included;
 - the next state: in a store whose `~StoreSchema.next_state` is ``"following"`` it is
   the state of the following row of the same episode and player (zeros where none
   follows), so it is not written twice; otherwise (``"stored"``) one column per
@@ -44,6 +47,7 @@ STATE_DTYPES = ("float32", "int8", "uint8")
 NEXT_STATE_MODES = ("following", "stored")
 # the prefixes of the per-feature next-state and per-action legal-mask columns
 NEXT_PREFIX, LEGAL_PREFIX = "next_", "next_legal_"
+NOW_LEGAL_PREFIX = "legal_"  # the row's own legal actions (StoreSchema.legal)
 
 META_KEY = b"batchrl"
 STRING_DICT = pa.dictionary(pa.int32(), pa.string())
@@ -53,11 +57,13 @@ STRING_DICT = pa.dictionary(pa.int32(), pa.string())
 NUMERIC: dict[str, type[np.generic]] = {
     "step": np.int32, "player": np.int8, "state": np.float32, "action": np.int8,
     "reward": np.float64, "next_state": np.float32, "next_legal": np.bool_,
-    "terminal": np.bool_, "truncated": np.bool_, "line": np.int64}
+    "terminal": np.bool_, "truncated": np.bool_, "line": np.int64, "legal": np.bool_}
 CORE_COLUMNS = ("episode", "step", "player", "state", "action", "reward", "next_state",
                  "next_legal", "terminal", "truncated", "source", "line")
 # the core columns that are matrices: a row of several values, kept as several columns
-MATRICES = ("state", "next_state", "next_legal")
+MATRICES = ("state", "next_state", "next_legal", "legal")
+# a matrix only a store that records it has (StoreSchema.legal): no row must carry it
+OPTIONAL = ("legal",)
 
 
 class StoreError(Exception):
@@ -103,6 +109,9 @@ class StoreSchema:
     # "following": each row's next_state is the state of the next row of its episode and
     # player, zeros where none follows (the writer checks it); "stored": columns of its own
     next_state: str = "stored"
+    # whether each row records its own legal actions (``legal_<action>``): the first
+    # decision of a seat has no earlier row whose next_legal says them
+    legal: bool = False
 
     def __post_init__(self) -> None:
         for name in ("feature_names", "action_names", "audit_columns"):
@@ -138,18 +147,20 @@ class StoreSchema:
                 "action_names": list(self.action_names), "audit_columns": list(self.audit_columns),
                 "state_dtype": self.state_dtype, "next_state": self.next_state,
                 "columns": {k: list(v) if v else self.next_state_text()
-                            for k, v in self.columns().items()}}
+                            for k, v in self.columns().items() if v or k != "legal"},
+                **({"legal": True} if self.legal else {})}
 
     @classmethod
     def from_identity(cls, meta: Mapping[str, Any]) -> StoreSchema:
         return cls(meta["game"], tuple(meta["feature_names"]), tuple(meta["action_names"]),
                    tuple(meta["audit_columns"]), meta["game_params"], meta["state_dtype"],
-                   meta["next_state"])
+                   meta["next_state"], meta.get("legal") is True)
 
     def columns(self) -> dict[str, tuple[str, ...]]:
         """The part's columns that hold each matrix, in order: ``state`` (the features'
         names), ``next_state`` (``next_<feature>``, or none when it is the following
-        row's state) and ``next_legal`` (``next_legal_<action>``).
+        row's state), ``next_legal`` (``next_legal_<action>``) and ``legal``
+        (``legal_<action>``, or none in a store that does not record them).
 
         >>> schema = StoreSchema("g", ("pv", "pot"), ("fold", "call"), next_state="following")
         >>> for matrix, columns in schema.columns().items():
@@ -157,12 +168,15 @@ class StoreSchema:
         state ('pv', 'pot')
         next_state ()
         next_legal ('next_legal_fold', 'next_legal_call')
+        legal ()
         """
         stored = self.next_state == "stored"
         return {"state": self.feature_names,
                 "next_state": tuple(NEXT_PREFIX + f for f in self.feature_names) if stored
                 else (),
-                "next_legal": tuple(LEGAL_PREFIX + a for a in self.action_names)}
+                "next_legal": tuple(LEGAL_PREFIX + a for a in self.action_names),
+                "legal": tuple(NOW_LEGAL_PREFIX + a for a in self.action_names) if self.legal
+                else ()}
 
     def next_state_text(self) -> str:
         """Where a row's next state is, in words (the footer says it to other readers)."""
@@ -171,8 +185,8 @@ class StoreSchema:
                 "the next_<feature> columns")
 
     def matrix_dtype(self, matrix: str) -> np.dtype[Any]:
-        """How a matrix's columns are kept: the state's dtype, booleans for next_legal."""
-        return np.dtype(np.bool_ if matrix == "next_legal" else self.state_dtype)
+        """How a matrix's columns are kept: the state's dtype, booleans for the masks."""
+        return np.dtype(np.bool_ if matrix in ("next_legal", "legal") else self.state_dtype)
 
     def arrow_schema(self) -> pa.Schema:
         """A part's columns, with `identity` under ``b"batchrl"`` in the metadata: the

@@ -206,7 +206,10 @@ class Store:
         with store_lock(root, wait, on_wait):
             if (root / "store.json").exists():
                 store = cls.open(root)
-                if store.schema == schema:
+                if store.schema == schema or (store.schema.legal is False and
+                                              store.schema == replace(schema, legal=False)):
+                    # a store made before stores recorded each row's legal actions takes
+                    # more rows as it is (the writer leaves their legal actions out)
                     (root / "parts").mkdir(exist_ok=True)
                     return store
                 if store._part_files():
@@ -364,7 +367,7 @@ class Store:
         stored = self.schema.columns()
         matrix_columns = [*(names[i] for i in keep), *(stored["next_state"][i] for i in keep
                                                           if stored["next_state"]),
-                          *stored["next_legal"]]
+                          *stored["next_legal"], *stored["legal"]]
         self._check_names(players)
         table = self._read_table(scalars + matrix_columns + (["name"] if players else []))
         if players:
@@ -381,6 +384,8 @@ class Store:
         out["next_state"] = self._matrix(table, "next_state", keep, out["state"],
                                          out["episode"], out["player"])
         out["next_legal"] = self._matrix(table, "next_legal")
+        if stored["legal"]:  # a store that records each row's own legal actions
+            out["legal"] = self._matrix(table, "legal")
         ids = episodes[0].dictionary.to_pylist() if episodes else []
         del table, episodes
         # Arrow's allocator keeps what it freed for later: the columns were copied into

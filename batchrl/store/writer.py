@@ -191,20 +191,26 @@ class SourceWriter:
         if "source" not in cols:  # one value: straight to its dictionary, no per-row strings
             cols["source"] = pa.DictionaryArray.from_arrays(
                 pa.array(np.zeros(max(n, 0), dtype=np.int32)), pa.array([self._source]))
-        expected = (*CORE_COLUMNS, *self._schema.audit_columns)
+        records = self._schema.legal
+        # a store made before stores recorded each row's legal actions leaves them out;
+        # one that records them finds them missing when a game gives none
+        if not records or cols.get("legal") is None:
+            cols.pop("legal", None)
+        expected = (*CORE_COLUMNS, *self._schema.audit_columns, *(["legal"] if records else []))
         missing, unknown = [c for c in expected if c not in cols], sorted(set(cols) - {*expected})
         if missing or unknown:
             raise StoreError(f"{what}: missing columns {missing}, unknown columns {unknown}; "
                              f"a row has exactly {list(expected)}")
         widths = {"state": len(self._schema.feature_names),
                   "next_state": len(self._schema.feature_names),
-                  "next_legal": len(self._schema.action_names)}
+                  "next_legal": len(self._schema.action_names),
+                  "legal": len(self._schema.action_names)}
         top = {"action": len(self._schema.action_names) - 1}
         arr = {name: _array(cols, name, (n, widths[name]), self._schema.matrix_dtype(name),
                             labels=self._schema.feature_names)
                if name in MATRICES else
                _array(cols, name, (n,), np.dtype(dtype), _LOWEST.get(name), top.get(name))
-               for name, dtype in NUMERIC.items()}
+               for name, dtype in NUMERIC.items() if name != "legal" or records}
         source = _encoded(_strings(cols, "source", n))
         if n and pc.any(pc.not_equal(source.dictionary, self._source)).as_py():
             raise StoreError(f"{what} has rows of another source; leave the 'source' column "

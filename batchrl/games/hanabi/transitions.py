@@ -71,7 +71,7 @@ def schema(players: int = 2) -> StoreSchema:
                          f"state), not {players}-player ones")
     return StoreSchema(game=GAME_NAME, feature_names=FEATURE_NAMES,
                        action_names=ACTION_NAMES, audit_columns=AUDIT_COLUMNS,
-                       game_params={"players": players})
+                       game_params={"players": players}, legal=True)
 
 
 def mask(state: State) -> NDArray[np.bool_]:
@@ -132,6 +132,7 @@ def rows(episodes: Sequence[Episode], episode_prefix: str) -> dict[str, Any]:
         "reward": _joined([e.rewards for e in episodes], np.float64),
         "next_state": next_state.astype(np.float32),
         "next_legal": next_legal,
+        "legal": legal,
         "terminal": last,
         "truncated": np.zeros(n, dtype=bool),
         "line": np.asarray([v for e in episodes for v in e.lines], dtype=np.int64),

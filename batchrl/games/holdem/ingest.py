@@ -40,6 +40,7 @@ def schema_for(game: GameDef, pv: bool = True) -> StoreSchema:
         game_params=game.params(),
         # a row's next state is its player's next decision: the store derives it
         next_state="following",
+        legal=True,  # each row's own legal actions (Template.legal)
     )
 
 

@@ -126,6 +126,7 @@ class Template:
     last: NDArray[np.bool_]
     next_row: NDArray[np.int64]  # row of the same seat's next decision, -1 if last
     next_legal: NDArray[np.bool_]  # (k, actions)
+    legal: NDArray[np.bool_]  # (k, actions): the row's own
     board_seen: NDArray[np.int64]  # board cards visible at each decision
     final_spent: NDArray[np.float64]  # (k,) what the row's seat put in over the hand
     move: tuple[str, ...]  # the move as logged ("f", "c", "r300")
@@ -148,6 +149,7 @@ def template(game: GameDef, betting: str) -> Template:
     last_l: list[bool] = []
     next_l: list[int] = []
     legal_l: list[tuple[bool, ...]] = []
+    now_l: list[tuple[bool, ...]] = []
     move_l: list[str] = []
     seen: list[int] = []
     spent_l: list[float] = []
@@ -168,6 +170,7 @@ def template(game: GameDef, betting: str) -> Template:
             next_l.append(-1 if last else first + i + 1)
             legal_l.append((False,) * n_actions if last
                            else actions.action_mask(decisions[mine[i + 1]][0]))
+            now_l.append(actions.action_mask(s))
             seen.append(game.board_cards_before(s.round))
             spent_l.append(final.spent[seat])
     n_features = len(features.feature_names(game))
@@ -180,6 +183,7 @@ def template(game: GameDef, betting: str) -> Template:
         last=np.asarray(last_l, dtype=bool),
         next_row=np.asarray(next_l, dtype=np.int64),
         next_legal=np.asarray(legal_l, dtype=bool).reshape(len(seat_l), n_actions),
+        legal=np.asarray(now_l, dtype=bool).reshape(len(seat_l), n_actions),
         board_seen=np.asarray(seen, dtype=np.int64),
         final_spent=np.asarray(spent_l, dtype=np.float64),
         move=tuple(move_l),
@@ -241,6 +245,7 @@ def build_rows(
         "reward": reward,
         "next_state": next_state,
         "next_legal": cat("next_legal"),
+        "legal": cat("legal"),
         "terminal": last,
         "truncated": np.zeros(n, dtype=bool),
         "line": audit["line"],

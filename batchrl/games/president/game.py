@@ -187,7 +187,7 @@ class President(Game):
                                         "pass_locks": params.pass_locks,
                                         "match": params.match,
                                         "reward": params.reward},
-                           state_dtype="int8", next_state="following")
+                           state_dtype="int8", next_state="following", legal=True)
 
     def open_source(self, records: Iterator[Any], context: SourceContext) -> SourcePlan:
         from batchrl.games.play import Trajectory, trajectory_rows

@@ -56,7 +56,7 @@ def schema(limit: float) -> StoreSchema:
     """The store schema of games against an opponent that stops at ``limit``."""
     return StoreSchema(game=GAME_NAME, feature_names=FEATURE_NAMES, action_names=ACTION_NAMES,
                        audit_columns=AUDIT_COLUMNS, game_params={"limit": float(limit)},
-                       next_state="following")
+                       next_state="following", legal=True)
 
 
 def rows(games: Sequence[LoggedGameLike], episode_prefix: str) -> dict[str, Any]:
@@ -69,6 +69,7 @@ def rows(games: Sequence[LoggedGameLike], episode_prefix: str) -> dict[str, Any]
     next_state: list[np.ndarray[Any, Any]] = []
     reward: list[float] = []
     next_legal: list[tuple[bool, bool]] = []
+    legal: list[tuple[bool, bool]] = []
     steps: list[int] = []
     per_game: list[int] = []
     for logged in games:
@@ -79,6 +80,7 @@ def rows(games: Sequence[LoggedGameLike], episode_prefix: str) -> dict[str, Any]
         state += features
         next_state += [*features[1:], np.zeros(width, dtype=np.float32)]
         next_legal += [legal_mask(s) for s in states[1:]]
+        legal += [legal_mask(s) for s in states[:-1]]
         reward += [0.0] * (decisions - 1) + [returns(states[-1])]
         steps += range(decisions)
     counts = np.asarray(per_game, dtype=np.int64)
@@ -99,6 +101,7 @@ def rows(games: Sequence[LoggedGameLike], episode_prefix: str) -> dict[str, Any]
         "reward": np.asarray(reward, dtype=np.float64),
         "next_state": np.asarray(next_state, dtype=np.float32).reshape(n, width),
         "next_legal": np.asarray(next_legal, dtype=bool).reshape(n, len(ACTION_NAMES)),
+        "legal": np.asarray(legal, dtype=bool).reshape(n, len(ACTION_NAMES)),
         "terminal": last,
         "truncated": np.zeros(n, dtype=bool),
         "line": repeat([g.line for g in games], np.int64),

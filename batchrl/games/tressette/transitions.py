@@ -80,7 +80,7 @@ def schema(reward: str = "points", suits: str = "dealt") -> StoreSchema:
     # every feature is a small whole number (flags, ranks, thirds, tricks): int8 on disk
     return StoreSchema(game=GAME_NAME, feature_names=names_, action_names=actions,
                        audit_columns=AUDIT_COLUMNS, game_params=params,
-                       state_dtype="int8", next_state="following")
+                       state_dtype="int8", next_state="following", legal=True)
 
 
 def _shaping(card: NDArray[np.int64]) -> NDArray[np.float64]:
@@ -362,6 +362,7 @@ def _columns(deals: Deals, prefix: str, rows: _RowOrder, state: NDArray[np.int8]
         "reward": r,
         "next_state": next_state,
         "next_legal": next_legal,
+        "legal": legal,
         "terminal": last & whole,
         "truncated": last & ~whole,
         "line": line,
