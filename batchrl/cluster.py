@@ -38,32 +38,103 @@ class ClusterError(RuntimeError):
     """A scheduler that cannot be used; the message says why and what to do."""
 
 
+# the schemes Dask's comms take; a bare HOST:PORT is tcp
+SCHEMES = ("tcp", "tls", "ws", "wss", "inproc", "ucx")
+CONNECT_SECONDS = 20.0  # how long a scheduler has to answer, handshake and all
+
+
 def scheduler_address(given: str | None) -> str | None:
-    """The scheduler named by ``--scheduler``, else by ``BATCHRL_SCHEDULER``, else None."""
-    return given or os.environ.get(ENV) or None
+    """The scheduler named by ``--scheduler``, else by ``BATCHRL_SCHEDULER``, else None,
+    parsed here: a scheme Dask takes, a host and a port; `ClusterError` (showing no
+    password) for anything else.
+
+    >>> scheduler_address("tcp://10.0.0.5:8786"), scheduler_address("10.0.0.5:8786")
+    ('tcp://10.0.0.5:8786', '10.0.0.5:8786')
+    >>> scheduler_address("tcp://ann:s3cret@10.0.0.5:8786")  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    batchrl.cluster.ClusterError: --scheduler tcp://ann:***@10.0.0.5:8786: a Dask ...
+    """
+    address = given or os.environ.get(ENV) or None
+    if address is None:
+        return None
+    from urllib.parse import urlsplit
+
+    shown = shown_address(address)
+    spelled = address if "://" in address else f"tcp://{address}"
+    try:
+        parts = urlsplit(spelled)
+        port = parts.port
+    except ValueError as exc:
+        raise ClusterError(f"--scheduler {shown}: not an address ({exc}); give "
+                           "tcp://HOST:PORT, as `dask scheduler` prints it") from None
+    if parts.username is not None or parts.password is not None:
+        raise ClusterError(f"--scheduler {shown}: a Dask scheduler's address holds no user "
+                           "or password (Dask's TLS settings carry credentials)")
+    if parts.scheme not in SCHEMES:
+        raise ClusterError(f"--scheduler {shown}: {parts.scheme!r} is not a scheme Dask "
+                           f"takes ({', '.join(SCHEMES)}); give tcp://HOST:PORT")
+    if parts.scheme != "inproc" and (not parts.hostname or port is None or
+                                     parts.path not in ("", "/") or parts.query):
+        raise ClusterError(f"--scheduler {shown}: want SCHEME://HOST:PORT (tcp://HOST:8786, "
+                           "as `dask scheduler` prints it)")
+    return address
+
+
+def shown_address(address: str) -> str:
+    """An address as a message shows it: any password replaced by ``***``, the whole cut
+    short and control characters escaped.
+
+    >>> shown_address("tcp://ann:s3cret@host:8786"), shown_address("file://bo:pw@h/x")
+    ('tcp://ann:***@host:8786', 'file://bo:***@h/x')
+    """
+    from batchrl.records import printable, redacted
+
+    return printable(redacted(address), 120)
 
 
 @contextmanager
 def connect(address: str | None) -> Iterator[Any]:
-    """A ``distributed.Client`` on ``address`` for the block (None: no cluster)."""
+    """A ``distributed.Client`` on ``address`` for the block (None: no cluster); one that
+    does not answer as a scheduler within ``CONNECT_SECONDS`` (a web server there, say)
+    is a `ClusterError`, never a wait without end."""
     if address is None:
         yield None
         return
+    shown = shown_address(address)
     try:
         from distributed import Client
     except ImportError:
-        raise ClusterError(f"--scheduler {address}: dask.distributed is not installed "
+        raise ClusterError(f"--scheduler {shown}: dask.distributed is not installed "
                            f"({INSTALL})") from None
-    try:
-        client = Client(address, timeout="20s")  # type: ignore[no-untyped-call]
-    except (OSError, TimeoutError) as exc:
-        raise ClusterError(f"--scheduler {address}: no Dask scheduler answers there "
-                           f"({exc}); start one with `dask scheduler` and workers with "
-                           f"`dask worker {address}`") from None
+    made: dict[str, Any] = {}
+
+    def make() -> None:
+        try:
+            made["client"] = Client(  # type: ignore[no-untyped-call]
+                address, timeout=f"{CONNECT_SECONDS}s")
+        except BaseException as exc:  # handed to the caller's thread
+            made["error"] = exc
+
+    maker = threading.Thread(target=make, name="batchrl-connect", daemon=True)
+    maker.start()
+    maker.join(CONNECT_SECONDS + 5)
+    if maker.is_alive():
+        raise ClusterError(f"--scheduler {shown}: something listens there but did not answer "
+                           f"as a Dask scheduler within {CONNECT_SECONDS + 5:g} s; start one "
+                           f"with `dask scheduler` and workers with `dask worker {shown}`")
+    if (exc := made.get("error")) is not None:
+        if isinstance(exc, (OSError, TimeoutError, ValueError)):
+            why = shown_address((str(exc).splitlines() or [type(exc).__name__])[0])
+            raise ClusterError(f"--scheduler {shown}: no Dask scheduler answers there "
+                               f"({why}); start one with `dask scheduler` and workers with "
+                               f"`dask worker {shown}`") from None
+        raise exc
+    client = made["client"]
     try:
         yield client
     finally:
-        client.close()  # type: ignore[no-untyped-call]
+        client.close()
 
 
 def workers(client: Any) -> int:

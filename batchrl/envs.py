@@ -133,13 +133,19 @@ def _aec_class() -> type:
             return _observe(self.game, self.params, self._state, seat, acting)
 
         def step(self, action: Any) -> None:
+            if self._state is None:
+                raise RuntimeError(f"{self.game.name}: call reset() before step()")
+            if not self.agents:
+                raise RuntimeError(f"{self.game.name}: the game is over and every agent is "
+                                   "done: call reset() to play another")
             agent = self.agent_selection
             if self.terminations[agent] or self.truncations[agent]:
                 self._was_dead_step(action)
                 return
+            chosen = action_index(action, len(self.game.action_names(self.params)))
             self._cumulative_rewards[agent] = 0.0
             before = self._state
-            self._state = self.game.step(before, int(action))
+            self._state = self.game.step(before, chosen)
             earned = self.game.rewards(before, self._state)
             self._clear_rewards()
             if earned is not None:
@@ -186,6 +192,7 @@ def _seat_class() -> type:
             self.observation_space, self.action_space = _spaces(game, params)
             self._state: Any = None
             self._players: list[Any] = []
+            self._over = True  # until reset
 
         def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None
                   ) -> tuple[dict[str, np.ndarray], dict[str, Any]]:
@@ -197,6 +204,7 @@ def _seat_class() -> type:
                              for spec, rng in zip(self.opponents, streams[1:], strict=True)]
             self._state = self.game.new_game(streams[0], self.params)
             reward = self._others()
+            self._over = bool(self.game.is_terminal(self._state))
             return self._observation(), {"reward_before_first_decision": reward}
 
         def _others(self) -> float:
@@ -224,18 +232,47 @@ def _seat_class() -> type:
 
         def step(self, action: Any) -> tuple[dict[str, np.ndarray], float, bool, bool,
                                               dict[str, Any]]:
+            if self._state is None:
+                raise RuntimeError(f"{self.game.name}: call reset() before step()")
+            if self._over:
+                raise RuntimeError(f"{self.game.name}: the episode is over: call reset() "
+                                   "to play another")
+            chosen = action_index(action, len(self.game.action_names(self.params)))
             if self.illegal_reward is not None and \
-                    int(action) not in self.game.legal_actions(self._state):
+                    chosen not in self.game.legal_actions(self._state):
+                self._over = True
                 return (_observe(self.game, self.params, self._state, self.seat, False),
                         float(self.illegal_reward), True, False,
-                        {"illegal_action": int(action)})
-            reward = self._step(int(action))
+                        {"illegal_action": chosen})
+            reward = self._step(chosen)
             reward += self._others()
-            return (self._observation(), reward, bool(self.game.is_terminal(self._state)),
-                    False, {})
+            self._over = bool(self.game.is_terminal(self._state))
+            return (self._observation(), reward, self._over, False, {})
 
         def render(self) -> str | None:
             return repr(self._state) if self.render_mode == "ansi" else None
 
     _CLASSES["seat"] = SeatEnv
     return SeatEnv
+
+
+def action_index(action: Any, n: int) -> int:
+    """``action`` as an action index: a Python or numpy integer (a 0-d integer array too)
+    from 0 to ``n - 1``; anything else (a float, a bool, a string, None, an array of
+    several) is a ValueError naming it, never taken as the action it rounds to.
+
+    >>> action_index(np.int64(2), 3), action_index(np.array(1), 3)
+    (2, 1)
+    >>> action_index(1.7, 3)
+    Traceback (most recent call last):
+    ...
+    ValueError: action 1.7 (a float): want a whole number from 0 to 2
+    """
+    value = action.item() if isinstance(action, np.ndarray) and action.shape == () else action
+    if isinstance(value, (int, np.integer)) and not isinstance(value, (bool, np.bool_)) \
+            and 0 <= int(value) < n:
+        return int(value)
+    shown = repr(value)
+    shown = shown if len(shown) <= 40 else shown[:37] + "..."
+    raise ValueError(f"action {shown} (a {type(value).__name__}): want a whole number from 0 "
+                     f"to {n - 1}")

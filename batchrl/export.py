@@ -237,9 +237,12 @@ class ExportResult:
         off = (f"; {mismatched:,} steps' next observation is not their row's next_state "
                "(a store whose next states follow another order: see --by)"
                if mismatched else "")
+        masks = ("every observation's legal mask as the store records it" if not unknown
+                 else f"{unknown:,} observations without a recorded legal mask (all ones, "
+                      "legal_known False: a store made before rows recorded their legal "
+                      "actions)")
         return (f"exported {self.episodes:,} episodes ({self.steps:,} steps, by {self.by}) "
-                f"as {what} to {self.out}; {unknown:,} observations without a recorded "
-                f"legal mask (all ones, legal_known False){off}")
+                f"as {what} to {self.out}; {masks}{off}")
 
 
 # ---- episodes --------------------------------------------------------------------------

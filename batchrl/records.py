@@ -97,6 +97,28 @@ def excerpt(text: str, limit: int = EXCERPT) -> str:
     return f"{text[:limit]}… ({len(text):,} characters)"
 
 
+def redacted(text: str) -> str:
+    """``text`` with the password of every URL in it replaced by ``***`` (an error from a
+    library may quote the URL it was given whole).
+
+    >>> redacted("cannot open 'file://alice:S3CRET@host/x' or tcp://bo:pw@h:1")
+    "cannot open 'file://alice:***@host/x' or tcp://bo:***@h:1"
+    """
+    return re.sub(r"(://[^/@:\s'\"]*):[^/@\s'\"]*@", r"\1:***@", text)
+
+
+def printable(text: str, limit: int = 60) -> str:
+    """A name from a log as a terminal shows it: control, format (a right-to-left
+    override) and surrogate characters escaped, and an excerpt if long.
+
+    >>> printable("bad\\x00name\\u202eevil"), printable("x" * 100, 5)
+    ('bad\\\\x00name\\\\u202eevil', 'xxxxx… (100 characters)')
+    """
+    escaped = "".join(c if c.isprintable() else c.encode("unicode_escape", "backslashreplace")
+                      .decode("ascii") for c in text)
+    return excerpt(escaped, limit)
+
+
 _REPR = reprlib.Repr()
 _REPR.maxlevel, _REPR.maxstring, _REPR.maxother = 3, EXCERPT, EXCERPT
 _REPR.maxlist = _REPR.maxtuple = _REPR.maxdict = _REPR.maxset = 8

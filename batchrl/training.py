@@ -118,6 +118,28 @@ def checkpoint_data(store: Store, config: FQIConfig) -> dict[str, Any]:
             "players": list(config.players), "support": config.support}
 
 
+CHECKPOINT_MARKER = "batchrl-fqi-checkpoints"  # in every checkpoint directory fqi made
+
+
+def checkpoint_directory(path: Path, resume: bool) -> None:
+    """Make fqi's checkpoint directory ``path`` (emptied unless ``resume``), with its
+    marker: a directory fqi did not make (no marker, something in it), a link or a file
+    is never deleted nor written into; a ValueError says what to do."""
+    if path.is_symlink() or (path.exists() and not path.is_dir()):
+        kind = "a symbolic link" if path.is_symlink() else "not a directory"
+        raise ValueError(f"{path} is {kind}, not a checkpoint directory batchrl fqi made: "
+                         "move it away, or give another --out")
+    if path.is_dir() and not (path / CHECKPOINT_MARKER).is_file() and any(path.iterdir()):
+        raise ValueError(f"{path} exists and batchrl fqi did not make it (no "
+                         f"{CHECKPOINT_MARKER} in it): fqi never deletes or writes into a "
+                         "directory it did not make; move it away, or give another --out")
+    if not resume and path.exists():
+        shutil.rmtree(path)
+    path.mkdir(parents=True, exist_ok=True)
+    (path / CHECKPOINT_MARKER).write_text("checkpoints of a batchrl fqi run, removed when "
+                                          "it ends; --resume goes on from them\n")
+
+
 def run_fqi(
     config: FQIConfig, on_iteration: Callable[[IterationStats], None] | None = None,
     on_step: Callable[[str, int, int], None] | None = None,
@@ -134,8 +156,7 @@ def run_fqi(
     if config.resume and not checkpoints.exists() and out.exists():
         raise ValueError(f"--resume: the run is finished, its model is {out}; run without "
                          "--resume to train it again")
-    if not config.resume and checkpoints.exists():
-        shutil.rmtree(checkpoints)
+    checkpoint_directory(checkpoints, config.resume)
     hyper = FQIParams(trees=config.trees, nmin=config.nmin, k=config.k, iters=config.iters,
                       gamma=config.gamma, per_action=config.per_action,
                       freeze_after=config.freeze_after, support=config.support,

@@ -33,7 +33,7 @@ def _states(store: Path | None, rows: int) -> tuple[np.ndarray, np.ndarray]:
         from batchrl.games.hanabi.view import hanabi_view
         from batchrl.store import Store
 
-        t = Store.open(store).arrays(features=hanabi_view({}).columns)
+        t = Store.open(store).arrays(features=hanabi_view({"features": "report"}).columns)
         return t.state[:rows], t.action[:rows]
     from batchrl.games.hanabi.bots import ConventionBot
     from batchrl.games.hanabi.simulate import play

@@ -180,9 +180,11 @@ def test_hanabi_from_the_command_line(tmp_path: Path):
     assert result.exit_code == 0, result.output
     assert f"model:{name}.npz + bot2" in result.output and "bot2 + bot2" in result.output
     result = invoke("learn", "network", "--store", str(store), "--epochs", "1", "--inputs",
-                    "hints", "--no-colour-order", "--jobs", "1")
-    assert result.exit_code == 0 and "network-hidden195x128x64x32-epochs1-hints.npz" in \
-        result.output, result.output
+                    "report", "--no-colour-order", "--jobs", "1", "--player", "bot*")
+    assert result.exit_code == 0 and "network-hidden195x128x64x32-epochs1-report-player-" \
+        "botany.npz" in result.output, result.output  # a pattern picks players here too
+    result = invoke("learn", "bc", "--store", str(store), "--no-colour-order", "--trees", "2")
+    assert result.exit_code == 0 and "bc-trees2-k30.npz" in result.output  # no view at all
     result = invoke("learn", "bc", "--store", str(store), "--inputs", "hints", "--features",
                     "hints")
     assert result.exit_code == 1 and "give either its options or --features" in result.output

@@ -2,6 +2,7 @@
 worker processes on loopback, started once for these tests and closed after them."""
 
 import logging
+import threading
 
 import numpy as np
 import pytest
@@ -295,3 +296,41 @@ def test_a_bad_player_file_is_named_before_any_block_is_sent(cluster, holdem_mod
                          "--hands", 40, "--scheduler", cluster)
         assert bad.exit_code == 1 and said in bad.output, bad.output
         assert not [t for t in stream.data if str(t["key"]).startswith("play_block")]
+
+
+@pytest.mark.parametrize(("address", "message"), [
+    ("garbage::://x", "'garbage' is not a scheme Dask takes"),
+    ("tcp://[::1", "not an address"),
+    ("tcp://host", "want SCHEME://HOST:PORT"),
+    ("tcp://user:s3cretpw@127.0.0.1:8786", r"tcp://user:\*\*\*@127.0.0.1:8786: a Dask"),
+])
+def test_a_scheduler_address_is_parsed_here_and_shown_without_its_password(address, message):
+    from batchrl.cluster import ClusterError, scheduler_address
+
+    with pytest.raises(ClusterError, match=message) as caught:
+        scheduler_address(address)
+    assert "s3cretpw" not in str(caught.value)
+
+
+def test_something_that_listens_but_is_no_scheduler_is_an_error_not_a_wait(monkeypatch):
+    """A web server (or anything that takes the connection and never speaks Dask) at
+    the address: the connection gives up with a message after its time."""
+    import socket
+
+    pytest.importorskip("distributed")
+    import batchrl.cluster as cluster
+
+    listener = socket.socket()
+    listener.bind(("127.0.0.1", 0))
+    listener.listen()
+    held = []
+    threading.Thread(target=lambda: held.append(listener.accept()), daemon=True).start()
+    monkeypatch.setattr(cluster, "CONNECT_SECONDS", 1.0)
+    address = f"tcp://127.0.0.1:{listener.getsockname()[1]}"
+    try:
+        with pytest.raises(cluster.ClusterError, match=r"(did not answer as a Dask scheduler|"
+                                                       r"no Dask scheduler answers there)"), \
+                cluster.connect(address):
+            pass
+    finally:
+        listener.close()

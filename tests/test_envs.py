@@ -89,3 +89,38 @@ def test_the_same_seed_gives_the_same_game_and_rewards_add_up_to_returns(kuhn):
 def test_an_unknown_game_names_the_games():
     with pytest.raises(ValueError, match="the games are"):
         batchrl.env("chess")
+
+
+@pytest.mark.parametrize("bad", [1.7, "1", True, None, float("nan"), np.array([1, 0]), -1, 3,
+                                 np.float64(1.0)])
+def test_an_action_that_is_not_a_whole_number_in_range_is_refused_by_name(bad):
+    gym = batchrl.env("sette-mezzo", opponents=[])
+    gym.reset(seed=0)
+    with pytest.raises(ValueError, match=r"action .* want a whole number from 0 to 1"):
+        gym.step(bad)
+    aec = batchrl.env("sette-mezzo")
+    aec.reset(seed=0)
+    with pytest.raises(ValueError, match=r"action .* want a whole number from 0 to 1"):
+        aec.step(bad)
+    assert gym.step(np.int64(1))[1] is not None  # numpy's integers are whole numbers
+
+
+def test_stepping_before_reset_or_after_the_end_is_a_clear_error():
+    gym = batchrl.env("sette-mezzo", opponents=[])
+    with pytest.raises(RuntimeError, match="call reset"):
+        gym.step(0)
+    gym.reset(seed=1)
+    done = False
+    while not done:
+        _, _, done, _, _ = gym.step(1)  # stick: the game ends
+    with pytest.raises(RuntimeError, match="the episode is over: call reset"):
+        gym.step(0)
+    aec = batchrl.env("sette-mezzo")
+    with pytest.raises(RuntimeError, match="call reset"):
+        aec.step(0)
+    aec.reset(seed=1)
+    for _agent in aec.agent_iter():
+        _, _, terminated, truncated, _ = aec.last()
+        aec.step(None if terminated or truncated else 1)
+    with pytest.raises(RuntimeError, match="every agent is done: call reset"):
+        aec.step(0)

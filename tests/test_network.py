@@ -3,6 +3,7 @@ the class report, the numpy forward pass against torch's, the model file (no tor
 to read or play it) and crafted files refused. Hanabi's views: tests/games/hanabi/."""
 
 import dataclasses
+import io
 import sys
 import zipfile
 
@@ -124,7 +125,7 @@ def test_the_mask_trains_only_where_moves_are_allowed(holdem_store):
 def test_too_few_episodes_to_split_is_one_line(holdem_store):
     pytest.importorskip("torch")
     t = Store.open(holdem_store).arrays()
-    with pytest.raises(LearnerError, match=r"too few episodes \(2\) to split"):
+    with pytest.raises(LearnerError, match=r"too few episodes to split 70/20/10 \(2 apart"):
         NETWORK.fit(NETWORK.config(epochs=1), t.rows(t.episode < 2))
 
 
@@ -163,6 +164,8 @@ def _rewrite(src, dst, change):
      "layer2_bias is not"),
     (lambda n, d: _array(d, -np.ones(1, np.float32)) if n == "std.npy" else d,
      "std is not"),
+    (lambda n, d: _array(d, -np.load(io.BytesIO(d))) if n == "std.npy" else d,
+     "its deviations are not all above 0"),
 ])
 def test_a_crafted_network_file_is_refused(trained, tmp_path, change, message):
     path, _ = trained

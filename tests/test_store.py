@@ -6,6 +6,7 @@ import hashlib
 import itertools
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -692,3 +693,11 @@ def test_a_store_made_before_rows_recorded_their_legal_actions_still_works(
     assert found.mask_sources["unknown"] > 0 and recorded.mask_sources["unknown"] == 0
     known = found.legal_known
     np.testing.assert_array_equal(found.legal_mask[known], recorded.legal_mask[known])
+    (part,) = (new / "parts").glob("*.parquet")
+    shutil.copy(part, old / "parts" / "zzz.parquet")  # a part of a store that records them
+    with pytest.raises(StoreError, match=r"part .*zzz\.parquet holds game .* with "
+                                         r"legal_<action> columns \(each row's own legal "
+                                         r"actions\) as store\.json and the other parts say"):
+        Store.open(old).check()
+    frame = made.to_pandas(["action", "legal"])
+    assert frame["legal"].map(len).eq(len(made.schema.action_names)).all()

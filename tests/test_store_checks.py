@@ -154,3 +154,35 @@ def test_a_part_of_another_store_is_named_as_foreign(made: dict[str, Path],
     line = error_line(invoke("fqi", "--store", store, "--trees", "2", "--iters", "1"))
     assert f"part {store / 'parts' / other.name} holds game sette-mezzo, not holdem" in line
     assert line.endswith("it is no part of this store; delete it")
+
+
+@pytest.mark.parametrize("command", COMMANDS)
+def test_what_is_no_part_the_store_wrote_is_refused_by_every_reader(
+        made: dict[str, Path], tmp_path: Path, command: str) -> None:
+    """A part copied beside itself (its rows would count twice), a link to a file
+    outside the store, a FIFO (it would block every reader) and a part whose leading
+    magic was flipped (footer-first readers never look): each named, none read."""
+    import os
+
+    store, part = copy(made, tmp_path)
+    twin = part.with_name("0" + part.name)
+    shutil.copy(part, twin)
+    line = error_line(invoke(*COMMANDS[command](store)))
+    assert "both hold the rows of" in line and "one is a copy" in line
+    twin.unlink()
+    outside = tmp_path / "outside.parquet"
+    shutil.copy(part, outside)
+    twin.symlink_to(outside)
+    part.unlink()
+    line = error_line(invoke(*COMMANDS[command](store)))
+    assert f"part {twin} is a symbolic link to outside" in line
+    twin.unlink()
+    os.mkfifo(twin)
+    line = error_line(invoke(*COMMANDS[command](store)))
+    assert f"part {twin} is not a regular file" in line
+    twin.unlink()
+    data = bytearray(outside.read_bytes())
+    data[0] ^= 0x01
+    part.write_bytes(bytes(data))
+    line = error_line(invoke(*COMMANDS[command](store)))
+    assert f"part {part} is damaged (it does not begin as a Parquet file" in line

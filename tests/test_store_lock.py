@@ -183,3 +183,31 @@ def test_a_foreign_directory_is_refused_and_left_as_it_was(tmp_path: Path) -> No
                                          r"cat.jpg\)"):
         ingest(IngestConfig(paths=(HOLDEM,), store=photos))
     assert [p.name for p in photos.iterdir()] == ["cat.jpg"]
+
+
+def test_a_lock_that_is_a_link_or_a_fifo_is_never_written_through_nor_waited_on(
+        tmp_path: Path) -> None:
+    """Anyone who can write a shared store could plant ``.lock`` as a link to a victim's
+    file (the next writer would overwrite it) or as a FIFO (it would block forever)."""
+    from batchrl.store.lock import holder
+
+    victim = tmp_path / "victim.txt"
+    victim.write_text("precious\n")
+    root = tmp_path / "s"
+    root.mkdir()
+    (root / ".lock").symlink_to(victim)
+    with pytest.raises(StoreError, match=r"\.lock is a symbolic link, not the store's lock"), \
+            store_lock(root, wait=0):
+        pass
+    assert victim.read_text() == "precious\n"
+    assert holder(root) == "another batchrl process"  # the victim's text is not shown
+    (root / ".lock").unlink()
+    os.mkfifo(root / ".lock")
+    with pytest.raises(StoreError, match=r"\.lock is not a regular file"), \
+            store_lock(root, wait=0):
+        pass
+    (root / ".lock").unlink()
+    with store_lock(root, wait=0):  # a real lock file is made and held as before
+        assert (root / ".lock").is_file() and not (root / ".lock").is_symlink()
+    (root / ".lock").write_text("pid 1 (batchrl ingest \x1b[31mred), since now\nmore")
+    assert holder(root) == "pid 1 (batchrl ingest \\x1b[31mred), since now"

@@ -85,3 +85,34 @@ def test_resume_on_other_data_is_refused_saying_what_changed(store: Path,
                                 catch_exceptions=False)
     assert result.exit_code == 1 and "bellman residual" not in result.output
     assert f"Error: the checkpoint in {config.out}.ckpt was made on other data" in result.output
+
+
+def test_fqi_never_deletes_or_writes_into_a_directory_it_did_not_make(tmp_path):
+    """``--out X`` checkpoints into ``X.ckpt``: a directory of the user's there (or a link,
+    or a file) is refused by name and left as it was."""
+    from batchrl.training import CHECKPOINT_MARKER, checkpoint_directory
+
+    mine = tmp_path / "m.npz.ckpt"
+    mine.mkdir()
+    (mine / "thesis.tex").write_text("years of work")
+    with pytest.raises(ValueError, match=r"m\.npz\.ckpt exists and batchrl fqi did not make it"):
+        checkpoint_directory(mine, resume=False)
+    assert (mine / "thesis.tex").read_text() == "years of work"
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    link = tmp_path / "l.npz.ckpt"
+    link.symlink_to(elsewhere)
+    with pytest.raises(ValueError, match="is a symbolic link, not a checkpoint directory"):
+        checkpoint_directory(link, resume=False)
+    (tmp_path / "f.npz.ckpt").write_text("a file")
+    with pytest.raises(ValueError, match="is not a directory"):
+        checkpoint_directory(tmp_path / "f.npz.ckpt", resume=True)
+    made = tmp_path / "ok.npz.ckpt"
+    checkpoint_directory(made, resume=False)  # made, marked, and emptied when run again
+    (made / "checkpoint.npz").write_text("stale")
+    checkpoint_directory(made, resume=False)
+    assert sorted(p.name for p in made.iterdir()) == [CHECKPOINT_MARKER]
+    empty = tmp_path / "empty.npz.ckpt"
+    empty.mkdir()  # an empty directory holds nothing to lose: taken
+    checkpoint_directory(empty, resume=False)
+    assert (empty / CHECKPOINT_MARKER).is_file() and elsewhere.exists()

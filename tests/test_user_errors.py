@@ -399,3 +399,20 @@ def test_a_link_out_of_a_directory_is_reported_not_followed(logs: Path, tmp_path
     line = error_line(invoke("ingest", str(links), "--store", str(tmp_path / "l")))
     assert f"no file in it is read: b.log: a symbolic link to outside {links}: not " \
         "followed" in line and "give the log files themselves" in line
+
+
+@pytest.mark.parametrize(("game", "key"), [("president", '"players":["random"'),
+                                           ("tressette", '"players": ["random"')])
+def test_a_lone_surrogate_in_a_name_is_a_bad_line_the_others_ingest(
+        tmp_path: Path, game: str, key: str) -> None:
+    log = tmp_path / f"{game}.jsonl"
+    assert invoke("generate", "--game", game, "--games", "4", "-o", str(log)).exit_code == 0
+    lines = log.read_text().splitlines()
+    assert key in lines[1]
+    lines[1] = lines[1].replace(key, key.replace('"random"', '"bad\\udc80name"'), 1)
+    log.write_text("\n".join(lines) + "\n")
+    store = tmp_path / "store"
+    result = invoke("ingest", str(log), "--store", str(store), "--on-error", "skip")
+    assert result.exit_code == 0, result.output
+    assert "line 2: not text: a string holds a lone surrogate (\\udc80)" in result.output
+    assert Store.open(store).info().episodes == 3  # the good lines all landed

@@ -303,6 +303,9 @@ def ablate(store: Path | str | None, learner: str, given: tuple[str, ...],
 @click.option("--lr", "learning_rate", type=click.FloatRange(0, min_open=True), default=None,
               help="Adam's learning rate [default: 0.001].")
 @game_options("imitate")
+@click.option("--mask/--no-mask", default=None,
+              help="Mask the moves a state cannot allow out of the softmax in training "
+                   "[default: on].")
 @click.option("--keep-best/--keep-last", default=None,
               help="Keep the network of the epoch best on the validation games, or the last "
                    "[default: best].")

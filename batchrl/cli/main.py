@@ -247,7 +247,10 @@ def info(store: Path | str | None, whole: bool, as_json: bool, quick: bool) -> N
     click.echo(f"episodes  {summary.episodes:,}")
     click.echo(f"players   {', '.join(map(str, summary.players))}")
     if names := opened.names():
-        click.echo("names     " + ", ".join(f"{n} ({c:,} decisions)" for n, c in names.items()))
+        from batchrl.records import printable
+
+        click.echo("names     " + ", ".join(f"{printable(n)} ({c:,} decisions)"
+                                            for n, c in names.items()))
     click.echo(f"features  {_listing(summary.features, whole)}")
     click.echo(f"actions   {_listing(summary.actions, whole)}")
     if not opened.schema.legal:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Sequence
 from typing import Any
 
@@ -36,11 +37,30 @@ def game_object(text: str, fields: Sequence[str]) -> dict[str, Any]:
     return data
 
 
+_SURROGATE = re.compile(r"\\u[dD][89a-fA-F][0-9a-fA-F]{2}|[\ud800-\udfff]")
+
+
 def parse_json(text: str) -> Any:
     """``json.loads``, its errors all ``ValueError`` with a short message: not JSON, a
-    number of thousands of digits, nesting deeper than the parser goes."""
+    number of thousands of digits, nesting deeper than the parser goes, a string with a
+    lone surrogate (``"\\udc80"``: no character, so no text a store or a terminal takes).
+
+    >>> parse_json('{"name": "ok \\\\ud83d\\\\ude00"}')["name"][-1] == "\\U0001f600"
+    True
+    >>> parse_json('{"name": "bad \\\\udc80"}')
+    Traceback (most recent call last):
+    ...
+    ValueError: not text: a string holds a lone surrogate (\\udc80), which is no character
+    """
     try:
-        return json.loads(text)
+        data = json.loads(text)
+        if _SURROGATE.search(text):  # a pair is one character; one alone is none
+            json.dumps(data, ensure_ascii=False).encode("utf-8")
+        return data
+    except UnicodeEncodeError as e:
+        bad = e.object[e.start:e.end].encode("unicode_escape", "backslashreplace").decode()
+        raise ValueError(f"not text: a string holds a lone surrogate ({bad}), which is no "
+                         "character") from None
     except RecursionError:
         raise ValueError("not JSON (nested too deep: a game line nests a few levels)") from None
     except json.JSONDecodeError as e:

@@ -17,6 +17,7 @@ from __future__ import annotations
 import contextlib
 import errno
 import os
+import stat
 import sys
 import threading
 import time
@@ -63,12 +64,41 @@ class StoreBusy(StoreError):
 
 
 def holder(root: Path) -> str:
-    """Who holds (or last held) the lock, as the holder wrote it: pid, command, since."""
+    """Who holds (or last held) the lock, as the holder wrote it: pid, command, since (its
+    first line, at most 200 characters, control characters escaped; never through a link
+    or from anything but a regular file)."""
     try:
-        text = (Path(root) / LOCK_NAME).read_text().strip()
-    except OSError:
+        fd = _open_lock(Path(root) / LOCK_NAME, create=False)
+    except (OSError, StoreError):
         return "another batchrl process"
-    return text or "another batchrl process"
+    try:
+        text = os.pread(fd, 400, 0).decode("utf-8", "replace")
+    except OSError:
+        text = ""
+    finally:
+        os.close(fd)
+    line = (text.strip().splitlines() or [""])[0][:200]
+    line = "".join(c if c.isprintable() else repr(c)[1:-1] for c in line)
+    return line or "another batchrl process"
+
+
+def _open_lock(path: Path, create: bool = True) -> int:
+    """The lock file's descriptor: never through a symbolic link (a link planted in a
+    shared store would have the next writer write where it points), and only a regular
+    file (a FIFO would block, a device is no lock); `StoreError` naming it otherwise."""
+    flags = os.O_RDWR | os.O_NOFOLLOW | os.O_NONBLOCK | (os.O_CREAT if create else 0)
+    try:
+        fd = os.open(path, flags, 0o644)
+    except OSError as e:
+        if e.errno == errno.ELOOP:
+            raise StoreError(f"{path} is a symbolic link, not the store's lock file: batchrl "
+                             "never writes through one; remove it and run again") from None
+        raise
+    if not stat.S_ISREG(os.fstat(fd).st_mode):
+        os.close(fd)
+        raise StoreError(f"{path} is not a regular file, so not the store's lock file; "
+                         "remove it and run again")
+    return fd
 
 
 @contextlib.contextmanager
@@ -141,7 +171,7 @@ def _acquire(root: Path, wait: float | None, on_wait: Callable[[str], None] | No
         root.mkdir(parents=True, exist_ok=True)
         path = root / LOCK_NAME
         try:
-            fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+            fd = _open_lock(path)
         except FileNotFoundError:  # the directory went between the two calls
             continue
         try:

@@ -53,6 +53,15 @@ def check_pages(part: Place, root: Place) -> None:
 def footer(part: Place, root: Place) -> dict[str, Any]:
     """A part's batchrl footer: the store's identity and its source's record."""
     try:
+        # Parquet's leading magic, which readers that start from the footer never check
+        if part.local is not None:
+            with open(part.local, "rb") as f:
+                head = f.read(4)
+        else:
+            with part.fs.open_input_file(part.path) as f:
+                head = f.read(4)
+        if head != b"PAR1":
+            raise damaged(part, root, f"it does not begin as a Parquet file ({head!r})")
         meta = pq.read_metadata(part.path, filesystem=part.fs)
         found: dict[str, Any] = json.loads(meta.metadata[META_KEY])
         rows = int(found["source"]["rows"])

@@ -38,6 +38,8 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 
+from batchrl.records import redacted
+
 # 3: a column per feature and per legal action, next_state derived where it follows
 # (2: vector columns as fixed-size binary rows, which only pyarrow read; 1: lists of float32)
 SCHEMA_VERSION: int = 3
@@ -61,9 +63,7 @@ NUMERIC: dict[str, type[np.generic]] = {
 CORE_COLUMNS = ("episode", "step", "player", "state", "action", "reward", "next_state",
                  "next_legal", "terminal", "truncated", "source", "line")
 # the core columns that are matrices: a row of several values, kept as several columns
-MATRICES = ("state", "next_state", "next_legal", "legal")
-# a matrix only a store that records it has (StoreSchema.legal): no row must carry it
-OPTIONAL = ("legal",)
+MATRICES = ("state", "next_state", "next_legal", "legal")  # legal: where StoreSchema.legal
 
 
 class StoreError(Exception):
@@ -72,7 +72,7 @@ class StoreError(Exception):
 
 def first_line(error: BaseException | str) -> str:
     """An error's first line, for a one-line message (its type's name when it has none)."""
-    return (str(error).strip().splitlines() or [type(error).__name__])[0]
+    return redacted((str(error).strip().splitlines() or [type(error).__name__])[0])
 
 
 def file_digest(path: str | Path) -> str:
@@ -217,8 +217,12 @@ def describe_difference(held: StoreSchema, new: StoreSchema) -> str:
         if not only_held and not only_new:
             parts.append("the same features in another order")
     old, now = held.identity(), new.identity()
-    parts += [f"{k} {old[k]} (not {now[k]})" for k in old
-              if old[k] != now[k] and k not in ("game", "feature_names", "columns")]
+    if held.legal != new.legal:
+        parts.append(("" if held.legal else "no ") + "legal_<action> columns (each row's own "
+                     "legal actions)")
+    parts += [f"{k} {old.get(k)} (not {now.get(k)})" for k in dict.fromkeys([*old, *now])
+              if old.get(k) != now.get(k) and k not in ("game", "feature_names", "columns",
+                                                         "legal")]
     return f"game {held.game} with " + "; ".join(parts)
 
 

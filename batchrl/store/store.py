@@ -20,6 +20,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 from numpy.typing import NDArray
 
+from batchrl.records import printable, regular_file
 from batchrl.store.files import fsync, now
 from batchrl.store.lock import LOCK_NAME, store_lock
 from batchrl.store.parts import (
@@ -155,8 +156,8 @@ class Transitions:
     player: NDArray[np.int8]
     feature_names: tuple[str, ...]
     action_names: tuple[str, ...]
-    # what a store does not hold but a reader may add (`batchrl.learning`): the moves each
-    # state could allow, as its game reads them off the features (None: not known), and
+    # the moves each state allows: the store's record (`StoreSchema.legal`), or as a
+    # game's view reads them off the features (`batchrl.learning`; None: not known); and
     # the group of each row's episode (episodes dealt the same cards share one; None: each
     # episode its own), which a learner's held-out split keeps on one side
     legal: NDArray[np.bool_] | None = None
@@ -270,7 +271,18 @@ class Store:
         return SourceWriter(self.schema, self.parts_dir, source_path, digest)
 
     def sources(self) -> list[SourceInfo]:
-        return [self._read_source(part) for part in self._part_files()]
+        """Each part's source, as its footer records it; `StoreError` for two parts of one
+        log (a part copied beside itself: its rows would count twice)."""
+        parts = self._part_files()
+        found = [self._read_source(part) for part in parts]
+        first: dict[str, Place] = {}
+        for part, source in zip(parts, found, strict=True):
+            if (other := first.setdefault(source.digest, part)) is not part:
+                raise StoreError(f"parts {other} and {part} both hold the rows of "
+                                 f"{printable(source.path, 120)} (sha256 "
+                                 f"{source.digest[:12]}): one is a copy, and its rows would "
+                                 "count twice; delete one of them")
+        return found
 
     def check(self, pages: bool = False) -> list[SourceInfo]:
         """The store's sources, once every part is found sound; else a `StoreError` that
@@ -421,9 +433,8 @@ class Store:
                              f"{list(self.schema.audit_columns)}")
         self._check_names(players)
         table = self._read_table(list(dict.fromkeys([column, *(["name"] if players else [])])))
-        if players:
-            table = table.filter(pc.is_in(table.column("name"),
-                                          value_set=pa.array(list(players), pa.string())))
+        if players:  # picked as arrays picks them: patterns and !NAME too
+            table = self._only_players(table, players, keep_name=column == "name")
         return np.asarray(table.column(column).to_pylist(), dtype=object)
 
     def names(self) -> dict[str, int]:
@@ -458,19 +469,30 @@ class Store:
             raise StoreError(f"{self.place} does not record player names ({self.schema.game} "
                              "logs have none): learn from every row instead")
 
-    def _only_players(self, table: pa.Table, players: Sequence[str]) -> pa.Table:
+    def _only_players(self, table: pa.Table, players: Sequence[str],
+                      keep_name: bool = False) -> pa.Table:
         names = table.column("name")
         known = _decisions_by_name(names)
         chosen = select_names(players, list(known))
         if isinstance(chosen, str):
             raise StoreError(f"{chosen} in {self.place}; its players are "
-                             + ", ".join(f"{n} ({c:,} decisions)" for n, c in known.items()))
-        keep = pc.is_in(names, value_set=pa.array(chosen, pa.string()))
-        return table.filter(keep).drop_columns(["name"])
+                             + ", ".join(f"{printable(n)} ({c:,} decisions)"
+                                         for n, c in known.items()))
+        kept = table.filter(pc.is_in(names, value_set=pa.array(chosen, pa.string())))
+        return kept if keep_name else kept.drop_columns(["name"])
 
     def _part_files(self) -> list[Place]:
-        # temp parts are named .<key>.tmp-<pid>: this list never holds a half-written one
-        return (self.place / "parts").files(".parquet")
+        """The parts (temp parts are named .<key>.tmp-<pid>: never a half-written one);
+        in a local store, `StoreError` for one that is not a regular file of the store's
+        (a pipe would block every reader; a link out of the store is not its data)."""
+        parts = (self.place / "parts").files(".parquet")
+        for part in parts:
+            if part.local is not None and (why := regular_file(part.local,
+                                                               self.parts_dir)):
+                raise StoreError(f"part {part} is {why.removesuffix(': not opened')}: a "
+                                 "store's parts are the files its ingest wrote; delete it "
+                                 "(batchrl ingest writes a log's part again)")
+        return parts
 
     def _local(self) -> Path:
         """The store's directory, for what writes it; refused for a store by URL."""
@@ -478,7 +500,8 @@ class Store:
 
     def _logical(self, columns: Sequence[str] | None) -> list[str]:
         """The row's columns (``state`` etc. as one each), checked."""
-        valid = [*CORE_COLUMNS, *self.schema.audit_columns]
+        valid = [*CORE_COLUMNS, *(["legal"] if self.schema.legal else []),
+                 *self.schema.audit_columns]
         if unknown := [c for c in columns or () if c not in valid]:
             raise StoreError(f"unknown columns {unknown}; the store's columns are {valid}")
         return valid if columns is None else list(columns)

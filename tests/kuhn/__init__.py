@@ -107,7 +107,7 @@ class Kuhn(Game):
 
     def schema(self, params: Any) -> StoreSchema:
         return StoreSchema(self.name, self.feature_names(params), self.action_names(params),
-                           audit_columns=("cards",))
+                           audit_columns=("cards",), legal=True)  # trajectory_rows gives them
 
     def open_source(self, records: Iterator[Any], context: SourceContext) -> SourcePlan:
         params = self.params()

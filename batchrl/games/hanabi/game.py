@@ -234,13 +234,15 @@ class Hanabi(Game):
 
     def view(self, options: Mapping[str, Any]) -> Any:
         """Hanabi's view of its stored features that ``options`` (``colour_order``,
-        ``features``) ask for: `batchrl.games.hanabi.view.HanabiView`; None for none."""
+        ``features``) ask for: `batchrl.games.hanabi.view.HanabiView`; None for none, or
+        for the stored features as they are (no colour order, ``hints``)."""
         if not options:
             return None
         self._two(self.params())
-        from batchrl.games.hanabi.view import hanabi_view
+        from batchrl.games.hanabi.view import HanabiView, hanabi_view
 
-        return hanabi_view(options)
+        made = hanabi_view(options)
+        return None if made == HanabiView() else made
 
 
 GAME = Hanabi()

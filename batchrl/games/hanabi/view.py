@@ -127,7 +127,7 @@ class HanabiView:
     """
 
     colour_order: bool = False
-    features: str = "report"
+    features: str = "hints"  # the stored 210
 
     @property
     def columns(self) -> tuple[str, ...]:
@@ -170,12 +170,13 @@ VIEW_OPTIONS = ("colour_order", "features")
 
 
 def hanabi_view(options: Mapping[str, Any]) -> HanabiView:
-    """The view ``options`` ask for (``colour_order``, a bool; ``features``, ``report``,
-    ``hints`` or ``convention``); a `GameError` names what is not one."""
+    """The view ``options`` ask for (``colour_order``, a bool, default False;
+    ``features``, ``report``, ``hints`` or ``convention``, default ``hints``: the stored
+    210); a `GameError` names what is not one."""
     if unknown := sorted(set(options) - set(VIEW_OPTIONS)):
         raise GameError(f"Hanabi's views take {', '.join(VIEW_OPTIONS)}, not "
                         f"{', '.join(unknown)}")
-    features = str(options.get("features") or "report")
+    features = str(options.get("features") or "hints")
     feature_set(features)  # a GameError names the sets
     colour = options.get("colour_order", False)
     if not isinstance(colour, bool):

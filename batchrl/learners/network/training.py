@@ -107,8 +107,10 @@ def train(config: NetworkConfig, rows: Transitions,
                            "(--no-mask trains without the mask)")
     train_rows = part == 0
     if not train_rows.any() or not (part == 1).any() or not (part == 2).any():
-        raise LearnerError(f"network: too few episodes ({len(np.unique(rows.episode))}) to "
-                           "split 70/20/10")
+        groups = rows.group if rows.group is not None else rows.episode
+        raise LearnerError(f"network: too few episodes to split 70/20/10 "
+                           f"({len(np.unique(groups))} apart, episodes dealt the same cards "
+                           "counted once)")
     mean = x[train_rows].mean(axis=0)
     std = x[train_rows].std(axis=0)
     std[std < 1e-6] = 1.0

@@ -59,10 +59,14 @@ def test_possible_moves_contain_every_legal_move_and_no_missing_slot():
 
 
 def test_the_options_make_the_view_and_a_bad_one_is_refused():
-    plain = hanabi_view({})
+    plain = hanabi_view({"features": "report"})
     assert (plain.colour_order, plain.features, plain.tag, len(plain.columns)) == \
         (False, "report", "report", 195)
-    assert hanabi_view({"colour_order": True}).tag == "colour-report"
+    assert hanabi_view({"colour_order": True}).tag == "colour-hints"  # the stored 210
+    assert len(hanabi_view({"colour_order": True}).columns) == 210
+    # the stored features as they are are no view: a model of them reads them plainly
+    assert HANABI.view({"colour_order": False}) is None
+    assert HANABI.view({"features": "hints"}) is None
     convention = hanabi_view({"features": "convention"})
     assert convention.columns == hanabi_view({"features": "hints"}).columns  # computed facts
     assert len(convention.input_names) == len(set(convention.input_names)) == 288
@@ -183,10 +187,12 @@ def test_a_colour_ordered_network_plays_the_same_game_under_any_colour_names(sto
 
 def test_a_model_whose_view_the_game_cannot_make_is_refused(store, tmp_path):
     _, policy = learn(get_learner("bc"), store, settings(
-        get_learner("bc"), store, {"trees": 2}, view={"features": "hints"}), jobs=1)
+        get_learner("bc"), store, {"trees": 2}, view={"features": "report"}), jobs=1)
     inner = policy.policy
     for view, message in (({"features": "everything"}, "fitted on the view .*want one of"),
-                          ({"features": "report"}, "reads 210 features, not the 195")):
+                          ({"features": "convention"}, "reads 195 features, not the 288"),
+                          ({"features": "hints"}, "fitted on a view of the features .* that "
+                                                  "the game does not make")):
         inner.meta["view"] = view
         inner.save(tmp_path / "crafted.npz")
         with pytest.raises(ModelError, match=message):

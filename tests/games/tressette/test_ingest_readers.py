@@ -93,7 +93,7 @@ def test_reading_processes_store_and_report_what_one_process_does(tmp_path, monk
         assert table.columns.tolist() == rows.columns.tolist()
         for column in rows.columns:
             mine, theirs = rows[column].to_numpy(), table[column].to_numpy()
-            if column in ("state", "next_state", "next_legal"):
+            if column in ("state", "next_state", "next_legal", "legal"):
                 mine, theirs = np.stack(mine), np.stack(theirs)
             assert np.array_equal(mine, theirs), column
 
