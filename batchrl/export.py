@@ -99,6 +99,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from batchrl import __version__
+from batchrl.filenames import clear_leftovers
 from batchrl.games import GameError, game_for
 from batchrl.store import Store, Transitions
 from batchrl.store.place import is_url, recorded
@@ -502,6 +503,7 @@ def _atomically(out: Path, write: Callable[[Path], list[Path]]) -> tuple[Path, .
     """``write`` into a temporary directory beside ``out``, then moved onto it: a failed
     export leaves nothing."""
     out.parent.mkdir(parents=True, exist_ok=True)
+    clear_leftovers(out.parent, out.name)  # what a killed export left
     tmp = out.parent / f".{out.name}.tmp-{os.getpid()}"
     shutil.rmtree(tmp, ignore_errors=True)
     tmp.mkdir()
@@ -533,12 +535,18 @@ def _write_minari(episodes: Episodes, meta: dict[str, Any], out: Path, dataset_i
                    f"store {meta['store']}: {meta['episode']}. Observations: "
                    f"{len(data.feature_names)} features (metadata batchrl.feature_names); "
                    f"actions: {', '.join(data.action_names)}; rewards: {meta['reward_unit']}. "
-                   "infos['action_mask'] holds each observation's legal actions; the first "
-                   "observation of a seat's episode has none recorded (all ones, "
-                   "infos['legal_known'] False).")
+                   "infos['action_mask'] holds each observation's legal actions" +
+                   ("." if data.legal is not None else "; the first observation of a seat's "
+                    "episode has none recorded (all ones, infos['legal_known'] False)."))
     previous = os.environ.get("MINARI_DATASETS_PATH")
+    # minari writes under a root of its own beside the datasets, moved in whole at the
+    # end: a killed export leaves no dataset that loads half (the next run clears it)
+    out.mkdir(parents=True, exist_ok=True)
+    clear_leftovers(out, "minari")
+    root = out / f".minari.tmp-{os.getpid()}"
+    shutil.rmtree(root, ignore_errors=True)
     # minari finds its files under the root by this variable, and wants it absolute
-    os.environ["MINARI_DATASETS_PATH"] = str(out.resolve())
+    os.environ["MINARI_DATASETS_PATH"] = str(root.resolve())
     try:
         with warnings.catch_warnings():
             # no author, code link or environment: minari warns of each, to no end here
@@ -560,10 +568,10 @@ def _write_minari(episodes: Episodes, meta: dict[str, Any], out: Path, dataset_i
                      for i in range(lo, hi)], range(lo, hi))
                 tell(int(episodes.starts[hi] - episodes.starts[lo]))
             dataset.storage.update_metadata({"batchrl": meta})
-    except BaseException:
-        shutil.rmtree(out / dataset_id, ignore_errors=True)
-        raise
+        (out / dataset_id).parent.mkdir(parents=True, exist_ok=True)
+        (root / dataset_id).replace(out / dataset_id)
     finally:
+        shutil.rmtree(root, ignore_errors=True)
         if previous is None:
             os.environ.pop("MINARI_DATASETS_PATH", None)
         else:

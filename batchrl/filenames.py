@@ -8,6 +8,8 @@ lead out of it: what a command writes stays under the store or the ``--out`` giv
 from __future__ import annotations
 
 import hashlib
+import os
+import shutil
 from pathlib import Path
 
 # a name kept whole when it is short and of these characters only
@@ -45,3 +47,45 @@ def inside(folder: Path, name: str) -> Path:
         raise ValueError(f"{name!r} is not a file name of {folder}: a name from a log or a "
                          "store never becomes a path")
     return path
+
+
+def clear_leftovers(folder: Path, name: str) -> None:
+    """Remove what a killed run left of ``name`` in ``folder``: its temporary files and
+    directories, ``.NAME.tmp-PID`` (and ``.NAME.tmp-PID-…``), whose process ``PID`` is
+    gone; a live writer's are left alone.
+
+    >>> import tempfile
+    >>> folder = Path(tempfile.mkdtemp())
+    >>> (folder / ".m.npz.tmp-999999999").write_text("half")
+    4
+    >>> (folder / f".m.npz.tmp-{os.getpid()}").write_text("mine")
+    4
+    >>> clear_leftovers(folder, "m.npz")
+    >>> sorted(p.name for p in folder.iterdir()) == [f".m.npz.tmp-{os.getpid()}"]
+    True
+    """
+    prefix = f".{name}.tmp-"
+    try:
+        entries = list(folder.iterdir())
+    except OSError:
+        return
+    for entry in entries:
+        if not entry.name.startswith(prefix):
+            continue
+        pid = entry.name[len(prefix):].split("-")[0]
+        if not pid.isdigit() or _alive(int(pid)):
+            continue
+        if entry.is_dir() and not entry.is_symlink():
+            shutil.rmtree(entry, ignore_errors=True)
+        else:
+            entry.unlink(missing_ok=True)
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except (PermissionError, OverflowError, ValueError):
+        return True  # someone else's, or not a pid this machine has: left alone
+    return True

@@ -35,14 +35,21 @@ from batchrl.store import Store, Transitions
 from batchrl.store.place import outputs_beside, recorded
 
 
+def snapshot(opened: Store) -> tuple[Any, str]:
+    """The store as a learner reads it (its summary and its data's digest), taken before
+    the rows are read: an ingest that lands meanwhile is not recorded as read."""
+    return opened.info(), store_digest(opened)
+
+
 def model_meta(opened: Store, store: Path | str, *, feature_names: Sequence[str],
                action_names: Sequence[str], rows: int, params: Mapping[str, Any],
-               history: Sequence[Any], started: float, learner: str | None = None
-               ) -> dict[str, Any]:
+               history: Sequence[Any], started: float, learner: str | None = None,
+               seen: tuple[Any, str] | None = None) -> dict[str, Any]:
     """What a model file records of how it was made: the store's game (``store`` as given,
-    ``opened`` read), the features and actions, the data (its digest, rows and
-    episodes), the settings, the learner's history and when and how long it took."""
-    info = opened.info()
+    ``opened`` read; ``seen``, its `snapshot` when the rows were read), the features and
+    actions, the data (its digest, rows and episodes), the settings, the learner's
+    history and when and how long it took."""
+    info, digest = seen if seen is not None else snapshot(opened)
     return {
         "game": info.game,
         "game_params": dict(opened.schema.game_params),
@@ -50,7 +57,7 @@ def model_meta(opened: Store, store: Path | str, *, feature_names: Sequence[str]
         "feature_names": list(feature_names),
         "action_names": list(action_names),
         "store": recorded(store),
-        "store_digest": store_digest(opened),
+        "store_digest": digest,
         "rows": rows,
         "episodes": info.episodes,
         "params": dict(params),
@@ -181,6 +188,7 @@ def learn(learner: Learner, store: Path | str, chosen: Settings, *,
     and the policy (playing through the view: `batchrl.policy.ViewedPolicy`)."""
     opened = Store.open(store)
     opened.check()  # every part sound and of store.json's game; each page checked as read
+    seen = snapshot(opened)
     view = None
     if chosen.view is not None:
         view = game_for(opened.schema.game, opened.schema.game_params).view(chosen.view)
@@ -210,7 +218,7 @@ def learn(learner: Learner, store: Path | str, chosen: Settings, *,
         params={**dataclasses.asdict(chosen.config),
                 "features": list(chosen.features) if chosen.features else None,
                 "drop": list(chosen.drop), "players": list(players), "view": record},
-        history=policy.meta.get("history", []), started=started))
+        history=policy.meta.get("history", []), started=started, seen=seen))
     if record is not None:
         policy.meta["view"] = record
     if policy.meta.get("store") != recorded(store):

@@ -42,6 +42,7 @@ import os
 import re
 import shlex
 import zipfile
+import zlib
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -54,6 +55,14 @@ HEADER = "model.json"
 SUFFIX = ".npz"  # a model file's name: fqi-M…-nmin…-N….npz
 PICKLE_SUFFIX = ".joblib"  # batchrl's models before version 2: pickles, refused
 TREE_LEAF = -1  # scikit-learn's child index of a leaf
+# Bounds on what a file may make a reader allocate, checked before anything is: the
+# arrays are stored (not compressed), so they take no more than the file's bytes; the
+# JSON, compressed, may inflate this much and no more (a "zip bomb" is refused).
+MAX_HEADER = 64 << 20
+MAX_INFLATION = 200
+MAX_ACTIONS = 127  # as a store's (batchrl.store.schema)
+MAX_FEATURES = 100_000
+MAX_NAME = 1_000
 
 
 class ModelError(ValueError):
@@ -70,9 +79,12 @@ def write(path: str | Path, kind: str, document: Mapping[str, Any],
     written, so a model's trees are held in arrays one forest at a time) as one file,
     atomically (a temporary name, then a rename). `ModelError` if something cannot be
     stored."""
+    from batchrl.filenames import clear_leftovers
+
     path = Path(path)
     text = json.dumps({"format": FORMAT, "kind": kind, **to_json(document, kind)}, indent=1)
     path.parent.mkdir(parents=True, exist_ok=True)
+    clear_leftovers(path.parent, path.name)  # a killed save's half-written file
     tmp = path.with_name(f".{path.name}.tmp-{os.getpid()}")
     try:
         with zipfile.ZipFile(tmp, "w", zipfile.ZIP_STORED, allowZip64=True) as zf:
@@ -96,11 +108,19 @@ def read(path: str | Path, kind: str | None, *, with_arrays: bool = True
          ) -> tuple[dict[str, Any], dict[str, NDArray[Any]]]:
     """The JSON document and the arrays of a file `write` wrote as ``kind`` (None: of any
     kind, which the document's ``kind`` says; ``with_arrays`` False: the document alone,
-    no array read); nothing in the file is run (no pickle is read). `ModelError` names
-    the file and what is wrong; `FileNotFoundError` if there is none."""
+    no array read); nothing in the file is run (no pickle is read), and nothing is
+    allocated that the file's size does not bound. `ModelError` names the file and what
+    is wrong; `FileNotFoundError` if there is none."""
+    from batchrl.records import regular_file
+
+    if not os.path.lexists(path):
+        raise FileNotFoundError(path)
+    if (why := regular_file(Path(path))) and why != "a directory":
+        raise ModelError(f"{path} is {why.removesuffix(': not opened')}, not a model file")
     try:
         with open(path, "rb") as f:
             head = f.read(4)
+        size = os.stat(path).st_size
     except FileNotFoundError:
         raise
     except OSError as exc:
@@ -120,6 +140,7 @@ def read(path: str | Path, kind: str | None, *, with_arrays: bool = True
                         "now; train it again with batchrl learn network (or imitate)")
                 raise ModelError(f"{path} is not a batchrl model file (a zip without "
                                  f"{HEADER})")
+            _check_sizes(path, zf, size)
             document = json.loads(zf.read(HEADER).decode("utf-8"))
             if not isinstance(document, dict) or document.get("format") != FORMAT:
                 raise ModelError(f"{path} is not a batchrl model file ({HEADER} does not "
@@ -132,6 +153,15 @@ def read(path: str | Path, kind: str | None, *, with_arrays: bool = True
                     continue
                 with zf.open(name) as member:
                     try:
+                        _check_array_header(path, name, member, zf.getinfo(name).file_size)
+                    except ModelError:
+                        raise
+                    except Exception as exc:  # numpy parses the header with tokenize:
+                        raise ModelError(       # any of its errors, on a crafted one
+                            f"{path}: {name} is not a plain array ({type(exc).__name__}: "
+                            f"{str(exc)[:200]})") from None
+                with zf.open(name) as member:
+                    try:
                         arrays[name[:-4]] = np.lib.format.read_array(member,
                                                                      allow_pickle=False)
                     except ValueError as exc:
@@ -140,11 +170,78 @@ def read(path: str | Path, kind: str | None, *, with_arrays: bool = True
                         raise ModelError(f"{path}: {name} {what}") from None
     except ModelError:
         raise
+    except RecursionError:
+        raise ModelError(f"{path}: its {HEADER} nests deeper than any model's does") from None
     except (OSError, EOFError, zipfile.BadZipFile, zipfile.LargeZipFile, ValueError,
-            KeyError, RuntimeError, NotImplementedError) as exc:
+            KeyError, RuntimeError, NotImplementedError, MemoryError, zlib.error) as exc:
+        shown = str(exc).splitlines()[0][:200] if str(exc) else ""
         raise ModelError(f"{path} is not a readable batchrl model file "
-                         f"({exc.__class__.__name__}: {exc})") from None
+                         f"({exc.__class__.__name__}: {shown})") from None
     return document, arrays
+
+
+def _check_sizes(path: str | Path, zf: zipfile.ZipFile, size: int) -> None:
+    """Refuse a file whose members would inflate past what it holds: the arrays
+    together no larger than the file, the JSON at most ``MAX_INFLATION`` times its
+    compressed bytes and ``MAX_HEADER``."""
+    arrays = 0
+    for info in zf.infolist():
+        if info.filename == HEADER:
+            if info.file_size > min(MAX_HEADER, MAX_INFLATION * info.compress_size + 4096):
+                raise ModelError(f"{path}: its {HEADER} inflates to {info.file_size:,} bytes "
+                                 f"from {info.compress_size:,}: no model's does")
+        else:
+            arrays += info.file_size
+    if arrays > size:
+        raise ModelError(f"{path}: its members inflate to {arrays:,} bytes, more than the "
+                         f"file's {size:,}: batchrl stores arrays uncompressed, so this "
+                         "file is not one it wrote")
+
+
+def _check_array_header(path: str | Path, name: str, member: Any, stored: int) -> None:
+    """Refuse an array whose header declares more data than its member holds (a shape of
+    petabytes, say) before numpy allocates for it."""
+    version = np.lib.format.read_magic(member)
+    if version == (1, 0):
+        shape, _, dtype = np.lib.format.read_array_header_1_0(member)
+    elif version in ((2, 0), (3, 0)):
+        shape, _, dtype = np.lib.format.read_array_header_2_0(member)
+    else:
+        raise ModelError(f"{path}: {name} is a .npy of version {version}, which numpy's "
+                         "format does not define")
+    if dtype.hasobject:
+        raise ModelError(f"{path}: {name} holds Python objects (a pickle), which batchrl "
+                         "never loads")
+    count = 1
+    for dim in shape:
+        count *= int(dim)
+    if count * dtype.itemsize > stored:
+        raise ModelError(f"{path}: {name} declares {shape} of {dtype} ({count * dtype.itemsize:,} "
+                         f"bytes), more than its {stored:,} bytes hold")
+
+
+def check_meta(path: str | Path, meta: Any) -> dict[str, Any]:
+    """A model's metadata, checked before anything uses it: names of features (at most
+    ``MAX_FEATURES``) and actions (1 to ``MAX_ACTIONS``), distinct short strings; the
+    game, a short name; its params and the learner's params, objects; the history, a
+    list. `ModelError` names the file and the field."""
+    if not isinstance(meta, dict):
+        raise ModelError(f"{path} has no metadata (its meta is not a JSON object)")
+    for key, most in (("feature_names", MAX_FEATURES), ("action_names", MAX_ACTIONS)):
+        names = meta.get(key)
+        if not isinstance(names, list) or not 0 < len(names) <= most or not all(
+                isinstance(n, str) and 0 < len(n) <= MAX_NAME for n in names) or \
+                len(set(names)) < len(names):
+            raise ModelError(f"{path}: its {key} are not 1 to {most:,} distinct names")
+    game = meta.get("game", "")
+    if not isinstance(game, str) or len(game) > 100 or not all(
+            c.isalnum() or c in "._-" for c in game):
+        raise ModelError(f"{path}: its game is {str(game)[:40]!r}, not a game's name")
+    for key, kind, what in (("game_params", dict, "an object"), ("params", dict, "an object"),
+                            ("history", list, "a list")):
+        if key in meta and not isinstance(meta[key], kind):
+            raise ModelError(f"{path}: its {key} is {type(meta[key]).__name__}, not {what}")
+    return meta
 
 
 def kind_of(path: str | Path) -> str:
@@ -344,9 +441,10 @@ def _decode(spec: Any, arrays: Mapping[str, NDArray[Any]], prefix: str, where: s
     n_features = _count(spec, "n_features_in_", where)
     n_outputs = _count(spec, "n_outputs_", where)
     params = _params(cls, spec.get("params"), where)
-    if not isinstance(params.get("n_jobs"), int | None) or isinstance(params.get("n_jobs"), bool):
+    if not isinstance(params.get("n_jobs"), int | None) or \
+            isinstance(params.get("n_jobs"), bool) or params.get("n_jobs") == 0:
         raise ModelError(f"{where}: n_jobs is {params['n_jobs']!r}, not a count")
-    model = cls(**params)
+    model = _checked(cls(**params), where)
     model.n_features_in_, model.n_outputs_ = n_features, n_outputs
     if what == "constant":
         constant = _array(arrays, f"{prefix}.constant", where)
@@ -374,8 +472,8 @@ def _decode(spec: Any, arrays: Mapping[str, NDArray[Any]], prefix: str, where: s
         raise ModelError(f"{where}: {len(seeds)} random states for {len(trees)} trees")
     built = []
     for t, tree_ in enumerate(trees):
-        tree = tree_cls(**tree_params) if seeds is None else \
-            tree_cls(**tree_params, random_state=seeds[t])
+        tree = _checked(tree_cls(**tree_params) if seeds is None else
+                        tree_cls(**tree_params, random_state=seeds[t]), where)
         tree.n_features_in_, tree.n_outputs_ = n_features, n_outputs
         tree.max_features_ = max_features
         tree.tree_ = tree_
@@ -385,6 +483,16 @@ def _decode(spec: Any, arrays: Mapping[str, NDArray[Any]], prefix: str, where: s
             raise ModelError(f"{where}: a single tree stored as {len(built)}")
         return built[0]
     model.estimators_ = built
+    return model
+
+
+def _checked(model: Any, where: str) -> Any:
+    """``model`` once scikit-learn finds its parameters valid (a crafted ``verbose`` or
+    ``pre_dispatch`` would fail deep inside a prediction)."""
+    try:
+        model._validate_params()
+    except (ValueError, TypeError) as exc:  # scikit-learn's InvalidParameterError
+        raise ModelError(f"{where}: {str(exc).splitlines()[0][:300]}") from None
     return model
 
 
@@ -421,6 +529,10 @@ def _trees(arrays: Mapping[str, NDArray[Any]], prefix: str, n_features: int, n_o
         raise ModelError(f"{where}: its node values are {values.dtype} {values.shape}, not "
                          f"({len(nodes)}, {n_outputs}, 1) numbers")
     counts = counts.astype(np.int64)
+    inner = nodes["left_child"] != TREE_LEAF
+    if not np.isfinite(nodes["threshold"][inner]).all() or not np.isfinite(values).all():
+        raise ModelError(f"{where}: a tree holds a threshold or a value that is not a "
+                         "finite number")
     depths = _check_structure(nodes, counts, n_features, where)
     values = np.ascontiguousarray(values, dtype=np.float64)
     out = []

@@ -343,6 +343,7 @@ class ModelArtifact:
         if not isinstance(document.get("q"), dict) or not isinstance(document.get("meta"),
                                                                      dict):
             raise ModelError(f"{path} is not a batchrl model (no Q-function and metadata)")
+        modelfile.check_meta(path, document["meta"])
         return document, arrays
 
     @classmethod
@@ -368,11 +369,15 @@ class ModelArtifact:
                                  f"frequency per action")
         else:
             models = modelfile.decode_models(specs, arrays, path)
-        if not isinstance(per_action, bool) or not isinstance(n_actions, int) or \
+        if not isinstance(per_action, bool) or type(n_actions) is not int or \
+                n_actions != len(meta["action_names"]) or \
                 len(models) != (n_actions if per_action else 1) or \
-                all(m is None for m in models):
+                all(m is None for m in models) or \
+                any(m is not None and m.n_outputs_ != 1 for m in models):
             raise ModelError(f"{path}: its Q-function has {len(models)} regressors for "
-                             f"{n_actions!r} actions (per action: {per_action!r})")
+                             f"{str(n_actions)[:20]} actions (per action: "
+                             f"{str(per_action)[:20]}; its action names: "
+                             f"{len(meta['action_names'])})")
         features = meta.get("feature_names")
         if isinstance(features, list):
             inputs = len(features) + (0 if per_action else 1)

@@ -21,7 +21,7 @@ from batchrl.filenames import inside, safe_name
 from batchrl.games import FQISettings, GameError, game_for
 from batchrl.learners.fqi import FAST_FREEZE_AFTER, LEARNER, FQIParams
 from batchrl.learners.fqi.iterations import IterationStats
-from batchrl.learning import model_meta
+from batchrl.learning import model_meta, snapshot
 from batchrl.policy import ModelArtifact
 from batchrl.store import Store
 from batchrl.store.place import outputs_beside
@@ -148,6 +148,7 @@ def run_fqi(
     ``on_step(what, done, of)`` hears the progress inside an iteration."""
     store = Store.open(config.store)
     store.check()  # every part sound and of store.json's game; each page checked as read
+    seen = snapshot(store)  # the store as read: an ingest landing meanwhile is not it
     held = [store.arrays(features=config.features, drop=config.drop, players=config.players)]
     if not len(held[0]):
         raise ValueError(f"store {config.store} has no rows: ingest logs first")
@@ -175,7 +176,7 @@ def run_fqi(
         action_names=learned["action_names"], rows=learned["rows"],
         params={k: (str(v) if isinstance(v, Path) else v) for k, v in asdict(config).items()
                 if k not in ("store", "out", "resume", "scheduler")},
-        history=learned["history"], started=started)
+        history=learned["history"], started=started, seen=seen)
     artifact.save(out)
     shutil.rmtree(checkpoints, ignore_errors=True)
     return out, artifact

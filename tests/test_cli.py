@@ -151,8 +151,11 @@ def test_killed_fqi_resumes_to_the_same_model(sample_store, tmp_path):
     assert not killed.exists()
     result = invoke("fqi", *args, "--out", str(killed), "--resume")
     assert result.exit_code == 0, result.output
-    first = int(result.output.splitlines()[2].split()[0])
-    assert first > 3  # it went on from the checkpoint, not from the start
+    said = result.output.splitlines()[1]
+    assert said.startswith("--resume: going on from iteration ") and "killed.npz.ckpt" in said
+    resumed = int(said.split("iteration ")[1].split()[0])
+    first = int(result.output.splitlines()[3].split()[0])
+    assert first == resumed > 3  # it went on from the checkpoint, as it said
     states = Store.open(sample_store).arrays().state
     np.testing.assert_array_equal(GreedyPolicy.load(killed).q_values(states),
                                   GreedyPolicy.load(whole).q_values(states))

@@ -275,3 +275,34 @@ def test_the_reward_scale_is_a_number_in_the_metadata(stores, tmp_path):
         Store.open(stores["holdem"]).schema.game_params).gamedef.big_blind
     assert result.metadata["reward_scale"] == {"big_blind": float(big_blind)} and big_blind > 0
     assert export(stores["sette-mezzo"], "rllib", tmp_path / "s").metadata["reward_scale"] == {}
+
+
+def test_an_export_lands_whole_or_not_at_all_and_clears_what_a_killed_one_left(
+        stores, tmp_path, monkeypatch):
+    """Minari's dataset is written aside and moved in last: an export stopped midway
+    leaves no dataset that loads half; the temporary files of a killed run (its process
+    gone) go at the next run, a live one's stay."""
+    pytest.importorskip("minari")
+    import os
+
+    import minari
+
+    out = tmp_path / "mds"
+    (out / ".minari.tmp-999999999" / "batchrl").mkdir(parents=True)  # killed before
+    live = out / f".minari.tmp-{os.getppid()}"
+    live.mkdir()
+
+    def killed(self, metadata):
+        raise KeyboardInterrupt
+
+    with monkeypatch.context() as patch:
+        patch.setattr(minari.dataset.minari_storage.MinariStorage, "update_metadata", killed)
+        with pytest.raises(KeyboardInterrupt):
+            export(stores["holdem"], "minari", out)
+    assert not (out / "batchrl").exists()  # nothing half written is left to load
+    assert not (out / ".minari.tmp-999999999").exists() and live.exists()
+    result = export(stores["holdem"], "minari", out)  # and nothing blocks the next run
+    assert (out / result.dataset_id).is_dir()
+    (tmp_path / ".rl.tmp-999999999").mkdir()
+    export(stores["holdem"], "rllib", tmp_path / "rl")
+    assert not (tmp_path / ".rl.tmp-999999999").exists()

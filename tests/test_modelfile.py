@@ -1,6 +1,7 @@
 """Model files are arrays and JSON: a loaded model predicts exactly what it did, loading
 runs no code a file carries, and pickles (old models, crafted files) are refused."""
 
+import io
 import json
 import pickle
 import zipfile
@@ -248,3 +249,74 @@ def test_checkpoints_hold_no_pickle_and_an_old_one_is_not_resumed(tmp_path):
     with pytest.raises(ValueError, match="a pickle from an older batchrl"):
         FQI(extra_trees(trees=3, nmin=5), n_iterations=2, checkpoint_dir=old).fit(
             data(500), resume=True)
+
+
+def _crafted(source, target, edit=None, member=None, data=None):
+    """A copy of the model file ``source`` with its JSON edited (``edit(document)``) or a
+    member replaced by ``data``."""
+    with zipfile.ZipFile(source) as zin, zipfile.ZipFile(target, "w") as zout:
+        for name in zin.namelist():
+            raw = zin.read(name)
+            if name == "model.json" and edit is not None:
+                document = json.loads(raw)
+                edit(document)
+                raw = json.dumps(document).encode()
+            if name == member:
+                raw = data
+            zout.writestr(name, raw, compress_type=zipfile.ZIP_DEFLATED
+                          if name.endswith(".json") else zipfile.ZIP_STORED)
+        if member is not None and member not in zin.namelist():
+            zout.writestr(member, data, compress_type=zipfile.ZIP_DEFLATED)
+    return target
+
+
+def _npy_header(shape):
+    text = repr({"descr": "<f8", "fortran_order": False, "shape": shape}).encode()
+    text += b" " * (63 - (10 + len(text)) % 64) + b"\n"
+    return b"\x93NUMPY\x01\x00" + len(text).to_bytes(2, "little") + text + b"\0" * 16
+
+
+@pytest.mark.parametrize(("edit", "member", "raw", "message"), [
+    (lambda d: d["meta"].pop("feature_names"), None, None, "feature_names are not 1 to"),
+    (lambda d: d["meta"].pop("action_names"), None, None, "action_names are not 1 to"),
+    (lambda d: d["meta"].update(history="x"), None, None, "its history is str, not a list"),
+    (lambda d: d["meta"].update(params=None), None, None, "its params is NoneType, not an"),
+    (lambda d: d["meta"].update(game={"x": 1}), None, None, "not a game's name"),
+    (lambda d: d["meta"].update(game="../../../etc/passwd"), None, None, "not a game's name"),
+    (lambda d: d["q"].update(n_actions=5_000_000), None, None, "5000000 actions"),
+    (lambda d: d["q"].update(n_actions=True), None, None, "True actions"),
+    (lambda d: d["q"].update(n_actions=2), None, None, "2 actions"),
+    (lambda d: d["q"].update(n_actions=4), None, None, "4 actions"),
+    (lambda d: d["q"].update(n_actions=0), None, None, "0 actions"),
+    (lambda d: None, "model0.values.npy", _npy_header((1 << 40, 1 << 20)),
+     r"model0.values.npy declares .* more than its 144 bytes hold"),
+    (lambda d: None, "unused.npy", b"\0" * (40 << 20), "inflate to .* more than the file's"),
+    (lambda d: None, "model.json", b"[" * 100_000 + b"]" * 100_000,
+     "nests deeper than any model's does|its model.json inflates to 200,000 bytes"),
+])
+def test_a_crafted_model_header_is_one_line_naming_the_file(tmp_path, edit, member, raw,
+                                                            message):
+    """Each a traceback, a hang or gigabytes before: refused in one line naming the file
+    and the field, with nothing allocated past the file's size."""
+    fqi = FQI(extra_trees(trees=2, nmin=50, jobs=1), n_iterations=1, random_state=0).fit(
+        data(n=400))
+    good = ModelArtifact(fqi.q_function(), dict(META)).save(tmp_path / "good.npz")
+    crafted = _crafted(good, tmp_path / "crafted.npz", edit, member, raw)
+    with pytest.raises(ModelError, match=message) as caught:
+        GreedyPolicy.load(crafted).act(np.zeros((2, 4), np.float32))
+    assert str(crafted) in str(caught.value) and len(str(caught.value)) < 600
+
+
+def test_nan_or_infinite_thresholds_and_values_are_refused(tmp_path):
+    fqi = FQI(extra_trees(trees=2, nmin=50, jobs=1), n_iterations=1, random_state=0).fit(
+        data(n=400))
+    good = ModelArtifact(fqi.q_function(), dict(META)).save(tmp_path / "good.npz")
+    with zipfile.ZipFile(good) as zf:
+        nodes = np.lib.format.read_array(io.BytesIO(zf.read("model0.nodes.npy")))
+    nodes["threshold"][0] = np.nan
+    out = io.BytesIO()
+    np.lib.format.write_array(out, nodes)
+    crafted = _crafted(good, tmp_path / "nan.npz", member="model0.nodes.npy",
+                       data=out.getvalue())
+    with pytest.raises(ModelError, match="a threshold or a value that is not a finite"):
+        GreedyPolicy.load(crafted)

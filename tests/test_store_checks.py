@@ -186,3 +186,21 @@ def test_what_is_no_part_the_store_wrote_is_refused_by_every_reader(
     part.write_bytes(bytes(data))
     line = error_line(invoke(*COMMANDS[command](store)))
     assert f"part {part} is damaged (it does not begin as a Parquet file" in line
+
+
+@pytest.mark.parametrize("command", ["info", "fqi", "export"])
+def test_a_store_json_that_nests_blocks_or_is_no_object_is_one_line(
+        made: dict[str, Path], tmp_path: Path, command: str) -> None:
+    import os
+
+    store, _ = copy(made, tmp_path)
+    meta = store / "store.json"
+    for bad, message in (("[" * 100_000 + "]" * 100_000, "nests deeper than any store's"),
+                         ("[1]", "is unreadable (not a JSON object)"),
+                         (None, "is unreadable (not a regular file")):
+        meta.unlink()
+        if bad is None:
+            os.mkfifo(meta)
+        else:
+            meta.write_text(bad)
+        assert message in error_line(invoke(*COMMANDS[command](store)))

@@ -116,3 +116,70 @@ def test_fqi_never_deletes_or_writes_into_a_directory_it_did_not_make(tmp_path):
     empty.mkdir()  # an empty directory holds nothing to lose: taken
     checkpoint_directory(empty, resume=False)
     assert (empty / CHECKPOINT_MARKER).is_file() and elsewhere.exists()
+
+
+def test_a_checkpoint_is_checked_whole_before_a_resume_trusts_it(store: Path,
+                                                                 tmp_path: Path) -> None:
+    """Each edit an attacker (or an accident) can make to a checkpoint: its count of
+    iterations, its trees swapped for another run's, a link or a pipe in their place,
+    its trees said to be set aside with no values, its digests gone. Each is refused in
+    one line before any iteration; the untouched checkpoint resumes."""
+    import os
+    import shutil
+
+    from batchrl.learners.fqi.iterations import ASIDE, CHECKPOINT
+    from batchrl.modelfile import read, write
+
+    config = FQIConfig(store=store, trees=3, nmin=20, iters=3, jobs=1, out=tmp_path / "m.npz")
+    die_after_first(config)
+    other = replace(config, out=tmp_path / "o.npz", seed=9)
+    die_after_first(other)
+    ckpt, kept = tmp_path / "m.npz.ckpt", tmp_path / "kept"
+    shutil.copytree(ckpt, kept)
+
+    def edited(change):
+        shutil.rmtree(ckpt)
+        shutil.copytree(kept, ckpt)
+        state, arrays = read(ckpt / CHECKPOINT, "fqi-checkpoint")
+        state.pop("format"), state.pop("kind")
+        change(state)
+        write(ckpt / CHECKPOINT, "fqi-checkpoint", state, arrays)
+        with pytest.raises(ValueError) as caught:
+            run_fqi(replace(config, resume=True))
+        return str(caught.value)
+
+    for done in (2, 99, -1, 10 ** 18, "x", 0):
+        assert "says" in edited(lambda s, d=done: s.update(done=d)) and "iterations" in \
+            edited(lambda s, d=done: s.update(done=d))
+    assert "holds the figures of 0 iterations" in edited(lambda s: s.update(history=[]))
+    assert "keeps no leaf values" in edited(lambda s: s.update(models=ASIDE, aside=[0]))
+    assert "records no digests" in edited(lambda s: s.pop("digests"))
+    assert "not a file it writes by iteration 1" in edited(
+        lambda s: s.update(models="models-2.npz"))
+
+    def swapped(state):
+        (ckpt / "models-1.npz").unlink()
+        shutil.copy(tmp_path / "o.npz.ckpt" / "models-1.npz", ckpt / "models-1.npz")
+
+    assert "its digest differs: another run's, or changed" in edited(swapped)
+    assert "a link, a pipe, or missing" in edited(
+        lambda s: ((ckpt / "models-1.npz").unlink(),
+                   (ckpt / "models-1.npz").symlink_to(tmp_path / "o.npz.ckpt" / "models-1.npz")))
+    assert "a link, a pipe, or missing" in edited(
+        lambda s: ((ckpt / "models-1.npz").unlink(), os.mkfifo(ckpt / "models-1.npz")))
+    shutil.rmtree(ckpt)
+    shutil.copytree(kept, ckpt)
+    _, resumed = run_fqi(replace(config, resume=True))  # the untouched one goes on
+    assert len(resumed.meta["history"]) == 3
+
+
+def test_fast_mode_stopped_where_its_trees_froze_resumes_to_the_same_model(
+        store: Path, tmp_path: Path) -> None:
+    """Stopped after the iteration whose trees freeze (no leaf values recorded yet): the
+    resume failed with zip()'s error before; it now gives the uninterrupted model."""
+    config = FQIConfig(store=store, trees=3, nmin=20, iters=3, jobs=1, per_action=True,
+                       freeze_after=1, out=tmp_path / "fast.npz")
+    die_after_first(config)
+    _, resumed = run_fqi(replace(config, resume=True))
+    _, whole = run_fqi(replace(config, out=tmp_path / "whole.npz"))
+    np.testing.assert_array_equal(q_of(resumed, store), q_of(whole, store))

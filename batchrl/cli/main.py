@@ -369,6 +369,15 @@ def fqi(store: Path | str | None, trees: int | None, nmin: int | None, k: int | 
     except (StoreError, ValueError) as exc:
         raise click.ClickException(str(exc)) from None
     click.echo(said)
+    if resume:  # say where it goes on from, or that there is nothing to go on from
+        from batchrl.learners.fqi.iterations import checkpoint_done
+        from batchrl.training import default_out as fqi_out
+
+        model = config.out or fqi_out(config)
+        at = model.with_name(model.name + ".ckpt")
+        done = checkpoint_done(at)
+        click.echo(f"--resume: going on from iteration {done + 1} of {config.iters} ({at})"
+                   if done else f"--resume: no checkpoint at {at}: starting at iteration 1")
     rows: list[str] = []
     iterations = config.iters
 

@@ -350,7 +350,11 @@ class Game:
         its metadata records; refused when it is another game's."""
         if not self.owns(stored, stored_params):
             raise GameError(f"{path} was trained on {stored}, not {self.name}")
-        return self.params_from_store(stored, stored_params)
+        try:
+            return self.params_from_store(stored, stored_params)
+        except (GameError, ValueError, TypeError, KeyError) as exc:  # a crafted file's
+            raise GameError(f"{path}: its game params do not make a {self.name} game "
+                            f"({str(exc)[:300]})") from None
 
     def check_model_params(self, path: str | Path, trained: Any, playing: Any) -> None:
         """Refuse a model whose params make its features mean something else in the game

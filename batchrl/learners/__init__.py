@@ -126,9 +126,7 @@ class Learner:
         """The metadata of the model file at ``path`` (its game, features, data...), from
         its JSON alone."""
         meta = modelfile.read(path, self.kind, with_arrays=False)[0].get("meta")
-        if not isinstance(meta, dict):
-            raise modelfile.ModelError(f"{path} has no metadata")
-        return meta
+        return modelfile.check_meta(path, meta)
 
     def __repr__(self) -> str:
         return f"<Learner {self.name}>"

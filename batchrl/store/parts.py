@@ -23,7 +23,7 @@ from batchrl.store.schema import (
     schema_of,
 )
 
-UNREADABLE = (OSError, KeyError, TypeError, ValueError, pa.ArrowException)
+UNREADABLE = (OSError, KeyError, TypeError, ValueError, pa.ArrowException, RecursionError)
 
 
 def read_part(part: Place, columns: list[str], root: Place) -> pa.Table:

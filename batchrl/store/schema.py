@@ -38,7 +38,7 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 
-from batchrl.records import redacted
+from batchrl.records import excerpt, redacted
 
 # 3: a column per feature and per legal action, next_state derived where it follows
 # (2: vector columns as fixed-size binary rows, which only pyarrow read; 1: lists of float32)
@@ -116,6 +116,11 @@ class StoreSchema:
     def __post_init__(self) -> None:
         for name in ("feature_names", "action_names", "audit_columns"):
             object.__setattr__(self, name, tuple(getattr(self, name)))
+            if not all(isinstance(n, str) for n in getattr(self, name)):
+                raise StoreError(f"{excerpt(str(self.game), 100)}: its {name} are not all "
+                                 "names (strings)")
+        if not isinstance(self.game, str):
+            raise StoreError(f"its game is {excerpt(str(self.game), 100)}, not a name")
         names = (*CORE_COLUMNS, *self.audit_columns)
         if (len(set(self.feature_names)) < len(self.feature_names) or not self.feature_names
                 or len(set(names)) < len(names) or not 0 < len(self.action_names) < 128
@@ -204,26 +209,28 @@ class StoreSchema:
 def describe_difference(held: StoreSchema, new: StoreSchema) -> str:
     """What sets a store's schema apart from the one asked for, in words."""
     if held.game != new.game:
-        return f"game {held.game}, not {new.game}"
+        return f"game {excerpt(str(held.game), 100)}, not {excerpt(str(new.game), 100)}"
     parts = []
     if held.feature_names != new.feature_names:
         only_held = [f for f in held.feature_names if f not in new.feature_names]
         only_new = [f for f in new.feature_names if f not in held.feature_names]
         if only_held:
-            parts.append(f"{', '.join(only_held)} among its features, which this ingest "
+            parts.append(f"{excerpt(', '.join(only_held), 300)} among its features, which "
+                         "this ingest "
                          "leaves out")
         if only_new:
-            parts.append(f"no {', '.join(only_new)} among its features")
+            parts.append(f"no {excerpt(', '.join(only_new), 300)} among its features")
         if not only_held and not only_new:
             parts.append("the same features in another order")
     old, now = held.identity(), new.identity()
     if held.legal != new.legal:
         parts.append(("" if held.legal else "no ") + "legal_<action> columns (each row's own "
                      "legal actions)")
-    parts += [f"{k} {old.get(k)} (not {now.get(k)})" for k in dict.fromkeys([*old, *now])
+    parts += [f"{k} {excerpt(str(old.get(k)), 120)} (not {excerpt(str(now.get(k)), 120)})"
+              for k in dict.fromkeys([*old, *now])
               if old.get(k) != now.get(k) and k not in ("game", "feature_names", "columns",
                                                          "legal")]
-    return f"game {held.game} with " + "; ".join(parts)
+    return f"game {excerpt(str(held.game), 100)} with " + "; ".join(parts)
 
 
 def schema_of(meta: Mapping[str, Any], what: str, sources: Sequence[str] = (),
@@ -235,7 +242,8 @@ def schema_of(meta: Mapping[str, Any], what: str, sources: Sequence[str] = (),
         new = f"{root}-v{SCHEMA_VERSION}" if root is not None else "NEW_DIR"
         logs = " ".join(shlex.quote(s) for s in sources) if sources else "..."
         params = meta.get("game_params")
-        options = (f", with the options that gave its game params {json.dumps(params)}"
+        options = (f", with the options that gave its game params "
+                   f"{excerpt(json.dumps(params), 200)}"
                    if params else "")
         newer = ("upgrade batchrl, or " if isinstance(version, int) and version > SCHEMA_VERSION
                  else "")
@@ -244,6 +252,10 @@ def schema_of(meta: Mapping[str, Any], what: str, sources: Sequence[str] = (),
                          f"{options}: batchrl ingest {logs} --store {shlex.quote(new)}")
     try:
         return StoreSchema.from_identity(meta)
-    except (KeyError, TypeError) as e:
-        raise StoreError(f"{what} lacks {e}: it is not a batchrl store; use another --store "
-                         "directory") from e
+    except (KeyError, TypeError, ValueError, AttributeError) as e:
+        raise StoreError(f"{what} lacks {excerpt(str(e), 100)}, or holds it in another "
+                         "form: it is not a batchrl store; use another --store directory") \
+            from None
+    except StoreError as e:
+        raise StoreError(f"{what} is not a batchrl store ({excerpt(str(e), 300)}); use "
+                         "another --store directory") from None

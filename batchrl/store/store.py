@@ -239,11 +239,19 @@ class Store:
         root = root if is_url(root) else Path(root)
         place = Place.of(root)
         try:
+            if place.local is not None and (place.local / "store.json").exists() and \
+                    (why := regular_file(place.local / "store.json")):
+                raise ValueError(why.removesuffix(": not opened"))
             meta = json.loads((place / "store.json").read_text())
+            if not isinstance(meta, dict):
+                raise ValueError("not a JSON object")
         except FileNotFoundError:
             first = ("copy a store there" if place.local is None else
                      f"ingest logs first (batchrl ingest ... --store {root})")
             raise StoreError(f"no batchrl store at {place} (no store.json): {first}") from None
+        except RecursionError:
+            raise StoreError(f"{place / 'store.json'} nests deeper than any store's does: "
+                             "point --store at a batchrl store or a new directory") from None
         except (OSError, ValueError) as e:
             then = ("check the URL, the network and the credentials" if place.local is None
                     else "point --store at a batchrl store or a new directory")

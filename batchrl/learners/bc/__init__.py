@@ -140,20 +140,13 @@ class BehaviourCloning(Learner):
             raise ModelError(f"{path} is a version {document.get('version')!r} bc model; this "
                              f"batchrl reads version {VERSION}: retrain it with batchrl "
                              "learn bc")
-        meta = document.get("meta")
-        if not isinstance(meta, dict) or not _names(meta.get("feature_names")) or \
-                not _names(meta.get("action_names")):
-            raise ModelError(f"{path} has no feature and action names")
+        meta = modelfile.check_meta(path, document.get("meta"))
         (model,) = modelfile.decode_models([document.get("model")], arrays, path)
         if model is None or model.n_features_in_ != len(meta["feature_names"]) or \
                 model.n_outputs_ != len(meta["action_names"]):
             raise ModelError(f"{path}: its forest does not map its {len(meta['feature_names'])} "
                              f"features to its {len(meta['action_names'])} actions")
         return ClonedPolicy(model, meta)
-
-
-def _names(value: Any) -> bool:
-    return isinstance(value, list) and bool(value) and all(isinstance(v, str) for v in value)
 
 
 LEARNER = BehaviourCloning()

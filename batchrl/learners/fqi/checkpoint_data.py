@@ -10,6 +10,7 @@ from typing import Any
 
 import numpy as np
 
+from batchrl.records import excerpt
 from batchrl.store import Transitions
 
 
@@ -56,4 +57,4 @@ def what_changed(saved: Mapping[str, Any], now: Mapping[str, Any]) -> str:
             said.append(f"{key} {old!r} then, {new!r} now")
     if not said and saved.get("row_values") != now.get("row_values"):
         said.append("as many rows, with other actions, rewards or episodes")
-    return "; ".join(said)
+    return excerpt("; ".join(said), 600)

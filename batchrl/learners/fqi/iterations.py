@@ -388,10 +388,12 @@ class FQI:
             specs, arrays = modelfile.encode_models(self.models_, str(root / trees))
             modelfile.write(root / trees, "fqi-models", {"models": specs}, arrays)
         values = frozen.values if frozen is not None else None
+        held = [trees] if trees != ASIDE else [f"frozen-{m}.npz" for m in aside]
         state = {"params": self._params(), "data": self._data, "done": done, "models": trees,
                  "aside": aside, "n_models": len(self.models_),
                  "history": [asdict(h) for h in self.history_],
-                 "values": None if values is None else len(values)}
+                 "values": None if values is None else len(values),
+                 "digests": {name: _digest(root / name) for name in held}}
         modelfile.write(root / CHECKPOINT, "fqi-checkpoint", state,
                         {f"values{m}": v for m, v in enumerate(values or [])})
         self._checkpoint_models = trees
@@ -410,9 +412,11 @@ class FQI:
             return 0, None
         try:
             state, values = modelfile.read(root / CHECKPOINT, "fqi-checkpoint")
+            _check_checkpoint(root, state, self.n_iterations)
             if state.get("params") != self._params():
                 raise ValueError(f"the checkpoint in {root} was made with other parameters "
-                                 f"({state.get('params')}): remove it or run with those")
+                                 f"({str(state.get('params'))[:300]}): run without --resume "
+                                 "to start again, or with those")
             if (saved_data := state.get("data")) != self._data:
                 what = ("it does not record its data (an older batchrl's)" if saved_data
                         is None else what_changed(saved_data, self._data))
@@ -433,20 +437,86 @@ class FQI:
             done, n_values = int(state["done"]), state["values"]
             saved = None if n_values is None else [
                 np.asarray(values[f"values{m}"], dtype=np.float64) for m in range(n_values)]
-        except (FileNotFoundError, KeyError, TypeError) as exc:
-            raise ValueError(f"the checkpoint in {root} is incomplete ({exc!r}): remove it "
-                             "or run without --resume") from None
+        except (FileNotFoundError, KeyError, TypeError, modelfile.ModelError) as exc:
+            raise ValueError(f"the checkpoint in {root} is incomplete or damaged "
+                             f"({str(exc)[:300]}): run without --resume to start again") \
+                from None
         self.models_ = models
         self.history_ = history
         self._checkpoint_models = name
         frozen = None
         if saved is not None:
             frozen = self._freeze_fitted(inputs)
-            frozen.values = saved
-            self._values = frozen
-            _write_leaf_values(self.models_, frozen)
+            if saved:  # none yet when the run stopped at the iteration the trees froze:
+                frozen.values = saved  # they predict with their own values, as it did
+                self._values = frozen
+                _write_leaf_values(self.models_, frozen)
         return done, frozen
 
+
+
+def _digest(path: Path) -> str:
+    import hashlib
+
+    with open(path, "rb") as f:
+        return hashlib.file_digest(f, "sha256").hexdigest()
+
+
+def checkpoint_done(root: Path) -> int | None:
+    """How many iterations the checkpoint in ``root`` says are done (its JSON alone), or
+    None where there is none to resume."""
+    try:
+        state = modelfile.read(root / CHECKPOINT, "fqi-checkpoint", with_arrays=False)[0]
+    except (FileNotFoundError, modelfile.ModelError):
+        return None
+    done = state.get("done")
+    return done if type(done) is int else None
+
+
+def _check_checkpoint(root: Path, state: dict[str, Any], iterations: int) -> None:
+    """A checkpoint checked whole before a resume trusts it: its count of iterations done
+    against its history and the run's, its trees' files named as it wrote them, regular
+    files of the directory (no link out of it, no pipe) whose digests it recorded. A
+    ValueError says what is wrong."""
+    where = f"the checkpoint in {root}"
+    done, history, name = state.get("done"), state.get("history"), state.get("models")
+    if type(done) is not int or not 1 <= done <= iterations:
+        raise ValueError(f"{where} says {str(done)[:20]} iterations are done, of the run's "
+                         f"{iterations}: it was changed; run without --resume to start again")
+    if not isinstance(history, list) or len(history) != done or \
+            not all(isinstance(h, dict) for h in history):
+        raise ValueError(f"{where} says {done} iterations are done but holds the figures of "
+                         f"{len(history) if isinstance(history, list) else 'no'} iterations: "
+                         "it was changed; run without --resume to start again")
+    aside, n_models, values = state.get("aside"), state.get("n_models"), state.get("values")
+    if type(n_models) is not int or not 1 <= n_models <= modelfile.MAX_ACTIONS or \
+            not isinstance(aside, list) or \
+            not all(type(m) is int and 0 <= m < n_models for m in aside) or \
+            (values is not None and not (type(values) is int and 0 <= values <= n_models)):
+        raise ValueError(f"{where}: its models are not what it says it holds")
+    if name == ASIDE:
+        if not aside or values is None:
+            raise ValueError(f"{where}: its trees are set aside, but it keeps no leaf values")
+        held = [f"frozen-{m}.npz" for m in aside]
+    else:
+        match = re.fullmatch(r"models-(\d+)\.npz", str(name))
+        if match is None or int(match.group(1)) > done:
+            raise ValueError(f"{where} names {str(name)[:40]!r} as its trees, not a file it "
+                             f"writes by iteration {done}")
+        held = [str(name)]
+    digests = state.get("digests")
+    if not isinstance(digests, dict):
+        raise ValueError(f"{where} records no digests of its trees (an older batchrl's): run "
+                         "without --resume to start again")
+    for file in held:
+        path = root / file
+        if path.is_symlink() or not path.is_file():
+            raise ValueError(f"{where}: {file} is not a file of the checkpoint (a link, a "
+                             "pipe, or missing): run without --resume to start again")
+        if digests.get(file) != _digest(path):
+            raise ValueError(f"{where}: {file} is not the file it wrote (its digest differs: "
+                             "another run's, or changed): run without --resume to start "
+                             "again")
 
 
 @dataclass(frozen=True)

@@ -143,10 +143,7 @@ def read_network(path: str | Path) -> NetworkPolicy:
         raise ModelError(f"{path} is a version {document.get('version')!r} network; this "
                          f"batchrl reads version {VERSION}: train it again with batchrl "
                          "learn network")
-    meta = document.get("meta")
-    if not isinstance(meta, dict) or not _names(meta.get("feature_names")) or \
-            not _names(meta.get("action_names")):
-        raise ModelError(f"{path} has no feature and action names")
+    meta = modelfile.check_meta(path, document.get("meta"))
     specs = document.get("layers")
     if not isinstance(specs, list) or not specs:
         raise ModelError(f"{path} has no layers")
