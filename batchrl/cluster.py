@@ -108,18 +108,29 @@ def connect(address: str | None) -> Iterator[Any]:
         raise ClusterError(f"--scheduler {shown}: dask.distributed is not installed "
                            f"({INSTALL})") from None
     made: dict[str, Any] = {}
+    guard = threading.Lock()
 
     def make() -> None:
         try:
-            made["client"] = Client(  # type: ignore[no-untyped-call]
+            client = Client(  # type: ignore[no-untyped-call]
                 address, timeout=f"{CONNECT_SECONDS}s")
         except BaseException as exc:  # handed to the caller's thread
             made["error"] = exc
+            return
+        with guard:
+            late = made.get("gave_up", False)
+            if not late:
+                made["client"] = client
+        if late:  # the caller gave up on it: it must not linger as the default client
+            client.close()  # type: ignore[no-untyped-call]
 
     maker = threading.Thread(target=make, name="batchrl-connect", daemon=True)
     maker.start()
     maker.join(CONNECT_SECONDS + 5)
-    if maker.is_alive():
+    with guard:
+        if "client" not in made and "error" not in made:
+            made["gave_up"] = True
+    if made.get("gave_up"):
         raise ClusterError(f"--scheduler {shown}: something listens there but did not answer "
                            f"as a Dask scheduler within {CONNECT_SECONDS + 5:g} s; start one "
                            f"with `dask scheduler` and workers with `dask worker {shown}`")

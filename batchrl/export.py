@@ -570,6 +570,12 @@ def _write_minari(episodes: Episodes, meta: dict[str, Any], out: Path, dataset_i
             dataset.storage.update_metadata({"batchrl": meta})
         (out / dataset_id).parent.mkdir(parents=True, exist_ok=True)
         (root / dataset_id).replace(out / dataset_id)
+        space = Path(dataset_id).parent  # each namespace's metadata, where there is none
+        while space != Path("."):
+            made = root / space / "namespace_metadata.json"
+            if made.is_file() and not (out / space / "namespace_metadata.json").exists():
+                made.replace(out / space / "namespace_metadata.json")
+            space = space.parent
     finally:
         shutil.rmtree(root, ignore_errors=True)
         if previous is None:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import hashlib
 import os
 import shutil
+import time
 from pathlib import Path
 
 # a name kept whole when it is short and of these characters only
@@ -49,10 +50,15 @@ def inside(folder: Path, name: str) -> Path:
     return path
 
 
+STALE_SECONDS = 3600.0
+
+
 def clear_leftovers(folder: Path, name: str) -> None:
     """Remove what a killed run left of ``name`` in ``folder``: its temporary files and
     directories, ``.NAME.tmp-PID`` (and ``.NAME.tmp-PID-…``), whose process ``PID`` is
-    gone; a live writer's are left alone.
+    gone from this machine and which nothing touched for ``STALE_SECONDS`` (a writer on
+    another machine sharing the folder has PIDs this one cannot see); a live writer's are
+    left alone.
 
     >>> import tempfile
     >>> folder = Path(tempfile.mkdtemp())
@@ -60,6 +66,10 @@ def clear_leftovers(folder: Path, name: str) -> None:
     4
     >>> (folder / f".m.npz.tmp-{os.getpid()}").write_text("mine")
     4
+    >>> clear_leftovers(folder, "m.npz")  # the dead one is too new yet
+    >>> len(list(folder.iterdir()))
+    2
+    >>> os.utime(folder / ".m.npz.tmp-999999999", (0, 0))
     >>> clear_leftovers(folder, "m.npz")
     >>> sorted(p.name for p in folder.iterdir()) == [f".m.npz.tmp-{os.getpid()}"]
     True
@@ -73,7 +83,11 @@ def clear_leftovers(folder: Path, name: str) -> None:
         if not entry.name.startswith(prefix):
             continue
         pid = entry.name[len(prefix):].split("-")[0]
-        if not pid.isdigit() or _alive(int(pid)):
+        try:
+            touched = entry.lstat().st_mtime
+        except OSError:
+            continue
+        if not pid.isdigit() or _alive(int(pid)) or time.time() - touched < STALE_SECONDS:
             continue
         if entry.is_dir() and not entry.is_symlink():
             shutil.rmtree(entry, ignore_errors=True)

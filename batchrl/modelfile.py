@@ -233,9 +233,9 @@ def check_meta(path: str | Path, meta: Any) -> dict[str, Any]:
                 isinstance(n, str) and 0 < len(n) <= MAX_NAME for n in names) or \
                 len(set(names)) < len(names):
             raise ModelError(f"{path}: its {key} are not 1 to {most:,} distinct names")
-    game = meta.get("game", "")
-    if not isinstance(game, str) or len(game) > 100 or not all(
-            c.isalnum() or c in "._-" for c in game):
+    game = meta.get("game", "")  # a custom .game file names its game (its file's stem):
+    if not isinstance(game, str) or len(game) > 200 or not game.isprintable() or \
+            "/" in game or "\\" in game:  # any printable name that is not a path
         raise ModelError(f"{path}: its game is {str(game)[:40]!r}, not a game's name")
     for key, kind, what in (("game_params", dict, "an object"), ("params", dict, "an object"),
                             ("history", list, "a list")):

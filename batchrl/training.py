@@ -121,6 +121,16 @@ def checkpoint_data(store: Store, config: FQIConfig) -> dict[str, Any]:
 CHECKPOINT_MARKER = "batchrl-fqi-checkpoints"  # in every checkpoint directory fqi made
 
 
+def _checkpoint_files(path: Path) -> bool:
+    """Whether ``path`` holds nothing but what an fqi checkpoint holds (an earlier batchrl
+    made its checkpoints without the marker); an empty directory holds nothing to lose."""
+    import re
+
+    return all(p.is_file() and not p.is_symlink() and re.fullmatch(
+        r"checkpoint\.npz|(models|frozen)-\d+\.npz|\.[^/]+\.tmp-\d+", p.name)
+        for p in path.iterdir())
+
+
 def checkpoint_directory(path: Path, resume: bool) -> None:
     """Make fqi's checkpoint directory ``path`` (emptied unless ``resume``), with its
     marker: a directory fqi did not make (no marker, something in it), a link or a file
@@ -129,7 +139,8 @@ def checkpoint_directory(path: Path, resume: bool) -> None:
         kind = "a symbolic link" if path.is_symlink() else "not a directory"
         raise ValueError(f"{path} is {kind}, not a checkpoint directory batchrl fqi made: "
                          "move it away, or give another --out")
-    if path.is_dir() and not (path / CHECKPOINT_MARKER).is_file() and any(path.iterdir()):
+    if path.is_dir() and not (path / CHECKPOINT_MARKER).is_file() and \
+            not _checkpoint_files(path):
         raise ValueError(f"{path} exists and batchrl fqi did not make it (no "
                          f"{CHECKPOINT_MARKER} in it): fqi never deletes or writes into a "
                          "directory it did not make; move it away, or give another --out")

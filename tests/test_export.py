@@ -289,6 +289,7 @@ def test_an_export_lands_whole_or_not_at_all_and_clears_what_a_killed_one_left(
 
     out = tmp_path / "mds"
     (out / ".minari.tmp-999999999" / "batchrl").mkdir(parents=True)  # killed before
+    os.utime(out / ".minari.tmp-999999999", (0, 0))  # and an hour ago or more
     live = out / f".minari.tmp-{os.getppid()}"
     live.mkdir()
 
@@ -303,6 +304,9 @@ def test_an_export_lands_whole_or_not_at_all_and_clears_what_a_killed_one_left(
     assert not (out / ".minari.tmp-999999999").exists() and live.exists()
     result = export(stores["holdem"], "minari", out)  # and nothing blocks the next run
     assert (out / result.dataset_id).is_dir()
+    monkeypatch.setenv("MINARI_DATASETS_PATH", str(out))
+    assert "batchrl" in minari.namespace.list_local_namespaces()  # its metadata moved too
     (tmp_path / ".rl.tmp-999999999").mkdir()
+    os.utime(tmp_path / ".rl.tmp-999999999", (0, 0))
     export(stores["holdem"], "rllib", tmp_path / "rl")
     assert not (tmp_path / ".rl.tmp-999999999").exists()

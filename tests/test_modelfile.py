@@ -320,3 +320,10 @@ def test_nan_or_infinite_thresholds_and_values_are_refused(tmp_path):
                        data=out.getvalue())
     with pytest.raises(ModelError, match="a threshold or a value that is not a finite"):
         GreedyPolicy.load(crafted)
+
+
+def test_a_custom_games_name_is_a_game_name_and_a_control_character_is_not(tmp_path):
+    meta = META | {"game": "my game (v2)"}  # a hold'em .game file of the user's names it
+    assert modelfile.check_meta(tmp_path / "m.npz", meta)["game"] == "my game (v2)"
+    with pytest.raises(ModelError, match="not a game's name"):
+        modelfile.check_meta(tmp_path / "m.npz", META | {"game": "x\x1b[2J"})

@@ -176,6 +176,13 @@ def test_what_is_no_part_the_store_wrote_is_refused_by_every_reader(
     part.unlink()
     line = error_line(invoke(*COMMANDS[command](store)))
     assert f"part {twin} is a symbolic link to outside" in line
+    assert "copy the file it leads to into the store" in line  # nothing to delete
+    twin.unlink()
+    (store / "archive").mkdir()  # a link within the store (a content cache's) is read
+    shutil.copy(outside, store / "archive" / "p.parquet")
+    twin.symlink_to(store / "archive" / "p.parquet")
+    if command == "info":
+        assert invoke(*COMMANDS[command](store)).exit_code == 0
     twin.unlink()
     os.mkfifo(twin)
     line = error_line(invoke(*COMMANDS[command](store)))

@@ -211,3 +211,15 @@ def test_a_lock_that_is_a_link_or_a_fifo_is_never_written_through_nor_waited_on(
         assert (root / ".lock").is_file() and not (root / ".lock").is_symlink()
     (root / ".lock").write_text("pid 1 (batchrl ingest \x1b[31mred), since now\nmore")
     assert holder(root) == "pid 1 (batchrl ingest \\x1b[31mred), since now"
+
+
+def test_a_lock_that_is_a_hard_link_to_another_file_is_refused(tmp_path: Path) -> None:
+    victim = tmp_path / "victim.txt"
+    victim.write_text("precious\n")
+    root = tmp_path / "s"
+    root.mkdir()
+    os.link(victim, root / ".lock")
+    with pytest.raises(StoreError, match=r"\.lock is a hard link to another file"), \
+            store_lock(root, wait=0):
+        pass
+    assert victim.read_text() == "precious\n"

@@ -183,3 +183,40 @@ def test_fast_mode_stopped_where_its_trees_froze_resumes_to_the_same_model(
     _, resumed = run_fqi(replace(config, resume=True))
     _, whole = run_fqi(replace(config, out=tmp_path / "whole.npz"))
     np.testing.assert_array_equal(q_of(resumed, store), q_of(whole, store))
+
+
+def test_a_checkpoint_of_an_earlier_batchrl_or_a_longer_run_is_told_apart(
+        store: Path, tmp_path: Path) -> None:
+    """A checkpoint directory from before the marker (only checkpoint files in it) is
+    fqi's own: run again, it is replaced; resumed, it is refused for its missing digests.
+    A sound checkpoint of a run with more iterations says to give --iters."""
+    from batchrl.learners.fqi.iterations import CHECKPOINT
+    from batchrl.modelfile import read, write
+    from batchrl.training import CHECKPOINT_MARKER
+
+    config = FQIConfig(store=store, trees=3, nmin=20, iters=3, jobs=1, out=tmp_path / "m.npz")
+    die_after_first(config)
+    ckpt = tmp_path / "m.npz.ckpt"
+    longer = replace(config, out=tmp_path / "long.npz")
+    seen = []
+
+    def die_after_second(stats: object) -> None:
+        seen.append(stats)
+        if len(seen) == 2:
+            raise Killed
+
+    with pytest.raises(Killed):
+        run_fqi(longer, on_iteration=die_after_second)
+    with pytest.raises(ValueError, match="has 2 iterations done, more than this run's "
+                                         "--iters 1: resume with --iters 2 or more"):
+        run_fqi(replace(longer, iters=1, resume=True))
+    (ckpt / CHECKPOINT_MARKER).unlink()  # as an earlier batchrl left it
+    state, arrays = read(ckpt / CHECKPOINT, "fqi-checkpoint")
+    for key in ("format", "kind", "digests"):
+        state.pop(key)
+    write(ckpt / CHECKPOINT, "fqi-checkpoint", state, arrays)
+    with pytest.raises(ValueError, match=r"records no digests of its trees \(an older "
+                                         r"batchrl's\)"):
+        run_fqi(replace(config, resume=True))
+    _, fresh = run_fqi(config)  # without --resume: its directory is fqi's, and replaced
+    assert len(fresh.meta["history"]) == 3

@@ -375,9 +375,12 @@ def fqi(store: Path | str | None, trees: int | None, nmin: int | None, k: int | 
 
         model = config.out or fqi_out(config)
         at = model.with_name(model.name + ".ckpt")
-        done = checkpoint_done(at)
-        click.echo(f"--resume: going on from iteration {done + 1} of {config.iters} ({at})"
-                   if done else f"--resume: no checkpoint at {at}: starting at iteration 1")
+        done = checkpoint_done(at, config.iters)
+        if done:
+            click.echo(f"--resume: going on from iteration {done + 1} of {config.iters} "
+                       f"({at})")
+        elif not (at / "checkpoint.npz").exists():
+            click.echo(f"--resume: no checkpoint at {at}: starting at iteration 1")
     rows: list[str] = []
     iterations = config.iters
 

@@ -94,10 +94,15 @@ def _open_lock(path: Path, create: bool = True) -> int:
             raise StoreError(f"{path} is a symbolic link, not the store's lock file: batchrl "
                              "never writes through one; remove it and run again") from None
         raise
-    if not stat.S_ISREG(os.fstat(fd).st_mode):
+    held = os.fstat(fd)
+    if not stat.S_ISREG(held.st_mode):
         os.close(fd)
         raise StoreError(f"{path} is not a regular file, so not the store's lock file; "
                          "remove it and run again")
+    if held.st_nlink != 1:  # a hard link to another file: writing would change that file
+        os.close(fd)
+        raise StoreError(f"{path} is a hard link to another file ({held.st_nlink} names), "
+                         "not the store's lock file; remove it and run again")
     return fd
 
 

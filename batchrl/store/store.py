@@ -496,10 +496,13 @@ class Store:
         parts = (self.place / "parts").files(".parquet")
         for part in parts:
             if part.local is not None and (why := regular_file(part.local,
-                                                               self.parts_dir)):
-                raise StoreError(f"part {part} is {why.removesuffix(': not opened')}: a "
-                                 "store's parts are the files its ingest wrote; delete it "
-                                 "(batchrl ingest writes a log's part again)")
+                                                               self.parts_dir.parent)):
+                what = why.removesuffix(": not opened")
+                then = ("copy the file it leads to into the store if it is this store's "
+                        "part" if "link" in what else "delete it (batchrl ingest writes a "
+                        "log's part again)")
+                raise StoreError(f"part {part} is {what}: a store's parts are the files its "
+                                 f"ingest wrote; {then}")
         return parts
 
     def _local(self) -> Path:

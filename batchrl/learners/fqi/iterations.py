@@ -393,13 +393,23 @@ class FQI:
                  "aside": aside, "n_models": len(self.models_),
                  "history": [asdict(h) for h in self.history_],
                  "values": None if values is None else len(values),
-                 "digests": {name: _digest(root / name) for name in held}}
+                 "digests": {name: self._digest_of(root / name) for name in held}}
         modelfile.write(root / CHECKPOINT, "fqi-checkpoint", state,
                         {f"values{m}": v for m, v in enumerate(values or [])})
         self._checkpoint_models = trees
         for old in root.glob("models-*.npz"):
             if old.name != trees:
                 old.unlink(missing_ok=True)
+
+    def _digest_of(self, path: Path) -> str:
+        """A checkpoint file's sha256, hashed once while its size and time stay the same
+        (a frozen model's file never changes: it is not read again each iteration)."""
+        stat = path.stat()
+        key = (path.name, stat.st_size, stat.st_mtime_ns)
+        cache: dict[tuple[str, int, int], str] = self.__dict__.setdefault("_digests", {})
+        if key not in cache:
+            cache[key] = _digest(path)
+        return cache[key]
 
     def _load_checkpoint(self, inputs: _Inputs) -> tuple[int, _Frozen | None]:
         if self.checkpoint_dir is None:
@@ -411,6 +421,9 @@ class FQI:
                                  "which this one does not load: run without --resume")
             return 0, None
         try:
+            if (root / CHECKPOINT).is_symlink():
+                raise ValueError(f"the checkpoint in {root}: {CHECKPOINT} is a link, not the "
+                                 "file the run wrote: run without --resume to start again")
             state, values = modelfile.read(root / CHECKPOINT, "fqi-checkpoint")
             _check_checkpoint(root, state, self.n_iterations)
             if state.get("params") != self._params():
@@ -462,12 +475,14 @@ def _digest(path: Path) -> str:
         return hashlib.file_digest(f, "sha256").hexdigest()
 
 
-def checkpoint_done(root: Path) -> int | None:
-    """How many iterations the checkpoint in ``root`` says are done (its JSON alone), or
-    None where there is none to resume."""
+def checkpoint_done(root: Path, iterations: int) -> int | None:
+    """How many iterations the checkpoint in ``root`` has done, once it is checked whole
+    (`_check_checkpoint`) for a run of ``iterations``; None where there is none to resume
+    or it does not pass (the resume then says why)."""
     try:
         state = modelfile.read(root / CHECKPOINT, "fqi-checkpoint", with_arrays=False)[0]
-    except (FileNotFoundError, modelfile.ModelError):
+        _check_checkpoint(root, state, iterations)
+    except (FileNotFoundError, modelfile.ModelError, ValueError):
         return None
     done = state.get("done")
     return done if type(done) is int else None
@@ -480,6 +495,11 @@ def _check_checkpoint(root: Path, state: dict[str, Any], iterations: int) -> Non
     ValueError says what is wrong."""
     where = f"the checkpoint in {root}"
     done, history, name = state.get("done"), state.get("history"), state.get("models")
+    if type(done) is int and done > iterations >= 1 and isinstance(history, list) and \
+            len(history) == done:  # a sound checkpoint of a longer run
+        raise ValueError(f"{where} has {done} iterations done, more than this run's "
+                         f"--iters {iterations}: resume with --iters {done} or more, or run "
+                         "without --resume to start again")
     if type(done) is not int or not 1 <= done <= iterations:
         raise ValueError(f"{where} says {str(done)[:20]} iterations are done, of the run's "
                          f"{iterations}: it was changed; run without --resume to start again")
