@@ -250,7 +250,7 @@ def through_view(view: FeatureView, t: Transitions, next_states: bool = True) ->
     """
     stored = t.state if tuple(t.feature_names) == tuple(view.columns) else \
         t.state[:, [t.feature_names.index(c) for c in view.columns]]
-    order = view.order(stored)
+    inputs, order = view.read(stored)
     possible = view.possible(stored)  # the view's reading; else the store's record
     if possible is None and t.legal is not None:
         possible = t.legal
@@ -260,11 +260,11 @@ def through_view(view: FeatureView, t: Transitions, next_states: bool = True) ->
         following = np.asarray(t.next_state, dtype=np.float32)
         if stored is not t.state:
             following = following[:, [t.feature_names.index(c) for c in view.columns]]
-        next_state: Any = view.inputs(following)
-        next_legal = renamed(t.next_legal, view.order(following))
+        next_state, next_order = view.read(following)
+        next_legal = renamed(t.next_legal, next_order)
     else:
         next_state, next_legal = np.zeros((len(t), 0), dtype=np.float32), t.next_legal
     return dataclasses.replace(
-        t, state=view.inputs(stored), action=action, next_state=next_state,
+        t, state=inputs, action=action, next_state=next_state,
         next_legal=next_legal, legal=None if possible is None else renamed(possible, order),
         feature_names=tuple(view.input_names))

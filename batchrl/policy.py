@@ -84,10 +84,11 @@ class FeatureView(Protocol):
 
     - ``columns``: the stored features it reads, in order; ``input_names``: the names of
       the numbers ``inputs`` makes of them (the features the learner's model records);
-    - ``inputs(states)``: (n, len(columns)) stored states to (n, len(input_names));
-    - ``order(states)``: (n, actions) ints, ``order[i, a]`` the learner's number for the
-      stored action ``a`` in state ``i`` (a permutation in each row), or None when the
-      view renames no move;
+    - ``read(states)``: (n, len(columns)) stored states to the learner's inputs, (n,
+      len(input_names)), and the order of the moves: (n, actions) ints, ``order[i, a]``
+      the learner's number for the stored action ``a`` in state ``i`` (a permutation in
+      each row), or None when the view renames no move (one pass over the states for
+      both: Hanabi's colour order is found once);
     - ``possible(states)``: the moves each stored state could allow, read off its features
       (n, actions) in the stored numbering, or None: what a learner may mask in training
       (at play the game's exact legal moves mask);
@@ -102,8 +103,8 @@ class FeatureView(Protocol):
     @property
     def tag(self) -> str: ...
 
-    def inputs(self, states: NDArray[np.float32]) -> NDArray[np.float32]: ...
-    def order(self, states: NDArray[np.float32]) -> NDArray[np.intp] | None: ...
+    def read(self, states: NDArray[np.float32]
+             ) -> tuple[NDArray[np.float32], NDArray[np.intp] | None]: ...
     def possible(self, states: NDArray[np.float32]) -> NDArray[np.bool_] | None: ...
     def record(self) -> dict[str, Any]: ...
 
@@ -143,9 +144,8 @@ class ViewedPolicy:
 
     def _through(self, states: NDArray[np.floating[Any]]
                  ) -> tuple[NDArray[np.float32], NDArray[np.intp] | None]:
-        stored = np.asarray(states, dtype=np.float32)
-        order = self.view.order(stored)
-        return self.view.inputs(stored), None if order is None else np.asarray(order, np.intp)
+        inputs, order = self.view.read(np.asarray(states, dtype=np.float32))
+        return inputs, None if order is None else np.asarray(order, np.intp)
 
     def act(self, states: NDArray[np.floating[Any]],
             legal: NDArray[np.bool_] | None = None) -> NDArray[np.int64]:

@@ -30,16 +30,19 @@ from __future__ import annotations
 import dataclasses
 import types
 import typing
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any, ClassVar
+
+import numpy as np
+from numpy.typing import NDArray
 
 from batchrl import modelfile
 from batchrl.registry import Registry
 from batchrl.store import Transitions
 
-__all__ = ["LEARNERS", "Learner", "LearnerError", "get_learner", "learner_for_kind",
-           "register_learner", "unregister_learner"]
+__all__ = ["LEARNERS", "Learner", "LearnerError", "ScoredPolicy", "get_learner",
+           "learner_for_kind", "register_learner", "unregister_learner"]
 
 
 class LearnerError(ValueError):
@@ -110,6 +113,13 @@ class Learner:
         return ", ".join(f"{f.name}={getattr(config, f.name)}"
                          for f in dataclasses.fields(config))
 
+    def rows(self, data: Transitions | Callable[[], Transitions]) -> Transitions:
+        """``data``'s rows (read now, if a function), refused when there are none."""
+        rows = data() if callable(data) else data
+        if not len(rows):
+            raise LearnerError(f"{self.name}: no rows to learn from")
+        return rows
+
     def fit(self, config: Any, data: Transitions | Callable[[], Transitions], *,
             progress: Callable[[str, int, int], None] | None = None, jobs: int = -1) -> Any:
         """The policy (`batchrl.policy.Policy`, with ``meta`` and ``save(path)``) learned
@@ -130,6 +140,33 @@ class Learner:
 
     def __repr__(self) -> str:
         return f"<Learner {self.name}>"
+
+
+class ScoredPolicy:
+    """A learned policy that scores every action of a state and plays the best-scored legal
+    one (ties: the lowest index): subclasses give `scores`. It keeps its metadata (the
+    dict its file writes) and the feature and action names from it."""
+
+    def __init__(self, meta: Mapping[str, Any]) -> None:
+        self._meta = dict(meta)
+        self.feature_names: tuple[str, ...] = tuple(meta["feature_names"])
+        self.action_names: tuple[str, ...] = tuple(meta["action_names"])
+
+    @property
+    def meta(self) -> dict[str, Any]:
+        return self._meta
+
+    def scores(self, states: NDArray[np.floating[Any]]) -> NDArray[np.floating[Any]]:
+        """How good each action looks in each state, (n, actions)."""
+        raise NotImplementedError
+
+    def act(self, states: NDArray[np.floating[Any]],
+            legal: NDArray[np.bool_] | None = None) -> NDArray[np.int64]:
+        scored = np.asarray(self.scores(states), dtype=np.float64)
+        if legal is not None:
+            scored = np.where(np.asarray(legal, dtype=bool), scored, -np.inf)
+        chosen: NDArray[np.int64] = np.argmax(scored, axis=1).astype(np.int64)
+        return chosen
 
 
 def _same_kind(held: Learner, new: Learner) -> str | None:

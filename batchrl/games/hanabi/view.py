@@ -148,8 +148,14 @@ class HanabiView:
     def record(self) -> dict[str, Any]:
         return {"colour_order": self.colour_order, "features": self.features}
 
+    def read(self, states: NDArray[np.float32]
+             ) -> tuple[NDArray[np.float32], NDArray[np.intp] | None]:
+        """The inputs and each stored move's number in them, the colour order found once."""
+        xs, _, perm = inputs(states, self.colour_order, self.features)
+        return xs, None if perm is None else _move_order(perm)
+
     def inputs(self, states: NDArray[np.float32]) -> NDArray[np.float32]:
-        return inputs(states, self.colour_order, self.features)[0]
+        return self.read(states)[0]
 
     def order(self, states: NDArray[np.float32]) -> NDArray[np.intp] | None:
         """Each stored move's number in the colour-ordered state (None without it)."""
@@ -157,13 +163,19 @@ class HanabiView:
             return None
         from batchrl.games.hanabi import symmetry
 
-        perm = symmetry.colour_order(np.asarray(states)[:, :195])
-        n = len(perm)
-        return np.stack([symmetry.canonical_actions(np.full(n, a), perm) for a in range(20)],
-                        axis=1).astype(np.intp)
+        return _move_order(symmetry.colour_order(np.asarray(states)[:, :195]))
 
     def possible(self, states: NDArray[np.float32]) -> NDArray[np.bool_]:
         return possible_moves(np.asarray(states)[:, :195])
+
+
+def _move_order(perm: NDArray[np.intp]) -> NDArray[np.intp]:
+    """Each of the 20 moves' number in the states that ``perm`` colour-orders."""
+    from batchrl.games.hanabi import symmetry
+
+    n = len(perm)
+    return np.stack([symmetry.canonical_actions(np.full(n, a), perm) for a in range(20)],
+                    axis=1).astype(np.intp)
 
 
 VIEW_OPTIONS = ("colour_order", "features")

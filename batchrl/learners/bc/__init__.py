@@ -28,7 +28,7 @@ from numpy.typing import NDArray
 from sklearn.ensemble import ExtraTreesRegressor
 
 from batchrl import modelfile
-from batchrl.learners import Learner, LearnerError
+from batchrl.learners import Learner, LearnerError, ScoredPolicy
 from batchrl.modelfile import ModelError
 from batchrl.policy import probabilities
 from batchrl.store import Transitions
@@ -67,18 +67,15 @@ def behaviour_model(states: NDArray[np.float32], actions: NDArray[np.int64], n_a
     return model.fit(states, onehot)
 
 
-class ClonedPolicy:
+class ClonedPolicy(ScoredPolicy):
     """The likeliest legal action under the behaviour model (ties: the lowest index)."""
 
     def __init__(self, model: ExtraTreesRegressor, meta: Mapping[str, Any]) -> None:
+        super().__init__(meta)
         self.model = model
-        self._meta = dict(meta)
-        self.feature_names: tuple[str, ...] = tuple(meta["feature_names"])
-        self.action_names: tuple[str, ...] = tuple(meta["action_names"])
 
-    @property
-    def meta(self) -> dict[str, Any]:
-        return self._meta
+    def scores(self, states: NDArray[np.floating[Any]]) -> NDArray[np.float64]:
+        return self.probabilities(states)
 
     def probabilities(self, states: NDArray[np.floating[Any]]) -> NDArray[np.float64]:
         """The logged players' frequency of every action in each state, (n, actions)."""
@@ -87,14 +84,6 @@ class ClonedPolicy:
     def importances(self) -> NDArray[np.float64]:
         """The forest's impurity importance of each feature."""
         return np.asarray(self.model.feature_importances_, dtype=np.float64)
-
-    def act(self, states: NDArray[np.floating[Any]],
-            legal: NDArray[np.bool_] | None = None) -> NDArray[np.int64]:
-        p = self.probabilities(states)
-        if legal is not None:
-            p = np.where(np.asarray(legal, dtype=bool), p, -np.inf)
-        chosen: NDArray[np.int64] = np.argmax(p, axis=1).astype(np.int64)
-        return chosen
 
     def save(self, path: str | Path) -> Path:
         """Arrays and JSON (`batchrl.modelfile`), written atomically."""
@@ -115,9 +104,7 @@ class BehaviourCloning(Learner):
     def fit(self, config: Any, data: Transitions | Callable[[], Transitions], *,
             progress: Callable[[str, int, int], None] | None = None,
             jobs: int = -1) -> ClonedPolicy:
-        rows = data() if callable(data) else data
-        if not len(rows):
-            raise LearnerError("bc: no rows to learn from")
+        rows = self.rows(data)
         features = rows.state.shape[1]
         if config.k is not None and config.k > features:
             raise LearnerError(f"bc: k {config.k} is more than the {features} features read "

@@ -29,7 +29,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar
 
-from batchrl.learners import Learner, LearnerError
+from batchrl.learners import Learner
 from batchrl.learners.bc import behaviour_model
 from batchrl.learners.fqi.iterations import FQI, IterationStats, extra_trees
 from batchrl.policy import KIND, GreedyPolicy, ModelArtifact, supported
@@ -86,9 +86,7 @@ class FittedQIteration(Learner):
         ``on_iteration`` hears each iteration's diagnostics; ``checkpoints`` is where
         each iteration is kept (``resume``: go on from there); ``client`` a Dask client
         the trees are grown on."""
-        rows = data() if callable(data) else data
-        if not len(rows):
-            raise LearnerError("fqi: no rows to learn from")
+        rows = self.rows(data)
         behaviour = None
         if config.support is not None:
             behaviour = behaviour_model(rows.state, rows.action, len(rows.action_names),

@@ -36,7 +36,7 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Any, ClassVar
 
-from batchrl.learners import Learner, LearnerError
+from batchrl.learners import Learner
 from batchrl.learners.network.model import (
     KIND,
     SPLIT,
@@ -65,9 +65,7 @@ class Network(Learner):
             jobs: int = -1) -> NetworkPolicy:
         from batchrl.learners.network.training import train
 
-        rows = data() if callable(data) else data
-        if not len(rows):
-            raise LearnerError("network: no rows to learn from")
+        rows = self.rows(data)
         layers, mean, std, figures = train(config, rows, progress, jobs)
         return NetworkPolicy(layers, mean, std, {
             "learner": self.name, "feature_names": list(rows.feature_names),

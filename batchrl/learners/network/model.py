@@ -13,6 +13,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from batchrl import modelfile
+from batchrl.learners import ScoredPolicy
 from batchrl.modelfile import ModelError
 
 KIND = "network"
@@ -92,19 +93,16 @@ _ARRAYS = {"linear": ("weight", "bias"), "relu": (),
            "batchnorm": ("weight", "bias", "running_mean", "running_var")}
 
 
-class NetworkPolicy:
+class NetworkPolicy(ScoredPolicy):
     """A trained network: the likeliest legal move of each state (ties: the lowest)."""
 
     def __init__(self, layers: Sequence[Layer], mean: NDArray[np.float32],
                  std: NDArray[np.float32], meta: Mapping[str, Any]) -> None:
+        super().__init__(meta)
         self.layers, self.mean, self.std = list(layers), mean, std
-        self._meta = dict(meta)
-        self.feature_names: tuple[str, ...] = tuple(meta["feature_names"])
-        self.action_names: tuple[str, ...] = tuple(meta["action_names"])
 
-    @property
-    def meta(self) -> dict[str, Any]:
-        return self._meta
+    def scores(self, states: NDArray[np.floating[Any]]) -> NDArray[np.float32]:
+        return self.logits(states)
 
     def logits(self, states: NDArray[np.floating[Any]]) -> NDArray[np.float32]:
         """The network's scores of every move, (n, actions), before the softmax."""
@@ -112,14 +110,6 @@ class NetworkPolicy:
         for layer in self.layers:
             x = layer(x)
         return x
-
-    def act(self, states: NDArray[np.floating[Any]],
-            legal: NDArray[np.bool_] | None = None) -> NDArray[np.int64]:
-        scores = self.logits(states).astype(np.float64)
-        if legal is not None:
-            scores = np.where(np.asarray(legal, dtype=bool), scores, -np.inf)
-        chosen: NDArray[np.int64] = np.argmax(scores, axis=1).astype(np.int64)
-        return chosen
 
     def save(self, path: str | Path) -> Path:
         """Arrays and JSON (`batchrl.modelfile`), written atomically."""
