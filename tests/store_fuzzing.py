@@ -6,8 +6,8 @@ and judged as ``tests/model_fuzzing.py`` judges a model: the read works or stops
 The mutations: a part's bytes flipped, its end cut off, its leading magic changed; a
 field of its footer's JSON deleted or given a hostile value, the footer nested 100,000
 deep; a field of ``store.json`` likewise, or ``store.json`` not JSON; a part copied
-beside itself, replaced by a link out of the store, by a pipe, by an empty file, by a
-directory.
+beside itself or renamed, swapped for another store's, replaced by a link out of the
+store, by a pipe, by an empty file, by a directory.
 """
 
 from __future__ import annotations
@@ -24,8 +24,8 @@ import pyarrow.parquet as pq
 from model_fuzzing import HOSTILE, Outcome, _paths, _set, run_case
 
 MUTATIONS = ("flip bytes", "truncate part", "magic", "footer field", "footer deep",
-             "store.json field", "store.json garbage", "copy part", "link out", "fifo part",
-             "empty part", "directory part")
+             "store.json field", "store.json garbage", "copy part", "rename part",
+             "other store's part", "link out", "fifo part", "empty part", "directory part")
 
 
 def seed_store(folder: Path) -> tuple[Path, Callable[[Path], None]]:
@@ -67,11 +67,14 @@ def mutate_store(seed: Path, case: Path, mutation: str, rng: random.Random) -> N
         data = bytearray(part.read_bytes())
         data[rng.randrange(4)] ^= 0x20
         part.write_bytes(bytes(data))
-    elif mutation in ("footer field", "footer deep"):
+    elif mutation in ("footer field", "footer deep", "other store's part"):
         table = pq.read_table(part)
         meta = dict(table.schema.metadata or {})
         footer: Any = json.loads(meta[b"batchrl"])
-        if mutation == "footer field":
+        if mutation == "other store's part":  # the same rows, written by another store
+            footer["store_id"] = f"{rng.getrandbits(64):016x}"
+            text = json.dumps(footer)
+        elif mutation == "footer field":
             path = rng.choice(_paths(footer))
             _set(footer, path, rng.choice(HOSTILE), delete=rng.random() < 0.3)
             text = json.dumps(footer)
@@ -89,6 +92,8 @@ def mutate_store(seed: Path, case: Path, mutation: str, rng: random.Random) -> N
             [b"", b"\xff\xfe", b"{", b"null", b"[1, 2]", b"{" * 50_000]))
     elif mutation == "copy part":
         shutil.copy(part, part.with_name("0" + part.name))
+    elif mutation == "rename part":
+        part.rename(part.with_name(f"{rng.getrandbits(64):016x}.parquet"))
     elif mutation == "link out":
         outside = case.parent / f"{case.name}-outside.parquet"
         shutil.copy(part, outside)

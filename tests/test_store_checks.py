@@ -168,7 +168,7 @@ def test_what_is_no_part_the_store_wrote_is_refused_by_every_reader(
     twin = part.with_name("0" + part.name)
     shutil.copy(part, twin)
     line = error_line(invoke(*COMMANDS[command](store)))
-    assert "both hold the rows of" in line and "one is a copy" in line
+    assert f"part {twin} holds the rows of" in line and "renamed or copied" in line
     twin.unlink()
     outside = tmp_path / "outside.parquet"
     shutil.copy(part, outside)
@@ -180,10 +180,10 @@ def test_what_is_no_part_the_store_wrote_is_refused_by_every_reader(
     twin.unlink()
     (store / "archive").mkdir()  # a link within the store (a content cache's) is read
     shutil.copy(outside, store / "archive" / "p.parquet")
-    twin.symlink_to(store / "archive" / "p.parquet")
+    part.symlink_to(store / "archive" / "p.parquet")
     if command == "info":
         assert invoke(*COMMANDS[command](store)).exit_code == 0
-    twin.unlink()
+    part.unlink()
     os.mkfifo(twin)
     line = error_line(invoke(*COMMANDS[command](store)))
     assert f"part {twin} is not a regular file" in line
@@ -211,3 +211,31 @@ def test_a_store_json_that_nests_blocks_or_is_no_object_is_one_line(
         else:
             meta.write_text(bad)
         assert message in error_line(invoke(*COMMANDS[command](store)))
+
+
+@pytest.mark.parametrize("command", ["info", "fqi", "export"])
+def test_a_part_another_store_wrote_is_refused_even_of_the_same_log(
+        made: dict[str, Path], tmp_path: Path, command: str) -> None:
+    """Each store names itself in store.json and in every part it writes: a part swapped in
+    from another store of the same game, even one of the same log, is no part of this one;
+    a store made before stores were named reads as it did."""
+    store, part = copy(made, tmp_path)
+    again = tmp_path / "again"
+    assert invoke("ingest", made["log"], "--store", again).exit_code == 0
+    (foreign,) = (again / "parts").glob("*.parquet")
+    assert foreign.name == part.name  # the same log: the same part name and content
+    ours = json.loads((store / "store.json").read_text())["store_id"]
+    theirs = json.loads((again / "store.json").read_text())["store_id"]
+    assert ours != theirs
+    shutil.copy(foreign, part)
+    line = error_line(invoke(*COMMANDS[command](store)))
+    assert f"part {part} was written by store {theirs}, not by this one ({ours})" in line
+    assert "it is no part of this store" in line
+    meta = json.loads((store / "store.json").read_text())
+    del meta["store_id"]  # as a store made before: its parts are not asked for a name
+    (store / "store.json").write_text(json.dumps(meta))
+    assert invoke("info", store).exit_code == 0
+    meta["store_id"] = "../../x"
+    (store / "store.json").write_text(json.dumps(meta))
+    line = error_line(invoke(*COMMANDS[command](store)))
+    assert "its store_id is ../../x, not 16 hex digits" in line

@@ -185,6 +185,58 @@ def test_fast_mode_stopped_where_its_trees_froze_resumes_to_the_same_model(
     np.testing.assert_array_equal(q_of(resumed, store), q_of(whole, store))
 
 
+def test_a_fast_mode_checkpoint_s_leaf_values_are_checked_against_its_trees(
+        store: Path, tmp_path: Path) -> None:
+    """The leaf values a fast-mode checkpoint keeps beside its frozen trees: too few, too
+    many, or not finite, each refused in one line (a shorter array was taken in part and a
+    longer one cut short without a word); the untouched one resumes to the whole run."""
+    import shutil
+
+    from batchrl.learners.fqi.iterations import CHECKPOINT
+    from batchrl.modelfile import read, write
+
+    config = FQIConfig(store=store, trees=3, nmin=20, iters=3, jobs=1, per_action=True,
+                       freeze_after=1, out=tmp_path / "fast.npz")
+    seen = []
+
+    def die_after_second(_: object) -> None:
+        seen.append(1)
+        if len(seen) == 2:
+            raise Killed
+
+    with pytest.raises(Killed):
+        run_fqi(config, on_iteration=die_after_second)
+    ckpt, kept = tmp_path / "fast.npz.ckpt", tmp_path / "kept"
+    shutil.copytree(ckpt, kept)
+    state, arrays = read(ckpt / CHECKPOINT, "fqi-checkpoint")
+    assert state["values"] and "values0" in arrays  # the leaf values are kept
+
+    def edited(change):
+        shutil.rmtree(ckpt)
+        shutil.copytree(kept, ckpt)
+        state, arrays = read(ckpt / CHECKPOINT, "fqi-checkpoint")
+        state.pop("format"), state.pop("kind")
+        arrays = dict(arrays)
+        change(arrays)
+        write(ckpt / CHECKPOINT, "fqi-checkpoint", state, arrays)
+        with pytest.raises(ValueError) as caught:
+            run_fqi(replace(config, resume=True))
+        return str(caught.value)
+
+    n = len(arrays["values0"])
+    assert f"model 0's leaf values are {n - 1} numbers, for {n:,} nodes" in edited(
+        lambda a: a.update(values0=a["values0"][:-1]))
+    assert f"model 0's leaf values are {n + 1} numbers, for {n:,} nodes" in edited(
+        lambda a: a.update(values0=np.append(a["values0"], 0.0)))
+    assert "not all finite" in edited(
+        lambda a: a.update(values0=np.where(np.arange(n) == 0, np.nan, a["values0"])))
+    shutil.rmtree(ckpt)
+    shutil.copytree(kept, ckpt)
+    _, resumed = run_fqi(replace(config, resume=True))
+    _, whole = run_fqi(replace(config, out=tmp_path / "whole.npz"))
+    np.testing.assert_array_equal(q_of(resumed, store), q_of(whole, store))
+
+
 def test_a_checkpoint_of_an_earlier_batchrl_or_a_longer_run_is_told_apart(
         store: Path, tmp_path: Path) -> None:
     """A checkpoint directory from before the marker (only checkpoint files in it) is

@@ -92,7 +92,12 @@ def episode_id(digest: str, index: int) -> str:
 
 def source_key(source_path: str | Path) -> str:
     """A part's name: where the file is, not what it holds, so a changed log replaces it."""
-    return hashlib.sha256(str(Path(source_path).resolve()).encode()).hexdigest()[:16]
+    return source_key_of(str(Path(source_path).resolve()))
+
+
+def source_key_of(resolved_path: str) -> str:
+    """The part's name of the log at ``resolved_path`` (a footer's ``resolved_path``)."""
+    return hashlib.sha256(resolved_path.encode()).hexdigest()[:16]
 
 
 @dataclass(frozen=True, slots=True)

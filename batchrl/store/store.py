@@ -8,6 +8,8 @@ from __future__ import annotations
 import fnmatch
 import json
 import os
+import re
+import secrets
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import AbstractContextManager
@@ -45,6 +47,7 @@ from batchrl.store.schema import (
     first_line,
     schema_of,
     source_key,
+    source_key_of,
 )
 from batchrl.store.writer import SourceWriter
 
@@ -185,9 +188,9 @@ class Store:
     ``root`` is a local directory (a `Path`) or a URL (a `str`; `batchrl.store.place`):
     a store by URL is read as a local one is, and refuses to be written."""
 
-    def __init__(self, root: Path | str, schema: StoreSchema, place: Place | None = None
-                 ) -> None:
-        self.root, self.schema = root, schema
+    def __init__(self, root: Path | str, schema: StoreSchema, place: Place | None = None,
+                 store_id: str | None = None) -> None:
+        self.root, self.schema, self.store_id = root, schema, store_id
         self.place = place if place is not None else Place.of(root)
 
     @property
@@ -219,12 +222,16 @@ class Store:
                                      "use another --store directory")
                 # A store without parts has no rows to protect: it takes the new schema.
             tmp = root / f".store.json.tmp-{os.getpid()}"
-            tmp.write_text(json.dumps(schema.identity() | {"created_at": now()}, indent=2))
+            # the store's own name, which each part it writes carries: a part another store
+            # wrote is known for one, whatever it holds
+            store_id = secrets.token_hex(8)
+            tmp.write_text(json.dumps(schema.identity() | {"store_id": store_id,
+                                                           "created_at": now()}, indent=2))
             fsync(tmp)
             os.replace(tmp, root / "store.json")
             (root / "parts").mkdir(exist_ok=True)
             fsync(root)
-        return cls(root, schema)
+        return cls(root, schema, store_id=store_id)
 
     def lock(self, wait: float | None = None,
              on_wait: Callable[[str], None] | None = None) -> AbstractContextManager[None]:
@@ -259,7 +266,13 @@ class Store:
                              f"{then}") from e
         if meta.get("schema_version") != SCHEMA_VERSION:  # the logs it came from, if told
             schema_of(meta, f"store {place}", recorded_sources(place / "parts"), place.local)
-        return cls(root, schema_of(meta, f"store {place}"), place)
+        store_id = meta.get("store_id")  # none in a store made before stores were named
+        if store_id is not None and not (isinstance(store_id, str) and
+                                         re.fullmatch(r"[0-9a-f]{16}", store_id)):
+            raise StoreError(f"{place / 'store.json'}: its store_id is "
+                             f"{printable(str(store_id), 40)}, not 16 hex digits: restore "
+                             "store.json, or re-ingest the logs into a new --store")
+        return cls(root, schema_of(meta, f"store {place}"), place, store_id)
 
     def writer(self, source_path: str | Path, digest: str) -> SourceWriter:
         """A context manager that (re)writes ``source_path``'s part; see `SourceWriter`."""
@@ -276,7 +289,7 @@ class Store:
                     f"{source_path} has the same content as {info.path}, already in store "
                     f"{self.place}; ingesting both would count its hands twice: skip it, or "
                     f"remove {info.path} from the store first")
-        return SourceWriter(self.schema, self.parts_dir, source_path, digest)
+        return SourceWriter(self.schema, self.parts_dir, source_path, digest, self.store_id)
 
     def sources(self) -> list[SourceInfo]:
         """Each part's source, as its footer records it; `StoreError` for two parts of one
@@ -528,10 +541,24 @@ class Store:
             raise mismatch(part, schema, self.schema, self._part_files(), self.place)
         try:
             s = meta["source"]
-            return SourceInfo(s["path"], s["digest"], s["rows"], s["episodes"], s["extra"],
+            info = SourceInfo(s["path"], s["digest"], s["rows"], s["episodes"], s["extra"],
                               s["resolved_path"], tuple(s["players"]), s["ingested_at"])
         except (KeyError, TypeError) as e:
             raise damaged(part, self.place, f"its footer lacks {e}") from None
+        if self.store_id is not None and meta.get("store_id") != self.store_id:
+            found = meta.get("store_id")
+            other = (f"store {printable(str(found), 40)}" if found is not None else
+                     "another store (one made before stores were named)")
+            raise StoreError(
+                f"part {part} was written by {other}, not by this one "
+                f"({self.store_id}): it is no part of this store; delete it, and ingest "
+                f"{printable(info.path, 120)} into this store if its rows belong here")
+        if part.stem != source_key_of(info.resolved_path):
+            raise StoreError(
+                f"part {part} holds the rows of {printable(info.path, 120)}, whose part is "
+                f"named {source_key_of(info.resolved_path)}.parquet: it was renamed or copied; "
+                "delete it, and ingest that log again if its rows belong here")
+        return info
 
 
 def _rows_of(columns: Sequence[NDArray[Any]], dtype: type[np.generic],

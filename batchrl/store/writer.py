@@ -60,11 +60,12 @@ class SourceWriter:
     """
 
     def __init__(self, schema: StoreSchema, parts_dir: Path, source_path: str | Path,
-                 digest: str) -> None:
+                 digest: str, store_id: str | None = None) -> None:
         if not re.fullmatch(r"[0-9a-f]{64}", digest):
             raise StoreError(f"digest {digest!r} is not a sha256 hex string: compute it with "
                              "batchrl.store.file_digest(path)")
         self._schema, self._arrow, self._digest = schema, schema.arrow_schema(), digest
+        self._store_id = store_id  # the store's name, in the footer (none in an old store)
         self._source, self._resolved = str(source_path), str(Path(source_path).resolve())
         key = source_key(source_path)
         self._final = parts_dir / f"{key}.parquet"
@@ -179,6 +180,8 @@ class SourceWriter:
         # The footer's Arrow schema was serialised before the first row, so the counts go
         # into the Parquet key-value metadata, which overrides the same key there.
         meta = self._schema.identity() | {"source": source}
+        if self._store_id is not None:
+            meta["store_id"] = self._store_id
         self._writer.add_key_value_metadata({META_KEY: json.dumps(meta)})
         self._writer.close()
         fsync(self._tmp)  # the bytes must be on disk before the name points at them

@@ -461,6 +461,7 @@ class FQI:
         if saved is not None:
             frozen = self._freeze_fitted(inputs)
             if saved:  # none yet when the run stopped at the iteration the trees froze:
+                _check_values(root, saved, frozen)
                 frozen.values = saved  # they predict with their own values, as it did
                 self._values = frozen
                 _write_leaf_values(self.models_, frozen)
@@ -537,6 +538,22 @@ def _check_checkpoint(root: Path, state: dict[str, Any], iterations: int) -> Non
             raise ValueError(f"{where}: {file} is not the file it wrote (its digest differs: "
                              "another run's, or changed): run without --resume to start "
                              "again")
+
+
+def _check_values(root: Path, saved: list[NDArray[np.float64]], frozen: _Frozen) -> None:
+    """The leaf values a checkpoint kept, one finite value for each node of each model's
+    frozen trees; a ValueError says which model's are not."""
+    if len(saved) != len(frozen.offsets):
+        raise ValueError(f"the checkpoint in {root} keeps the leaf values of {len(saved)} "
+                         f"models, not {len(frozen.offsets)}: run without --resume to start "
+                         "again")
+    for m, (values, offsets) in enumerate(zip(saved, frozen.offsets, strict=True)):
+        if values.shape != (int(offsets[-1]),) or not np.isfinite(values).all():
+            raise ValueError(f"the checkpoint in {root}: model {m}'s leaf values are "
+                             f"{values.shape[0] if values.ndim == 1 else values.shape} "
+                             f"numbers{'' if np.isfinite(values).all() else ', not all finite'}"
+                             f", for {int(offsets[-1]):,} nodes of its trees: run without "
+                             "--resume to start again")
 
 
 @dataclass(frozen=True)
