@@ -13,8 +13,11 @@ from pathlib import Path
 
 from locations import ROOT
 
+# the commands, and the orchestrators at their level: ingest, and the benchmark (which
+# builds its datasets by generating and ingesting logs, then learns and plays)
 COMMANDS = ("batchrl.cli", "batchrl.cli.main", "batchrl.cli.common", "batchrl.cli.play",
-            "batchrl.cli.export", "batchrl.cli.learn", "batchrl.ingest")
+            "batchrl.cli.export", "batchrl.cli.learn", "batchrl.cli.bench", "batchrl.ingest",
+            "batchrl.bench")
 
 
 def _module_name(path: Path) -> str:

@@ -17,6 +17,7 @@ from typing import Any
 import click
 
 from batchrl import __version__
+from batchrl.cli.bench import bench
 from batchrl.cli.common import (
     INGEST_STORE_HELP,
     JOBS,
@@ -508,6 +509,7 @@ main.add_command(export)
 main.add_command(ablate)
 main.add_command(imitate)
 main.add_command(learn)
+main.add_command(bench)
 
 if __name__ == "__main__":
     main()

@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from batchrl.games.base import (
+    Dataset,
     Format,
     FQISettings,
     Game,
@@ -41,6 +42,7 @@ from batchrl.registry import Registry
 __all__ = [
     "FORMATS",
     "GAMES",
+    "Dataset",
     "FQISettings",
     "Format",
     "Game",

@@ -117,6 +117,27 @@ class Scores:
     exact: bool = False
 
 
+@dataclass(frozen=True)
+class Dataset:
+    """One of a game's benchmark datasets (``batchrl bench``): logs ``generate`` writes
+    with ``players``, ``count`` games dealt from ``seed`` (``quick`` under ``--quick``),
+    ingested with the game's ``options`` (those of ``ingest`` and ``generate``).
+
+    ``tier`` is the field's name for how the logs were played: ``random`` (uniform
+    random players), ``mixed`` (the best bot beside weaker or ε-random play), ``expert``
+    (the best bot against itself)."""
+
+    tier: str
+    players: tuple[str, ...]
+    count: int
+    seed: int
+    quick: int
+    options: Mapping[str, Any] = field(default_factory=dict)
+
+    def games(self, quick: bool) -> int:
+        return self.quick if quick else self.count
+
+
 class Report(Protocol):
     """What ``evaluate`` and ``solve`` return: a table for people, a dict for notebooks."""
 
@@ -213,6 +234,13 @@ class Game:
     # players after it, as evaluate's --players takes them
     ablation_opponents: ClassVar[tuple[str, ...]] = ("random",)
     log_formats: ClassVar[tuple[str, ...]] = ()  # the formats generate writes
+    # the benchmark (``batchrl bench``): the game's datasets, the player whose score is
+    # 100 (the exact optimum where ``score`` has one, else the best bot; ``random``'s is
+    # 0), and how many games score each player (in full, and under --quick); each learned
+    # player meets ``ablation_players``
+    datasets: ClassVar[tuple[Dataset, ...]] = ()
+    reference: ClassVar[str | None] = None
+    bench_games: ClassVar[tuple[int, int]] = (2_000, 200)
     # a paragraph per command (``generate``, ``evaluate``) that the command's --help shows
     # under the game's name: what the command does for this game, with an example
     examples: ClassVar[Mapping[str, str]] = {}

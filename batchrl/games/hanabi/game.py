@@ -22,6 +22,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from batchrl.games.base import (
+    Dataset,
     FQISettings,
     Game,
     GameError,
@@ -87,6 +88,12 @@ class Hanabi(Game):
     default_players = ("bot2", "bot2")
     default_count = 1000
     log_formats = ("hanabi-json",)
+    # mixed: the best bot beside a weaker one (its partner plays as the simple bot)
+    datasets = (Dataset("random", ("random", "random"), 2_000, 1, 60),
+                Dataset("mixed", ("simple", "bot2"), 2_000, 2, 60),
+                Dataset("expert", ("bot2", "bot2"), 2_000, 3, 60))
+    reference = "bot2"
+    bench_games = (1_000, 60)
     examples: ClassVar[Mapping[str, str]] = {
         "generate": "a directory of games, two files each (the report's format):\n"
                     "  batchrl generate --game hanabi --players bot2,bot2 --games 36000 \\\n"

@@ -34,6 +34,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from batchrl.games.base import (
+    Dataset,
     FQISettings,
     Game,
     GameError,
@@ -105,6 +106,11 @@ class Holdem(Game):
     default_players = ("random", "random")
     default_count = 3000  # the thesis played 3,000 hands
     log_formats = ("acpc", "glassfrog")
+    datasets = (Dataset("random", ("random", "random"), 20_000, 1, 400),
+                Dataset("mixed", ("rule", "random"), 20_000, 2, 400),
+                Dataset("expert", ("rule", "rule"), 20_000, 3, 400))
+    reference = "rule"
+    bench_games = (4_000, 200)
     examples: ClassVar[Mapping[str, str]] = {
         "generate": "ACPC STATE logs, or Glassfrog's (a .dealer.summary name):\n"
                     "  batchrl generate --game holdem --hands 5000 --players random,random \\\n"

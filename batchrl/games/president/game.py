@@ -26,6 +26,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from batchrl.games.base import (
+    Dataset,
     FQISettings,
     Game,
     GameError,
@@ -117,6 +118,12 @@ class President(Game):
     default_players = ("random", "random", "random", "random")
     default_count = 10_000
     log_formats = ("jsonl",)
+    datasets = (Dataset("random", ("random",) * 4, 10_000, 1, 300, {"placement": True}),
+                Dataset("mixed", ("rule", "random", "rule", "random"), 10_000, 2, 300,
+                        {"placement": True}),
+                Dataset("expert", ("rule",) * 4, 10_000, 3, 300, {"placement": True}))
+    reference = "rule"
+    bench_games = (4_000, 200)
     examples: ClassVar[Mapping[str, str]] = {
         "generate": "2, 4, 5 or 8 seats (random, rule, model:PATH), JSON lines; --match K\n"
                     "plays matches of K games with the cards exchanged between games:\n"

@@ -18,6 +18,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from batchrl.games.base import (
+    Dataset,
     FQISettings,
     Game,
     GameError,
@@ -68,6 +69,11 @@ class SetteMezzo(Game):
     default_players = ("random",)
     default_count = 100_000
     log_formats = ("sette-mezzo",)
+    # scored exactly (through the game tree): the reference is the optimum itself
+    datasets = (Dataset("random", ("random",), 100_000, 0, 3_000),
+                Dataset("expert", ("optimal",), 100_000, 1, 3_000))
+    reference = "optimal"
+    bench_games = (1, 1)
     examples: ClassVar[Mapping[str, str]] = {
         "generate": "one player against the dealer:\n"
                     "  batchrl generate --game sette-mezzo --games 100000 --policy random \\\n"
@@ -189,18 +195,30 @@ class SetteMezzo(Game):
 
     ablation_opponents = ()
 
+    def score_count(self, count: int, params: Any) -> str | None:
+        return None  # exact: no game is played
+
     def score(self, players: Sequence[str], count: int, seed: int,
               options: Mapping[str, Any],
               progress: Callable[[int], None] | None = None, params: Any = None) -> Scores:
-        """A model's exact expected stake per game (its policy through the game tree):
-        one value, no sampling."""
+        """A player's exact expected stake per game (its policy through the game tree):
+        one value, no sampling. The player is a model, ``random`` (a fair coin in every
+        state) or ``optimal``."""
         from batchrl.games.sette_mezzo.evaluate import evaluate_model
+        from batchrl.games.sette_mezzo.solver import random_value, solve
 
         if len(players) != 1:
-            raise GameError("sette e mezzo scores one model, alone against the dealer")
-        model = self.load_model(players[0].removeprefix("model:"))
-        limit = params.limit if params is not None else options.get("limit", model.params.limit)
-        worth = evaluate_model(model, self.params(limit=limit).limit).expected_reward
+            raise GameError("sette e mezzo scores one player, alone against the dealer")
+        if players[0] in self.bots:
+            limit = self.params(**({"limit": params.limit} if params is not None else
+                                   {k: v for k, v in options.items() if k == "limit"})).limit
+            worth = solve(limit).expected_reward if players[0] == "optimal" else \
+                random_value(limit)
+        else:
+            model = self.load_model(players[0].removeprefix("model:"))
+            limit = params.limit if params is not None else \
+                options.get("limit", model.params.limit)
+            worth = evaluate_model(model, self.params(limit=limit).limit).expected_reward
         return Scores(np.array([worth], dtype=np.float64), "expected_stake",
                       "expected stake per game", exact=True)
 

@@ -166,6 +166,14 @@ def evaluate_policy(choose: ChooseFn, limit: float = DEFAULT_LIMIT) -> PolicyRep
         states=tree.size)
 
 
+def random_value(limit: float = DEFAULT_LIMIT, p_hit: float = 0.5) -> float:
+    """The exact expected reward per game of the player that hits with probability
+    ``p_hit`` in every state (the ``random`` bot: a fair coin)."""
+    tree = _t.build(limit_halves(limit))
+    value = _t.evaluate(tree, np.full(tree.size, p_hit))
+    return float(tree.start @ value[: tree.size])
+
+
 def strategy_table(solution: Solution) -> str:
     """The optimal play by the player's total (rows) and the opponent's up card (columns).
 

@@ -84,13 +84,18 @@ def build(limit: int) -> Tree:
     return Tree(limit, *arrays, layers)
 
 
-def evaluate(tree: Tree, hit: NDArray[np.bool_]) -> NDArray[np.float64]:
-    """Each state's exact value under the policy ``hit`` (then -1 at index ``size``)."""
+def evaluate(tree: Tree, hit: NDArray[np.bool_] | NDArray[np.float64]) -> NDArray[np.float64]:
+    """Each state's exact value under the policy ``hit`` (then -1 at index ``size``):
+    whether it hits in each state, or (floats) the probability that it does."""
     value = np.empty(tree.size + 1)
     value[tree.size] = -1.0
+    mixed = hit.dtype != np.bool_
     for idx in reversed(tree.layers):  # a hit's successors hold one more card: done already
         hits = (tree.prob[idx] * value[tree.succ[idx]]).sum(axis=1)
-        value[idx] = np.where(hit[idx], hits, tree.stick[idx])
+        if mixed:
+            value[idx] = hit[idx] * hits + (1 - hit[idx]) * tree.stick[idx]
+        else:
+            value[idx] = np.where(hit[idx], hits, tree.stick[idx])
     return value
 
 

@@ -36,6 +36,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from batchrl.games.base import (
+    Dataset,
     FQISettings,
     Game,
     GameError,
@@ -124,6 +125,11 @@ class Tressette(Game):
     default_players = ("random", "random", "random", "random")
     default_count = 20_000
     log_formats = ("jsonl", "transcript")
+    datasets = (Dataset("random", ("random",) * 4, 10_000, 1, 200, {"suits": "canonical"}),
+                Dataset("mixed", ("rule~0.3",) * 4, 10_000, 2, 200, {"suits": "canonical"}),
+                Dataset("expert", ("rule",) * 4, 10_000, 3, 200, {"suits": "canonical"}))
+    reference = "rule"
+    bench_games = (2_000, 40)
     examples: ClassVar[Mapping[str, str]] = {
         "generate": "four seats, or A,B for teams 0+2 and 1+3:\n"
                     "  batchrl generate --game tressette --players seed-heuristic,random \\\n"

@@ -134,3 +134,20 @@ def test_strategy_table_reads_as_hit_or_stick():
     assert rows["7.5"] == ["S"] * 8 and rows["0.5"] == ["H"] * 8
     assert rows["6.5"][-1] == "H"  # the opponent's 7 stands: 6.5 must draw
     assert "5 vs 5" in table  # the one cell where the cards that make the 5 matter
+
+
+def test_the_random_player_s_exact_value_is_what_it_wins_in_play() -> None:
+    """``score`` takes the bots: ``random``'s exact value (a fair coin in every state,
+    through the tree) is what 100,000 simulated games give, within their interval, and
+    ``optimal``'s is the solver's."""
+    from batchrl.evaluation import mean_ci
+    from batchrl.games import get_game
+    from batchrl.games.play import seat_scores
+
+    game = get_game("sette-mezzo")
+    exact = float(game.score(["random"], 1, 0, {}).values[0])
+    played = mean_ci(seat_scores(game, game.params(), ["random"], 100_000, 3).values)
+    assert abs(played.mean - exact) < played.half_width, (played, exact)
+    assert -0.5 < exact < -0.3
+    assert game.score(["optimal"], 1, 0, {}).values[0] == solve().expected_reward
+    assert game.score(["random"], 1, 0, {"limit": 4.0}).values[0] != exact

@@ -1,0 +1,573 @@
+"""The benchmark: every learner on every game's datasets, scored between random play (0)
+and the game's reference (100): what ``batchrl bench`` runs, callable from a notebook.
+
+A game declares its datasets (`batchrl.games.Dataset`: tiers ``random``, ``mixed``,
+``expert``, each a ``generate`` recipe and the ``ingest`` options the game recommends),
+the player whose score is 100 (``Game.reference``: the exact optimum where ``score`` has
+one, else the best bot) and how many games score a player (``Game.bench_games``). Here,
+for each (game, dataset, learner, training seed):
+
+1. the dataset is built once into the cache (`cache_dir`) and reused;
+2. the learner is trained on it with the game's recommended settings (`batchrl.learning`),
+   its CPU seconds counted;
+3. its policy plays the game's evaluation opponents (``Game.ablation_players``) on the
+   deals of one evaluation seed, as ``random`` and the reference do: the three are
+   paired deal by deal (``Game.score``'s common random numbers), so the normalized score
+   ``100 * (score - random) / (reference - random)`` has an interval from the same deals
+   (the delta method on the paired units) and learners compare as paired differences.
+
+Each finished row is appended to ``OUT/results.jsonl`` as it lands, so a run that stops
+goes on where it stopped; ``OUT/bench.json`` holds the whole, ``OUT/bench.png`` the plot.
+A learner added with `batchrl.learners.register_learner` is benchmarked by naming it.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import json
+import os
+import resource
+import shutil
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from statistics import NormalDist
+from typing import Any
+
+import numpy as np
+from numpy.typing import NDArray
+
+from batchrl.evaluation import mean_ci
+from batchrl.filenames import safe_name
+from batchrl.games import GAMES, Dataset, Game, GameError, Scores, get_game
+from batchrl.learners import Learner, LearnerError, get_learner
+from batchrl.learning import Settings, learn, settings
+from batchrl.store import Store
+
+# the deals every player of a dataset is scored on: one seed, apart from the data's
+EVAL_SEED = 2_000_003
+# what --quick changes in a learner's settings, where it takes them and they were not given
+QUICK_SETTINGS: Mapping[str, Any] = {"trees": 10, "iters": 3, "epochs": 2}
+CONFIDENCE = 0.95
+
+
+class BenchError(ValueError):
+    """A benchmark that cannot run as asked; the message says what exists instead."""
+
+
+def cache_dir() -> Path:
+    """Where built datasets are kept: ``$BATCHRL_CACHE``, else ``$XDG_CACHE_HOME/batchrl``,
+    else ``~/.cache/batchrl``."""
+    if given := os.environ.get("BATCHRL_CACHE"):
+        return Path(given).expanduser()
+    base = os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache"
+    return Path(base) / "batchrl"
+
+
+@dataclass(frozen=True)
+class LearnerSpec:
+    """A learner as the benchmark names it: ``NAME`` or ``NAME:SETTING=VALUE,...``
+    (``fqi:support=0.3``): the learner, the settings given over the game's recommended
+    ones, and the label its rows carry."""
+
+    label: str
+    learner: Learner
+    given: Mapping[str, Any]
+
+    @classmethod
+    def parse(cls, spec: str) -> LearnerSpec:
+        name, _, rest = spec.partition(":")
+        try:
+            learner = get_learner(name.strip())
+        except LearnerError as exc:
+            raise BenchError(str(exc)) from None
+        types = {s[0]: s[1] for s in learner.settings()}
+        given: dict[str, Any] = {}
+        for item in filter(None, (p.strip() for p in rest.split(","))):
+            key, eq, raw = item.partition("=")
+            if not eq or key not in types:
+                raise BenchError(f"{spec}: {item!r} is no SETTING=VALUE of {learner.name} (its "
+                                 f"settings: {', '.join(sorted(types))})")
+            given[key] = _parse_value(spec, key, raw, types[key])
+        return cls(spec.strip(), learner, given)
+
+
+def split_learners(values: Sequence[str]) -> tuple[str, ...]:
+    """Learner specs given comma-separated or repeated: a piece ``SETTING=VALUE`` with no
+    ``:`` belongs to the spec before it.
+
+    >>> split_learners(["fqi,bc", "fqi:support=0.3,trees=50"])
+    ('fqi', 'bc', 'fqi:support=0.3,trees=50')
+    """
+    out: list[str] = []
+    for value in values:
+        for piece in filter(None, (p.strip() for p in value.split(","))):
+            if "=" in piece and ":" not in piece and out and ":" in out[-1]:
+                out[-1] += f",{piece}"
+            else:
+                out.append(piece)
+    return tuple(out)
+
+
+def _parse_value(spec: str, key: str, raw: str, kind: type) -> Any:
+    if raw.lower() == "none":
+        from batchrl.learning import EXPLICIT_NONE
+
+        return EXPLICIT_NONE
+    try:
+        if kind is bool:
+            if raw.lower() not in ("true", "false", "1", "0", "yes", "no"):
+                raise ValueError(raw)
+            return raw.lower() in ("true", "1", "yes")
+        return kind(raw)
+    except ValueError:
+        raise BenchError(f"{spec}: {key}={raw} is not a {kind.__name__}") from None
+
+
+@dataclass(frozen=True)
+class BenchConfig:
+    games: tuple[str, ...] = ()  # () : every game that declares datasets
+    tiers: tuple[str, ...] = ()  # () : every tier
+    learners: tuple[str, ...] = ("fqi", "bc")
+    seeds: int = 3  # training seeds per learner and dataset
+    quick: bool = False  # the whole grid small: small datasets, small learners, few games
+    out: Path = Path("bench")
+    cache: Path | None = None  # None: cache_dir()
+    jobs: int = -1
+
+
+@dataclass
+class Row:
+    """One scored player on one dataset (a learner's training seed, or a baseline)."""
+
+    game: str
+    dataset: str
+    learner: str
+    seed: int | None
+    score: float
+    score_ci: float
+    normalized: float
+    normalized_ci: float
+    cpu_seconds: float
+    unit: str
+    games: int
+    exact: bool
+    settings: str = ""
+    model: str = ""
+    quick: bool = False
+
+    def key(self) -> tuple[str, str, str, int | None, str, bool]:
+        """What makes a row the same as one done before: its settings too, so a row is
+        done again when a game's recommended settings change."""
+        return self.game, self.dataset, self.learner, self.seed, self.settings, self.quick
+
+
+@dataclass
+class BenchResult:
+    rows: list[Row]
+    paired: list[dict[str, Any]]
+    config: BenchConfig
+    notes: list[str] = field(default_factory=list)
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"quick": self.config.quick, "seeds": self.config.seeds,
+                "evaluation_seed": EVAL_SEED, "rows": [dataclasses.asdict(r) for r in self.rows],
+                "paired": self.paired, "summary": summary(self.rows)}
+
+    def table(self) -> str:
+        return table(self.rows, self.paired)
+
+
+def plan(config: BenchConfig) -> list[tuple[Game, Dataset]]:
+    """The (game, dataset) pairs to run, refused with what exists when a name is not."""
+    benched = {name: g for name, g in GAMES.items() if g.datasets and g.reference}
+    names = config.games or tuple(benched)
+    if unknown := [n for n in names if n not in benched]:
+        raise BenchError(f"no benchmark datasets for {', '.join(unknown)}: the games with "
+                         f"datasets are {', '.join(benched) or 'none'}")
+    pairs = [(benched[n], d) for n in names for d in benched[n].datasets
+             if not config.tiers or d.tier in config.tiers]
+    if not pairs:
+        raise BenchError(f"no dataset of tier {', '.join(config.tiers)} in "
+                         f"{', '.join(names)}: the tiers are random, mixed, expert")
+    return pairs
+
+
+def dataset_folder(game: Game, dataset: Dataset, quick: bool, cache: Path) -> Path:
+    """The cache folder of a built dataset: named by everything that makes its logs."""
+    recipe = json.dumps({"players": dataset.players, "options": dict(dataset.options)},
+                        sort_keys=True, default=str)
+    digest = hashlib.sha256(recipe.encode()).hexdigest()[:8]
+    return cache / "bench" / game.name / (
+        f"{dataset.tier}-{dataset.games(quick)}-seed{dataset.seed}-{digest}")
+
+
+def build_dataset(game: Game, dataset: Dataset, quick: bool, cache: Path,
+                  say: Callable[[str], None] = lambda _: None) -> Path:
+    """The dataset's store, built once (logs generated, then ingested with its options)
+    into a folder beside its final place and moved in whole; reused after."""
+    from batchrl.ingest import IngestConfig, ingest
+
+    folder = dataset_folder(game, dataset, quick, cache)
+    if (folder / "store" / "store.json").exists():
+        return folder / "store"
+    folder.parent.mkdir(parents=True, exist_ok=True)
+    tmp = folder.with_name(f".{folder.name}.tmp-{os.getpid()}")
+    shutil.rmtree(tmp, ignore_errors=True)
+    tmp.mkdir()
+    games = dataset.games(quick)
+    say(f"{game.name}/{dataset.tier}: generating {games:,} {game.unit} "
+        f"({','.join(dataset.players)}, seed {dataset.seed}) into {folder}")
+    try:
+        log = tmp / "logs"
+        generate_options = {k: v for k, v in dataset.options.items()
+                            if _declares(game, k, "generate")}
+        game.generate(log, dataset.players, games, dataset.seed, generate_options)
+        ingest_options = {k: v for k, v in dataset.options.items()
+                          if _declares(game, k, "ingest")}
+        reports = ingest(IngestConfig(paths=(log,), store=tmp / "store",
+                                      options=ingest_options))
+        if bad := [r for r in reports if r.error]:
+            raise BenchError(f"{game.name}/{dataset.tier}: its logs did not ingest "
+                             f"({bad[0].error})")
+        os.replace(tmp, folder)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    return folder / "store"
+
+
+def _declares(game: Game, option: str, command: str) -> bool:
+    return any(o.name == option and command in o.flags for o in game.options)
+
+
+def _cpu() -> float:
+    """CPU seconds of this process and its reaped children, user and system."""
+    own, children = (resource.getrusage(w) for w in (resource.RUSAGE_SELF,
+                                                     resource.RUSAGE_CHILDREN))
+    return own.ru_utime + own.ru_stime + children.ru_utime + children.ru_stime
+
+
+def units(scores: Scores) -> NDArray[np.float64]:
+    """The independent samples of ``scores``: each ``per_unit`` values' mean."""
+    values = np.asarray(scores.values, dtype=np.float64)
+    out: NDArray[np.float64] = values.reshape(-1, scores.per_unit).mean(axis=1)
+    return out
+
+
+def normalized(player: NDArray[np.float64], random: NDArray[np.float64],
+               reference: NDArray[np.float64], exact: bool) -> tuple[float, float]:
+    """``100 * (player - random) / (reference - random)`` on paired units, with the
+    half-width of its interval by the delta method: the ratio of two paired means, whose
+    linearized units ``(d - R D) / mean(D)`` give its standard error (exact: none).
+
+    >>> p, r, e = np.array([1., 2., 3.]), np.zeros(3), np.array([2., 4., 6.])
+    >>> normalized(p, r, e, exact=False)
+    (50.0, 0.0)
+    """
+    d, big_d = player - random, reference - random
+    scale = float(big_d.mean())
+    if scale == 0:
+        return float("nan"), float("nan")
+    ratio = float(d.mean()) / scale
+    if exact or len(d) < 2:
+        return 100 * ratio, 0.0
+    linear = (d - ratio * big_d) / scale
+    z = NormalDist().inv_cdf(0.5 + CONFIDENCE / 2)
+    return 100 * ratio, 100 * z * float(linear.std(ddof=1)) / float(np.sqrt(len(d)))
+
+
+class Bench:
+    """One benchmark run: its folders, the rows already done, and how each step says so."""
+
+    def __init__(self, config: BenchConfig, say: Callable[[str], None] = lambda _: None
+                 ) -> None:
+        self.config, self.say = config, say
+        self.cache = config.cache or cache_dir()
+        self.out = config.out
+        self.results = self.out / "results.jsonl"
+        self.scores = self.out / "scores"
+        self.done: dict[tuple[str, str, str, int | None, str, bool], Row] = {}
+        if self.results.exists():
+            kept, cut = [], False
+            for n, line in enumerate(self.results.read_text().splitlines(), 1):
+                try:
+                    row = Row(**json.loads(line))
+                except (ValueError, TypeError) as exc:  # a line cut by a kill: done again
+                    say(f"{self.results}:{n}: not a result ({str(exc)[:80]}); that row is "
+                        "run again")
+                    cut = True
+                    continue
+                self.done[row.key()] = row
+                kept.append(line)
+            if cut:  # the file again of whole rows only, before any is added
+                tmp = self.results.with_name(f".{self.results.name}.tmp-{os.getpid()}")
+                tmp.write_text("".join(f"{line}\n" for line in kept))
+                os.replace(tmp, self.results)
+
+    def run(self) -> BenchResult:
+        specs = [LearnerSpec.parse(s) for s in self.config.learners]
+        pairs = plan(self.config)
+        self.out.mkdir(parents=True, exist_ok=True)
+        self.scores.mkdir(exist_ok=True)
+        rows: list[Row] = []
+        paired: list[dict[str, Any]] = []
+        for game, dataset in pairs:
+            store = build_dataset(game, dataset, self.config.quick, self.cache, self.say)
+            ours = self._dataset_rows(game, dataset, store, specs)
+            rows += ours
+            paired += self._paired(game, dataset, ours, specs)
+        result = BenchResult(rows, paired, self.config)
+        document = result.as_dict()
+        tmp = self.out / f".bench.json.tmp-{os.getpid()}"
+        tmp.write_text(json.dumps(document, indent=2, default=_json_default))
+        os.replace(tmp, self.out / "bench.json")
+        if (note := plot(rows, self.out / "bench.png")) is not None:
+            result.notes.append(note)
+        return result
+
+    def _dataset_rows(self, game: Game, dataset: Dataset, store: Path,
+                      specs: Sequence[LearnerSpec]) -> list[Row]:
+        schema = Store.open(store).schema
+        params = game.params_from_store(schema.game, schema.game_params)
+        opponents = tuple(game.ablation_players(params))
+        count = game.bench_games[1 if self.config.quick else 0]
+        if (why := game.score_count(count, params)) is not None:
+            raise BenchError(f"{game.name}: bench_games {count}: {why}")
+        where = f"{game.name}/{dataset.tier}"
+
+        def scored(name: str, player: str) -> Scores:
+            path = self._score_path(game, dataset, name, count)
+            return self._scored(path, game, (player, *opponents), count, params)
+
+        reference = game.reference or "random"
+        base = scored("random", "random"), scored("reference", reference)
+        r, e = units(base[0]), units(base[1])
+        exact = base[0].exact and base[1].exact
+        rows = [self._row(game, dataset, "random", None, base[0], r, r, e, exact, 0.0),
+                self._row(game, dataset, reference, None, base[1], e, r, e, exact, 0.0)]
+        for spec in specs:
+            seeds = range(self.config.seeds) if spec.learner.takes("seed") else range(1)
+            for seed in seeds:
+                chosen = self._settings(spec, store, seed)
+                said = chosen.said.removeprefix("settings: ")
+                key = (game.name, dataset.tier, spec.label, seed, said, self.config.quick)
+                if key in self.done:
+                    rows.append(self.done[key])
+                    continue
+                self.say(f"{where} {spec.label} seed {seed}: {chosen.said}")
+                out = self.out / "models" / (f"{game.name}-{dataset.tier}-"
+                                             f"{safe_name(spec.label)}-seed{seed}.npz")
+                model, cpu = self._train(spec, store, chosen, out)
+                against = ",".join(opponents) or "the dealer"
+                self.say(f"{where} {spec.label} seed {seed}: trained in {cpu:.1f} CPU s; "
+                         f"scoring {count:,} {game.unit} against {against}")
+                mine = scored(f"{spec.label}-seed{seed}", f"model:{model.resolve()}")
+                row = self._row(game, dataset, spec.label, seed, mine, units(mine), r, e,
+                                exact and mine.exact, cpu, said, str(model),
+                                self.config.quick)
+                self._append(row)
+                rows.append(row)
+                self.say(f"{where} {spec.label} seed {seed}: {row.score:+.4f} {row.unit}, "
+                         f"normalized {row.normalized:.1f} ± {row.normalized_ci:.1f}")
+        return rows
+
+    def _settings(self, spec: LearnerSpec, store: Path, seed: int) -> Settings:
+        """The learner's settings on ``store``: the game's recommended ones, with the
+        spec's given over them, the training seed, and --quick's small sizes."""
+        given = dict(spec.given)
+        if spec.learner.takes("seed"):
+            given["seed"] = seed
+        if self.config.quick:
+            given = {**{k: v for k, v in QUICK_SETTINGS.items() if spec.learner.takes(k)},
+                     **given}
+        return settings(spec.learner, store, given)
+
+    def _train(self, spec: LearnerSpec, store: Path, chosen: Settings, out: Path
+               ) -> tuple[Path, float]:
+        """The model learned, and the CPU seconds it took."""
+        out.parent.mkdir(parents=True, exist_ok=True)
+        started = _cpu()
+        path, _ = learn(spec.learner, store, chosen, jobs=self.config.jobs, out=out)
+        return path, _cpu() - started
+
+    def _score_path(self, game: Game, dataset: Dataset, name: str, count: int) -> Path:
+        """Where the scores of player ``name`` (a baseline, or a learner's seed) on the
+        dataset's evaluation deals are kept."""
+        return self.scores / f"{game.name}-{dataset.tier}-{safe_name(name)}-{count}.npz"
+
+    def _scored(self, path: Path, game: Game, players: Sequence[str], count: int,
+                params: Any) -> Scores:
+        """``players`` scored on the evaluation deals, kept at ``path`` for a rerun (a
+        model's scores are made again when its file is newer)."""
+        model = next((Path(p.removeprefix("model:")) for p in players[:1]
+                      if p.startswith("model:")), None)
+        if path.exists() and (model is None or path.stat().st_mtime_ns >=
+                              model.stat().st_mtime_ns):
+            try:
+                with np.load(path, allow_pickle=False) as held:
+                    return Scores(held["values"], str(held["name"]), str(held["unit"]),
+                                  int(held["per_unit"]), bool(held["exact"]))
+            except (OSError, KeyError, ValueError):
+                pass  # scored again
+        try:
+            got = game.score(players, count, EVAL_SEED, {}, params=params)
+        except GameError as exc:
+            raise BenchError(f"{game.name}: {exc}") from None
+        tmp = path.with_name(f".{path.name}.tmp-{os.getpid()}.npz")
+        np.savez(tmp, values=got.values, name=got.name, unit=got.unit,
+                 per_unit=got.per_unit, exact=got.exact)
+        os.replace(tmp, path)
+        return got
+
+    def _row(self, game: Game, dataset: Dataset, learner: str, seed: int | None,
+             scores: Scores, mine: NDArray[np.float64], r: NDArray[np.float64],
+             e: NDArray[np.float64], exact: bool, cpu: float, said: str = "",
+             model: str = "", quick: bool = False) -> Row:
+        raw = mean_ci(mine)
+        norm, norm_ci = normalized(mine, r, e, exact)
+        return Row(game.name, dataset.tier, learner, seed, raw.mean,
+                   0.0 if exact or len(mine) < 2 else raw.half_width, norm, norm_ci,
+                   round(cpu, 3), scores.unit, len(scores.values), exact, said, model, quick)
+
+    def _append(self, row: Row) -> None:
+        with open(self.results, "a") as f:
+            f.write(json.dumps(dataclasses.asdict(row), default=_json_default) + "\n")
+            f.flush()
+            os.fsync(f.fileno())
+        self.done[row.key()] = row
+
+    def _paired(self, game: Game, dataset: Dataset, rows: Sequence[Row],
+                specs: Sequence[LearnerSpec]) -> list[dict[str, Any]]:
+        """Each learner against the first, on the same deals: the difference of their
+        scores (each learner's mean over its seeds, deal by deal), with its interval."""
+        if len(specs) < 2:
+            return []
+        count = game.bench_games[1 if self.config.quick else 0]
+
+        def averaged(label: str) -> NDArray[np.float64] | None:
+            held = []
+            for row in rows:
+                if row.learner == label and row.seed is not None:
+                    path = self._score_path(game, dataset, f"{label}-seed{row.seed}", count)
+                    try:
+                        with np.load(path, allow_pickle=False) as f:
+                            held.append(units(Scores(f["values"], "", "",
+                                                     int(f["per_unit"]))))
+                    except (OSError, KeyError, ValueError):
+                        return None  # its scores were deleted: no paired difference
+            return np.mean(held, axis=0) if held else None
+
+        first = averaged(specs[0].label)
+        out = []
+        for spec in specs[1:]:
+            other = averaged(spec.label)
+            if first is None or other is None:
+                continue
+            diff = mean_ci(other - first)
+            out.append({"game": game.name, "dataset": dataset.tier, "learner": spec.label,
+                        "versus": specs[0].label, "difference": diff.mean,
+                        "difference_ci": 0.0 if diff.n < 2 else diff.half_width})
+        return out
+
+
+def _json_default(value: Any) -> Any:
+    if isinstance(value, np.generic):
+        return value.item()
+    if isinstance(value, Path):
+        return str(value)
+    raise TypeError(f"{type(value).__name__} is not JSON")
+
+
+def summary(rows: Sequence[Row]) -> list[dict[str, Any]]:
+    """Per (game, dataset, learner): the mean over its seeds of the score and of the
+    normalized score, and the normalized score's spread over the seeds (sd)."""
+    groups: dict[tuple[str, str, str], list[Row]] = {}
+    for row in rows:
+        groups.setdefault((row.game, row.dataset, row.learner), []).append(row)
+    out = []
+    for (g, d, learner), held in groups.items():
+        norms = np.array([r.normalized for r in held])
+        out.append({"game": g, "dataset": d, "learner": learner, "seeds": len(held),
+                    "score": float(np.mean([r.score for r in held])),
+                    "score_ci": float(np.mean([r.score_ci for r in held])),
+                    "normalized": float(norms.mean()),
+                    "normalized_sd": float(norms.std(ddof=1)) if len(held) > 1 else 0.0,
+                    "normalized_ci": float(np.mean([r.normalized_ci for r in held])),
+                    "cpu_seconds": float(np.mean([r.cpu_seconds for r in held])),
+                    "unit": held[0].unit})
+    return out
+
+
+def table(rows: Sequence[Row], paired: Sequence[Mapping[str, Any]] = ()) -> str:
+    """The summary as text: one line per game, dataset and player."""
+    lines = [f"{'game':<12} {'dataset':<8} {'player':<22} {'seeds':>5} "
+             f"{'score ± 95% CI':>22} {'normalized':>18} {'CPU s':>8}"]
+    against = {(p["game"], p["dataset"], p["learner"]): p for p in paired}
+    for s in summary(rows):
+        raw = f"{s['score']:+.4f} ± {s['score_ci']:.4f}"
+        norm = f"{s['normalized']:6.1f} ± {s['normalized_ci']:.1f}"
+        cpu = f"{s['cpu_seconds']:.1f}" if s["cpu_seconds"] else ""
+        line = (f"{s['game']:<12} {s['dataset']:<8} {s['learner'][:22]:<22} "
+                f"{s['seeds']:>5} {raw:>22} {norm:>18} {cpu:>8}")
+        if (p := against.get((s["game"], s["dataset"], s["learner"]))) is not None:
+            line += (f"  vs {p['versus']}: {p['difference']:+.4f} ± "
+                     f"{p['difference_ci']:.4f}")
+        lines.append(line)
+    units_seen = sorted({f"{r.game}: {r.unit}" for r in rows})
+    lines.append("scores in " + "; ".join(units_seen) + "; normalized: 0 = random, 100 = "
+                 "the reference (the row after random)")
+    return "\n".join(lines)
+
+
+def plot(rows: Sequence[Row], path: Path) -> str | None:
+    """The normalized score of each learner on each dataset (mean over seeds, the bars
+    their 95% interval); a note instead where matplotlib is not installed."""
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        return "no plot: pip install matplotlib to draw bench.png"
+    learned = [s for s in summary([r for r in rows if r.seed is not None])]
+    if not learned:
+        return None
+    datasets = list(dict.fromkeys((s["game"], s["dataset"]) for s in learned))
+    learners = list(dict.fromkeys(s["learner"] for s in learned))
+    width = 0.8 / len(learners)
+    fig, ax = plt.subplots(figsize=(max(6.0, 1.1 * len(datasets) + 2), 4))
+    for j, learner in enumerate(learners):
+        xs, ys, es = [], [], []
+        for i, d in enumerate(datasets):
+            s = next((s for s in learned if (s["game"], s["dataset"]) == d
+                      and s["learner"] == learner), None)
+            if s is not None:
+                xs.append(i + (j - (len(learners) - 1) / 2) * width)
+                ys.append(s["normalized"])
+                es.append(s["normalized_ci"])
+        ax.bar(xs, ys, width, yerr=es, label=learner, capsize=2)
+    ax.axhline(0, color="grey", lw=0.8)
+    ax.axhline(100, color="grey", lw=0.8, ls="--")
+    ax.set_xticks(range(len(datasets)), [f"{g}\n{d}" for g, d in datasets], fontsize=8)
+    ax.set_ylabel("normalized score (0 random, 100 reference)")
+    ax.legend(fontsize=8)
+    fig.tight_layout()
+    tmp = path.with_name(f".{path.name}.tmp-{os.getpid()}.png")
+    fig.savefig(tmp, dpi=120)
+    plt.close(fig)
+    os.replace(tmp, path)
+    return None
+
+
+def run_bench(config: BenchConfig, say: Callable[[str], None] = lambda _: None
+              ) -> BenchResult:
+    """The benchmark of ``config`` (see the module's doc), resumed where it stopped."""
+    if config.seeds < 1:
+        raise BenchError(f"--seeds {config.seeds}: at least 1")
+    for name in config.games:
+        try:
+            get_game(name)
+        except GameError as exc:
+            raise BenchError(str(exc)) from None
+    return Bench(config, say).run()

@@ -1,0 +1,104 @@
+"""The ``bench`` command: every learner on every game's datasets, normalized between
+random play and the game's reference (``batchrl.bench`` does the work;
+``batchrl.cli.main`` registers the command on the ``batchrl`` group)."""
+
+from __future__ import annotations
+
+import inspect
+import json
+import sys
+from pathlib import Path
+
+import click
+
+from batchrl.bench import (
+    QUICK_SETTINGS,
+    BenchConfig,
+    BenchError,
+    cache_dir,
+    run_bench,
+    split_learners,
+)
+from batchrl.cli.common import JOBS, split_names
+from batchrl.games import GAMES
+from batchrl.learners import LearnerError
+
+
+def _datasets_help() -> str:
+    lines = []
+    for game in GAMES.values():
+        if game.datasets and game.reference:
+            lines.append(f"{game.name} (100 = {game.reference}):")
+            lines += [f"  {d.tier:<7} {d.count:>7,} {game.unit} of {','.join(d.players)}"
+                      + (f" ({', '.join(f'{k} {v}' for k, v in d.options.items())})"
+                         if d.options else "") for d in game.datasets]
+    return "\b\n" + "\n".join(lines)
+
+
+@click.command("bench", context_settings={"max_content_width": 100})
+@click.option("--games", multiple=True, metavar="GAME[,GAME...]",
+              help="The games [default: every game with datasets].")
+@click.option("--tiers", multiple=True, metavar="TIER[,TIER...]",
+              help="The datasets' tiers: random, mixed, expert [default: all].")
+@click.option("--learners", multiple=True, default=("fqi", "bc"), show_default=True,
+              metavar="SPEC[,SPEC...]",
+              help="The learners: a registered learner's name, or NAME:SETTING=VALUE,... "
+                   "over the game's recommended settings (fqi:support=0.3).")
+@click.option("--seeds", type=click.IntRange(1), default=3, show_default=True,
+              help="Training seeds per learner and dataset.")
+@click.option("--quick", is_flag=True,
+              help="The whole grid small: each dataset's small size, the learners' "
+                   f"{', '.join(f'{k} {v}' for k, v in QUICK_SETTINGS.items())} where they "
+                   "take them, and few games to score (minutes; what CI runs).")
+@click.option("--json", "as_json", is_flag=True,
+              help="Print bench.json's document instead of the table.")
+@click.option("-o", "--out", type=click.Path(path_type=Path), default=Path("bench"),
+              show_default=True,
+              help="Where results.jsonl (a row as each lands; a rerun goes on from it), "
+                   "bench.json, bench.png, the models and their scores go.")
+@click.option("--cache", type=click.Path(path_type=Path), default=None,
+              help="Where the datasets are built once and kept [default: $BATCHRL_CACHE, "
+                   f"else {cache_dir()}].")
+@click.option("-j", "--jobs", type=JOBS, default=-1,
+              help="Worker processes for the learners [default: all cores].")
+def bench(games: tuple[str, ...], tiers: tuple[str, ...], learners: tuple[str, ...],
+          seeds: int, quick: bool, as_json: bool, out: Path, cache: Path | None,
+          jobs: int) -> None:
+    """Score every learner on every game's datasets, between random play and the best.
+
+    For each game, dataset, learner and training seed: the dataset is generated and
+    ingested once (into the cache), the learner trains on it with the game's
+    recommended settings, and its policy plays the game's evaluation opponents on the
+    same deals as random play (normalized 0) and the game's reference (100: the exact
+    optimum where the game has one, else its best bot). Each row gives the score in
+    the game's unit with its 95% interval, the normalized score with its interval
+    (paired on the deals), and the CPU seconds of training; a learner after the first
+    is compared with the first as a paired difference.
+
+    \b
+    Example:
+      batchrl bench --quick                            # every game, small (~1 min)
+      batchrl bench --games sette-mezzo,holdem --learners fqi,bc,fqi:support=0.3
+
+    The datasets (--quick plays fewer games of each):
+    """
+    config = BenchConfig(games=split_names(games), tiers=split_names(tiers),
+                         learners=split_learners(learners), seeds=seeds, quick=quick,
+                         out=out, cache=cache, jobs=jobs)
+    say = (lambda line: click.echo(line, err=True)) if as_json else click.echo
+    try:
+        result = run_bench(config, say=say)
+    except (BenchError, LearnerError) as exc:
+        raise click.ClickException(str(exc)) from None
+    if as_json:
+        json.dump(result.as_dict(), sys.stdout, indent=2)
+        click.echo()
+        return
+    click.echo(result.table())
+    for note in result.notes:
+        click.echo(note)
+    click.echo(f"written: {out / 'results.jsonl'}, {out / 'bench.json'}"
+               + ("" if result.notes else f", {out / 'bench.png'}"))
+
+
+bench.help = f"{inspect.cleandoc(bench.help or '')}\n\n{_datasets_help()}"

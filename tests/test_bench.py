@@ -1,0 +1,154 @@
+"""``batchrl bench``: every learner on every game's datasets, normalized between random
+play (0) and the game's reference (100), each row with its interval; built datasets and
+finished rows are kept, so a rerun goes on where it stopped; a learner registered
+elsewhere is benchmarked by naming it."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+from click.testing import CliRunner, Result
+
+from batchrl.bench import BenchError, LearnerSpec, normalized, split_learners
+from batchrl.cli import main
+from batchrl.games import GAMES
+from batchrl.learners import register_learner, unregister_learner
+
+ROW_FIELDS = {"game", "dataset", "learner", "seed", "score", "score_ci", "normalized",
+              "normalized_ci", "cpu_seconds"}
+
+
+def invoke(*args: object) -> Result:
+    return CliRunner().invoke(main, [str(a) for a in args], catch_exceptions=False)
+
+
+@pytest.fixture(scope="module")
+def quick(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path, dict]:
+    """The whole grid, quick, one training seed: every game and every tier."""
+    root = tmp_path_factory.mktemp("bench")
+    out, cache = root / "out", root / "cache"
+    result = invoke("bench", "--quick", "--seeds", "1", "--json", "-o", out, "--cache", cache,
+                    "-j", "1")
+    assert result.exit_code == 0, result.output
+    return out, cache, json.loads(result.stdout)
+
+
+def test_the_quick_grid_scores_every_learner_on_every_game_and_tier(quick) -> None:
+    out, cache, document = quick
+    rows = document["rows"]
+    benched = {(name, d.tier) for name, g in GAMES.items() for d in g.datasets}
+    assert {(r["game"], r["dataset"]) for r in rows} == benched
+    assert {"holdem", "hanabi", "president", "sette-mezzo", "tressette"} <= \
+        {game for game, _ in benched}
+    learned = [r for r in rows if r["seed"] is not None]
+    assert {(r["game"], r["dataset"], r["learner"]) for r in learned} == \
+        {(g, d, learner) for g, d in benched for learner in ("fqi", "bc")}
+    for row in rows:
+        assert set(row) >= ROW_FIELDS, row
+        assert np.isfinite(row["score"]) and row["score_ci"] >= 0, row
+    for r in learned:
+        assert r["cpu_seconds"] > 0 and Path(r["model"]).is_file(), r
+        assert np.isfinite(r["normalized"]) and r["normalized_ci"] >= 0, r
+    for game, tier in benched:  # the baselines are 0 and 100 by construction
+        base = [r for r in rows if (r["game"], r["dataset"]) == (game, tier)
+                and r["seed"] is None]
+        assert [r["learner"] for r in base] == ["random", GAMES[game].reference]
+        assert [round(r["normalized"], 9) for r in base] == [0.0, 100.0]
+    exact = [r for r in rows if r["game"] == "sette-mezzo"]
+    assert all(r["exact"] and r["score_ci"] == 0 for r in exact)
+    optimal = next(r for r in exact if r["learner"] == "optimal")["score"]
+    assert all(r["score"] <= optimal + 1e-12 for r in exact)  # nothing beats the optimum
+    assert len(document["paired"]) == len(benched)  # bc against fqi on each dataset
+    assert (out / "bench.json").is_file() and (out / "bench.png").stat().st_size > 1000
+    assert len((out / "results.jsonl").read_text().splitlines()) == len(learned)
+    assert len(list((cache / "bench").glob("*/*/store/store.json"))) == len(benched)
+
+
+def test_a_rerun_goes_on_where_it_stopped_and_redoes_a_cut_row(quick) -> None:
+    """Every row is kept as it lands: run again, nothing is learned again; a row cut by a
+    kill is learned again and the rest kept."""
+    out, cache, document = quick
+    results = out / "results.jsonl"
+    kept = results.read_text().splitlines()
+    cut = next(n for n, line in enumerate(kept) if '"sette-mezzo"' in line)
+    results.write_text("\n".join([*kept[:cut], kept[cut][:40], *kept[cut + 1:]]) + "\n")
+    args = ("bench", "--quick", "--seeds", "1", "--games", "sette-mezzo,holdem", "-o", out,
+            "--cache", cache, "-j", "1")
+    again = invoke(*args)
+    assert again.exit_code == 0, again.output
+    assert f"{results}:{cut + 1}: not a result" in again.output
+    trained = [line for line in again.output.splitlines() if "trained in" in line]
+    assert len(trained) == 1 and "sette-mezzo/" in trained[0], again.output
+    assert "generating" not in again.output  # the datasets are the cache's
+    third = invoke(*args)
+    assert "trained in" not in third.output and "not a result" not in third.output
+    table = [line for line in third.output.splitlines() if line.startswith("sette-mezzo")]
+    before = {(r["dataset"], r["learner"]): r["score"] for r in document["rows"]
+              if r["game"] == "sette-mezzo"}
+    for line in table:  # the same scores: the same seeds learn the same models
+        dataset, player = line.split()[1:3]
+        assert f"{before[(dataset, player)]:+.4f}" in line, line
+
+
+def test_a_registered_learner_is_benchmarked_by_naming_it(quick, tmp_path: Path) -> None:
+    """A learner that lives outside the package (tests/linearq.py): registered, named in
+    --learners, with a setting over its defaults; it has no seed, so it learns once."""
+    from linearq import LEARNER
+
+    _, cache, _ = quick
+    register_learner(LEARNER)
+    try:
+        result = invoke("bench", "--quick", "--games", "sette-mezzo", "--tiers", "random",
+                        "--learners", "fqi,linear:ridge=0.5", "--json", "-o", tmp_path,
+                        "--cache", cache)
+    finally:
+        unregister_learner(LEARNER.name)
+    assert result.exit_code == 0, result.output
+    rows = json.loads(result.stdout)["rows"]
+    linear = [r for r in rows if r["learner"] == "linear:ridge=0.5"]
+    assert len(linear) == 1 and "ridge=0.5" in linear[0]["settings"], rows
+    assert len([r for r in rows if r["learner"] == "fqi"]) == 3
+
+
+@pytest.mark.parametrize(("args", "message"), [
+    (("--learners", "sarsa"), "no learner 'sarsa': the learners are"),
+    (("--learners", "fqi:depth=3"), "'depth=3' is no SETTING=VALUE of fqi"),
+    (("--learners", "fqi:trees=many"), "trees=many is not a int"),
+    (("--games", "chess"), "chess"),
+    (("--games", "sette-mezzo", "--tiers", "mixed"), "no dataset of tier mixed in sette-mezzo"),
+])
+def test_what_cannot_be_benchmarked_is_one_line(args, message, tmp_path: Path) -> None:
+    result = invoke("bench", "--quick", *args, "-o", tmp_path / "out", "--cache",
+                    tmp_path / "cache")
+    assert result.exit_code == 1 and message in result.output, result.output
+    assert "Traceback" not in result.output
+    assert not (tmp_path / "cache").exists()  # refused before any work
+
+
+def test_learner_specs_split_and_parse() -> None:
+    assert split_learners(["fqi,bc", "fqi:support=0.3,trees=50"]) == \
+        ("fqi", "bc", "fqi:support=0.3,trees=50")
+    spec = LearnerSpec.parse("fqi:support=0.3,trees=50,per_action=true")
+    assert dict(spec.given) == {"support": 0.3, "trees": 50, "per_action": True}
+    with pytest.raises(BenchError, match="per_action=maybe is not a bool"):
+        LearnerSpec.parse("fqi:per_action=maybe")
+
+
+def test_the_normalized_score_s_interval_covers_the_truth() -> None:
+    """The delta-method interval of a ratio of paired means: on 400 draws of 300 paired
+    units whose true normalized score is 40, it covers 40 about 95% of the time; with no
+    noise it is the ratio itself."""
+    rng = np.random.default_rng(7)
+    covered = 0
+    for _ in range(400):
+        random = rng.normal(0.0, 1.0, 300)
+        reference = random + rng.normal(2.0, 1.5, 300)
+        player = random + rng.normal(0.8, 1.5, 300)
+        value, half = normalized(player, random, reference, exact=False)
+        covered += abs(value - 40.0) <= half
+    assert 0.92 <= covered / 400 <= 0.98, covered
+    assert normalized(np.array([1.0]), np.array([0.0]), np.array([4.0]), exact=True) == \
+        (25.0, 0.0)
