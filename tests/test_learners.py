@@ -38,6 +38,7 @@ GAMES = {  # game: generate's options, and who the learned policy plays in evalu
     "tressette": (["--games", "12"], lambda m: ["--model", m]),
     "president": (["--games", "8"], lambda m: ["--players", f"model:{m},random,random,random"]),
     "hanabi": (["--games", "6"], lambda m: ["--players", f"model:{m},bot2"]),
+    "leduc": (["--hands", "200"], lambda m: ["--players", f"model:{m},random"]),
 }
 
 
