@@ -29,6 +29,7 @@ import json
 import os
 import resource
 import shutil
+import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -42,14 +43,15 @@ from batchrl.evaluation import mean_ci
 from batchrl.filenames import safe_name
 from batchrl.games import GAMES, Dataset, Game, GameError, Scores, get_game
 from batchrl.learners import Learner, LearnerError, get_learner
-from batchrl.learning import Settings, learn, settings
-from batchrl.store import Store
+from batchrl.learning import EXPLICIT_NONE, Settings, learn, settings
+from batchrl.store import Store, StoreError
 
 # the deals every player of a dataset is scored on: one seed, apart from the data's
 EVAL_SEED = 2_000_003
 # what --quick changes in a learner's settings, where it takes them and they were not given
 QUICK_SETTINGS: Mapping[str, Any] = {"trees": 10, "iters": 3, "epochs": 2}
 CONFIDENCE = 0.95
+TIERS = ("random", "mixed", "expert")
 
 
 class BenchError(ValueError):
@@ -84,12 +86,22 @@ class LearnerSpec:
             raise BenchError(str(exc)) from None
         types = {s[0]: s[1] for s in learner.settings()}
         given: dict[str, Any] = {}
-        for item in filter(None, (p.strip() for p in rest.split(","))):
+        items: list[str] = []
+        for piece in filter(None, (p.strip() for p in rest.split(","))):
+            if "=" not in piece and items:  # a value with commas (hidden=64,64)
+                items[-1] += f",{piece}"
+            else:
+                items.append(piece)
+        for item in items:
             key, eq, raw = item.partition("=")
             if not eq or key not in types:
                 raise BenchError(f"{spec}: {item!r} is no SETTING=VALUE of {learner.name} (its "
                                  f"settings: {', '.join(sorted(types))})")
             given[key] = _parse_value(spec, key, raw, types[key])
+        try:  # what its config refuses, refused before any dataset is built
+            learner.config(**{k: None if v is EXPLICIT_NONE else v for k, v in given.items()})
+        except LearnerError as exc:
+            raise BenchError(f"{spec}: {exc}") from None
         return cls(spec.strip(), learner, given)
 
 
@@ -100,11 +112,15 @@ def split_learners(values: Sequence[str]) -> tuple[str, ...]:
     >>> split_learners(["fqi,bc", "fqi:support=0.3,trees=50"])
     ('fqi', 'bc', 'fqi:support=0.3,trees=50')
     """
+    from batchrl.learners import LEARNERS
+
     out: list[str] = []
     for value in values:
         for piece in filter(None, (p.strip() for p in value.split(","))):
-            if "=" in piece and ":" not in piece and out and ":" in out[-1]:
-                out[-1] += f",{piece}"
+            setting = "=" in piece and ":" not in piece  # NAME=VALUE of the spec before
+            more = ":" not in piece and "=" not in piece and piece not in LEARNERS
+            if (setting or more) and out and ":" in out[-1]:
+                out[-1] += f",{piece}"  # more of a value with commas (hidden=64,64)
             else:
                 out.append(piece)
     return tuple(out)
@@ -112,8 +128,6 @@ def split_learners(values: Sequence[str]) -> tuple[str, ...]:
 
 def _parse_value(spec: str, key: str, raw: str, kind: type) -> Any:
     if raw.lower() == "none":
-        from batchrl.learning import EXPLICIT_NONE
-
         return EXPLICIT_NONE
     try:
         if kind is bool:
@@ -122,7 +136,9 @@ def _parse_value(spec: str, key: str, raw: str, kind: type) -> Any:
             return raw.lower() in ("true", "1", "yes")
         return kind(raw)
     except ValueError:
-        raise BenchError(f"{spec}: {key}={raw} is not a {kind.__name__}") from None
+        what = {int: "a whole number", float: "a number", bool: "true or false"}
+        raise BenchError(f"{spec}: {key}={raw} is not {what.get(kind, kind.__name__)}") \
+            from None
 
 
 @dataclass(frozen=True)
@@ -156,11 +172,17 @@ class Row:
     settings: str = ""
     model: str = ""
     quick: bool = False
+    seconds: float = 0.0  # training's wall-clock seconds
+    # what the row was measured in (the dataset's recipe and size, the evaluation's
+    # games, seed and opponents): a rerun reuses a row only where all of it is the same
+    setup: str = ""
+    scores: str = ""  # the file of its scores game by game
 
-    def key(self) -> tuple[str, str, str, int | None, str, bool]:
-        """What makes a row the same as one done before: its settings too, so a row is
-        done again when a game's recommended settings change."""
-        return self.game, self.dataset, self.learner, self.seed, self.settings, self.quick
+    def key(self) -> tuple[str, str, str, int | None, str, bool, str]:
+        """What makes a row the same as one done before: its settings and its setup too,
+        so a row is done again when a game's recommended settings or datasets change."""
+        return (self.game, self.dataset, self.learner, self.seed, self.settings, self.quick,
+                self.setup)
 
 
 @dataclass
@@ -186,11 +208,19 @@ def plan(config: BenchConfig) -> list[tuple[Game, Dataset]]:
     if unknown := [n for n in names if n not in benched]:
         raise BenchError(f"no benchmark datasets for {', '.join(unknown)}: the games with "
                          f"datasets are {', '.join(benched) or 'none'}")
+    if unknown := [t for t in config.tiers if t not in TIERS]:
+        raise BenchError(f"no tier {', '.join(unknown)}: the tiers are {', '.join(TIERS)}")
     pairs = [(benched[n], d) for n in names for d in benched[n].datasets
              if not config.tiers or d.tier in config.tiers]
+    for game, dataset in pairs:  # a dataset's options are the game's, for its logs
+        if unknown := [k for k in dataset.options if not _declares(game, k, "generate")
+                       and not _declares(game, k, "ingest")]:
+            raise BenchError(f"{game.name}'s {dataset.tier} dataset gives {', '.join(unknown)}"
+                             f", which neither its generate nor its ingest takes")
     if not pairs:
+        held = sorted({d.tier for n in names for d in benched[n].datasets})
         raise BenchError(f"no dataset of tier {', '.join(config.tiers)} in "
-                         f"{', '.join(names)}: the tiers are random, mixed, expert")
+                         f"{', '.join(names)}: its tiers are {', '.join(held)}")
     return pairs
 
 
@@ -211,7 +241,14 @@ def build_dataset(game: Game, dataset: Dataset, quick: bool, cache: Path,
 
     folder = dataset_folder(game, dataset, quick, cache)
     if (folder / "store" / "store.json").exists():
-        return folder / "store"
+        try:
+            if Store.open(folder / "store").check():
+                return folder / "store"
+        except StoreError:
+            pass
+        say(f"{game.name}/{dataset.tier}: the cached dataset in {folder} is damaged; "
+            "building it again")
+        shutil.rmtree(folder)  # the cache's own folder, made here
     folder.parent.mkdir(parents=True, exist_ok=True)
     tmp = folder.with_name(f".{folder.name}.tmp-{os.getpid()}")
     shutil.rmtree(tmp, ignore_errors=True)
@@ -226,12 +263,18 @@ def build_dataset(game: Game, dataset: Dataset, quick: bool, cache: Path,
         game.generate(log, dataset.players, games, dataset.seed, generate_options)
         ingest_options = {k: v for k, v in dataset.options.items()
                           if _declares(game, k, "ingest")}
+        say(f"{game.name}/{dataset.tier}: ingesting "
+            + (", ".join(f"{k} {v}" for k, v in ingest_options.items()) or "the logs"))
         reports = ingest(IngestConfig(paths=(log,), store=tmp / "store",
                                       options=ingest_options))
         if bad := [r for r in reports if r.error]:
             raise BenchError(f"{game.name}/{dataset.tier}: its logs did not ingest "
                              f"({bad[0].error})")
-        os.replace(tmp, folder)
+        try:
+            os.replace(tmp, folder)
+        except OSError:  # another bench built it meanwhile: its copy is as good
+            if not (folder / "store" / "store.json").exists():
+                raise
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     return folder / "store"
@@ -287,7 +330,7 @@ class Bench:
         self.out = config.out
         self.results = self.out / "results.jsonl"
         self.scores = self.out / "scores"
-        self.done: dict[tuple[str, str, str, int | None, str, bool], Row] = {}
+        self.done: dict[tuple[str, str, str, int | None, str, bool, str], Row] = {}
         if self.results.exists():
             kept, cut = [], False
             for n, line in enumerate(self.results.read_text().splitlines(), 1):
@@ -307,6 +350,10 @@ class Bench:
 
     def run(self) -> BenchResult:
         specs = [LearnerSpec.parse(s) for s in self.config.learners]
+        if twice := sorted({s.label for s in specs if
+                            [t.label for t in specs].count(s.label) > 1}):
+            raise BenchError(f"--learners names {', '.join(twice)} twice: name each once "
+                             "(--seeds gives a learner more training seeds)")
         pairs = plan(self.config)
         self.out.mkdir(parents=True, exist_ok=True)
         self.scores.mkdir(exist_ok=True)
@@ -335,37 +382,50 @@ class Bench:
         if (why := game.score_count(count, params)) is not None:
             raise BenchError(f"{game.name}: bench_games {count}: {why}")
         where = f"{game.name}/{dataset.tier}"
+        evaluation = json.dumps({"games": count, "seed": EVAL_SEED, "opponents": opponents,
+                                 "params": schema.game_params}, sort_keys=True, default=str)
+        setup = f"{dataset_folder(game, dataset, self.config.quick, self.cache).name} " \
+                f"{evaluation}"
 
-        def scored(name: str, player: str) -> Scores:
-            path = self._score_path(game, dataset, name, count)
+        def scored(path: Path, player: str) -> Scores:
             return self._scored(path, game, (player, *opponents), count, params)
 
+        def baseline(name: str) -> Path:  # the same for every tier of the game
+            return self.scores / f"{game.name}-{safe_name(name)}-{_digest(evaluation)}.npz"
+
         reference = game.reference or "random"
-        base = scored("random", "random"), scored("reference", reference)
+        paths = baseline("random"), baseline(reference)
+        base = scored(paths[0], "random"), scored(paths[1], reference)
         r, e = units(base[0]), units(base[1])
         exact = base[0].exact and base[1].exact
-        rows = [self._row(game, dataset, "random", None, base[0], r, r, e, exact, 0.0),
-                self._row(game, dataset, reference, None, base[1], e, r, e, exact, 0.0)]
+        rows = [self._row(game, dataset, "random", None, base[0], r, r, e, exact, 0.0,
+                          scores=str(paths[0])),
+                self._row(game, dataset, reference, None, base[1], e, r, e, exact, 0.0,
+                          scores=str(paths[1]))]
         for spec in specs:
             seeds = range(self.config.seeds) if spec.learner.takes("seed") else range(1)
             for seed in seeds:
                 chosen = self._settings(spec, store, seed)
                 said = chosen.said.removeprefix("settings: ")
-                key = (game.name, dataset.tier, spec.label, seed, said, self.config.quick)
+                key = (game.name, dataset.tier, spec.label, seed, said, self.config.quick,
+                       setup)
                 if key in self.done:
                     rows.append(self.done[key])
                     continue
                 self.say(f"{where} {spec.label} seed {seed}: {chosen.said}")
-                out = self.out / "models" / (f"{game.name}-{dataset.tier}-"
-                                             f"{safe_name(spec.label)}-seed{seed}.npz")
-                model, cpu = self._train(spec, store, chosen, out)
+                name = (f"{game.name}-{dataset.tier}-{safe_name(spec.label)}-seed{seed}-"
+                        f"{_digest(f'{setup} {said} {self.config.quick}')}")
+                model, cpu, wall = self._train(spec, store, chosen,
+                                               self.out / "models" / f"{name}.npz", where)
                 against = ",".join(opponents) or "the dealer"
-                self.say(f"{where} {spec.label} seed {seed}: trained in {cpu:.1f} CPU s; "
-                         f"scoring {count:,} {game.unit} against {against}")
-                mine = scored(f"{spec.label}-seed{seed}", f"model:{model.resolve()}")
+                how = "exactly" if exact else f"on {count:,} {game.unit}"
+                self.say(f"{where} {spec.label} seed {seed}: trained in {wall:.1f} s "
+                         f"({cpu:.1f} CPU s); scoring {how} against {against}")
+                path = self.scores / f"{name}.npz"
+                mine = scored(path, f"model:{model.resolve()}")
                 row = self._row(game, dataset, spec.label, seed, mine, units(mine), r, e,
                                 exact and mine.exact, cpu, said, str(model),
-                                self.config.quick)
+                                self.config.quick, round(wall, 3), setup, str(path))
                 self._append(row)
                 rows.append(row)
                 self.say(f"{where} {spec.label} seed {seed}: {row.score:+.4f} {row.unit}, "
@@ -383,18 +443,17 @@ class Bench:
                      **given}
         return settings(spec.learner, store, given)
 
-    def _train(self, spec: LearnerSpec, store: Path, chosen: Settings, out: Path
-               ) -> tuple[Path, float]:
-        """The model learned, and the CPU seconds it took."""
+    def _train(self, spec: LearnerSpec, store: Path, chosen: Settings, out: Path,
+               where: str) -> tuple[Path, float, float]:
+        """The model learned, and the CPU seconds (this process's threads: work in
+        worker processes is not counted) and wall seconds it took."""
         out.parent.mkdir(parents=True, exist_ok=True)
-        started = _cpu()
-        path, _ = learn(spec.learner, store, chosen, jobs=self.config.jobs, out=out)
-        return path, _cpu() - started
-
-    def _score_path(self, game: Game, dataset: Dataset, name: str, count: int) -> Path:
-        """Where the scores of player ``name`` (a baseline, or a learner's seed) on the
-        dataset's evaluation deals are kept."""
-        return self.scores / f"{game.name}-{dataset.tier}-{safe_name(name)}-{count}.npz"
+        started, clock = _cpu(), time.perf_counter()
+        try:
+            path, _ = learn(spec.learner, store, chosen, jobs=self.config.jobs, out=out)
+        except ValueError as exc:  # settings the learner takes but cannot fit with
+            raise BenchError(f"{spec.label} on {where}: {str(exc)[:400]}") from None
+        return path, _cpu() - started, time.perf_counter() - clock
 
     def _scored(self, path: Path, game: Game, players: Sequence[str], count: int,
                 params: Any) -> Scores:
@@ -421,20 +480,27 @@ class Bench:
         return got
 
     def _row(self, game: Game, dataset: Dataset, learner: str, seed: int | None,
-             scores: Scores, mine: NDArray[np.float64], r: NDArray[np.float64],
+             got: Scores, mine: NDArray[np.float64], r: NDArray[np.float64],
              e: NDArray[np.float64], exact: bool, cpu: float, said: str = "",
-             model: str = "", quick: bool = False) -> Row:
+             model: str = "", quick: bool = False, wall: float = 0.0, setup: str = "",
+             scores: str = "") -> Row:
         raw = mean_ci(mine)
         norm, norm_ci = normalized(mine, r, e, exact)
         return Row(game.name, dataset.tier, learner, seed, raw.mean,
                    0.0 if exact or len(mine) < 2 else raw.half_width, norm, norm_ci,
-                   round(cpu, 3), scores.unit, len(scores.values), exact, said, model, quick)
+                   round(cpu, 3), got.unit, len(got.values), exact, said, model, quick,
+                   wall, setup, scores)
 
     def _append(self, row: Row) -> None:
-        with open(self.results, "a") as f:
-            f.write(json.dumps(dataclasses.asdict(row), default=_json_default) + "\n")
-            f.flush()
-            os.fsync(f.fileno())
+        line = (json.dumps(dataclasses.asdict(row), default=_json_default) + "\n").encode()
+        fd = os.open(self.results, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+        try:  # one write: a kill leaves the line whole or cut, never run into the next
+            if os.fstat(fd).st_size and _last_byte(self.results) != b"\n":
+                line = b"\n" + line  # a line cut before: this row starts a line of its own
+            os.write(fd, line)
+            os.fsync(fd)
+        finally:
+            os.close(fd)
         self.done[row.key()] = row
 
     def _paired(self, game: Game, dataset: Dataset, rows: Sequence[Row],
@@ -443,15 +509,12 @@ class Bench:
         scores (each learner's mean over its seeds, deal by deal), with its interval."""
         if len(specs) < 2:
             return []
-        count = game.bench_games[1 if self.config.quick else 0]
-
         def averaged(label: str) -> NDArray[np.float64] | None:
             held = []
             for row in rows:
                 if row.learner == label and row.seed is not None:
-                    path = self._score_path(game, dataset, f"{label}-seed{row.seed}", count)
                     try:
-                        with np.load(path, allow_pickle=False) as f:
+                        with np.load(row.scores, allow_pickle=False) as f:
                             held.append(units(Scores(f["values"], "", "",
                                                      int(f["per_unit"]))))
                     except (OSError, KeyError, ValueError):
@@ -469,6 +532,16 @@ class Bench:
                         "versus": specs[0].label, "difference": diff.mean,
                         "difference_ci": 0.0 if diff.n < 2 else diff.half_width})
         return out
+
+
+def _digest(text: str) -> str:
+    return hashlib.sha256(text.encode()).hexdigest()[:10]
+
+
+def _last_byte(path: Path) -> bytes:
+    with open(path, "rb") as f:
+        f.seek(-1, os.SEEK_END)
+        return f.read(1)
 
 
 def _json_default(value: Any) -> Any:
@@ -502,21 +575,24 @@ def summary(rows: Sequence[Row]) -> list[dict[str, Any]]:
 def table(rows: Sequence[Row], paired: Sequence[Mapping[str, Any]] = ()) -> str:
     """The summary as text: one line per game, dataset and player."""
     lines = [f"{'game':<12} {'dataset':<8} {'player':<22} {'seeds':>5} "
-             f"{'score ± 95% CI':>22} {'normalized':>18} {'CPU s':>8}"]
+             f"{'score ± 95% CI':>22} {'normalized ± CI':>18} {'sd':>6} {'CPU s':>8}"]
     against = {(p["game"], p["dataset"], p["learner"]): p for p in paired}
     for s in summary(rows):
         raw = f"{s['score']:+.4f} ± {s['score_ci']:.4f}"
         norm = f"{s['normalized']:6.1f} ± {s['normalized_ci']:.1f}"
         cpu = f"{s['cpu_seconds']:.1f}" if s["cpu_seconds"] else ""
+        sd = f"{s['normalized_sd']:.1f}" if s["seeds"] > 1 else ""
         line = (f"{s['game']:<12} {s['dataset']:<8} {s['learner'][:22]:<22} "
-                f"{s['seeds']:>5} {raw:>22} {norm:>18} {cpu:>8}")
+                f"{s['seeds']:>5} {raw:>22} {norm:>18} {sd:>6} {cpu:>8}")
         if (p := against.get((s["game"], s["dataset"], s["learner"]))) is not None:
             line += (f"  vs {p['versus']}: {p['difference']:+.4f} ± "
                      f"{p['difference_ci']:.4f}")
         lines.append(line)
     units_seen = sorted({f"{r.game}: {r.unit}" for r in rows})
     lines.append("scores in " + "; ".join(units_seen) + "; normalized: 0 = random, 100 = "
-                 "the reference (the row after random)")
+                 "the reference (the row after random); a learner's score and CI are its "
+                 "seeds' means, sd their spread over the seeds; its difference from the "
+                 "first learner is on the same deals, its seeds' scores averaged")
     return "\n".join(lines)
 
 

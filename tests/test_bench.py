@@ -116,9 +116,11 @@ def test_a_registered_learner_is_benchmarked_by_naming_it(quick, tmp_path: Path)
 @pytest.mark.parametrize(("args", "message"), [
     (("--learners", "sarsa"), "no learner 'sarsa': the learners are"),
     (("--learners", "fqi:depth=3"), "'depth=3' is no SETTING=VALUE of fqi"),
-    (("--learners", "fqi:trees=many"), "trees=many is not a int"),
+    (("--learners", "fqi:trees=many"), "trees=many is not a whole number"),
+    (("--learners", "fqi,bc,fqi"), "--learners names fqi twice"),
+    (("--tiers", "random,expret"), "no tier expret: the tiers are random, mixed, expert"),
+    (("--games", "sette-mezzo", "--tiers", "mixed"), "its tiers are expert, random"),
     (("--games", "chess"), "chess"),
-    (("--games", "sette-mezzo", "--tiers", "mixed"), "no dataset of tier mixed in sette-mezzo"),
 ])
 def test_what_cannot_be_benchmarked_is_one_line(args, message, tmp_path: Path) -> None:
     result = invoke("bench", "--quick", *args, "-o", tmp_path / "out", "--cache",
@@ -131,9 +133,13 @@ def test_what_cannot_be_benchmarked_is_one_line(args, message, tmp_path: Path) -
 def test_learner_specs_split_and_parse() -> None:
     assert split_learners(["fqi,bc", "fqi:support=0.3,trees=50"]) == \
         ("fqi", "bc", "fqi:support=0.3,trees=50")
+    assert split_learners(["network:hidden=64,64,epochs=2,bc"]) == \
+        ("network:hidden=64,64,epochs=2", "bc")
+    assert LearnerSpec.parse("network:hidden=64,64,epochs=2").given == \
+        {"hidden": "64,64", "epochs": 2}
     spec = LearnerSpec.parse("fqi:support=0.3,trees=50,per_action=true")
     assert dict(spec.given) == {"support": 0.3, "trees": 50, "per_action": True}
-    with pytest.raises(BenchError, match="per_action=maybe is not a bool"):
+    with pytest.raises(BenchError, match="per_action=maybe is not true or false"):
         LearnerSpec.parse("fqi:per_action=maybe")
 
 
@@ -152,3 +158,41 @@ def test_the_normalized_score_s_interval_covers_the_truth() -> None:
     assert 0.92 <= covered / 400 <= 0.98, covered
     assert normalized(np.array([1.0]), np.array([0.0]), np.array([4.0]), exact=True) == \
         (25.0, 0.0)
+
+
+def test_a_row_is_reused_only_where_it_was_measured_the_same_way(quick, monkeypatch) -> None:
+    """Scored on other games (a game's bench_games changed), a learner's row is learned
+    and scored again, into files of its own; the rows measured before stay as they were."""
+    out, cache, document = quick
+    before = [r for r in document["rows"] if r["game"] == "holdem" and r["dataset"] == "random"
+              and r["learner"] == "fqi"]
+    monkeypatch.setattr(GAMES["holdem"], "bench_games", (4_000, 100))
+    args = ("bench", "--quick", "--seeds", "1", "--games", "holdem", "--tiers", "random",
+            "--learners", "fqi", "--json", "-o", out, "--cache", cache, "-j", "1")
+    again = invoke(*args)
+    assert again.exit_code == 0, again.output
+    rows = json.loads(again.stdout)["rows"]
+    fqi = [r for r in rows if r["learner"] == "fqi"]
+    assert "trained in" in again.stderr and len(fqi) == 1 and fqi[0]["games"] == 100
+    assert fqi[0]["model"] != before[0]["model"] and Path(before[0]["model"]).is_file()
+    assert before[0]["games"] == 200
+
+
+def test_settings_a_learner_cannot_fit_with_are_one_line(quick, tmp_path: Path) -> None:
+    _, cache, _ = quick
+    result = invoke("bench", "--quick", "--games", "sette-mezzo", "--tiers", "random",
+                    "--learners", "fqi:trees=-5", "-o", tmp_path, "--cache", cache)
+    assert result.exit_code == 1 and "Traceback" not in result.output, result.output
+    assert "Error: fqi:trees=-5 on sette-mezzo/random:" in result.output
+
+
+def test_a_dataset_option_its_game_does_not_take_is_refused(monkeypatch, tmp_path) -> None:
+    from batchrl.games import Dataset
+
+    monkeypatch.setattr(GAMES["sette-mezzo"], "datasets",
+                        (Dataset("random", ("random",), 100, 0, 50, {"limt": 5.0}),))
+    result = invoke("bench", "--quick", "--games", "sette-mezzo", "-o", tmp_path / "o",
+                    "--cache", tmp_path / "c")
+    assert result.exit_code == 1, result.output
+    assert "sette-mezzo's random dataset gives limt, which neither its generate nor its " \
+           "ingest takes" in result.output

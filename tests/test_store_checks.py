@@ -231,7 +231,19 @@ def test_a_part_another_store_wrote_is_refused_even_of_the_same_log(
     line = error_line(invoke(*COMMANDS[command](store)))
     assert f"part {part} was written by store {theirs}, not by this one ({ours})" in line
     assert "it is no part of this store" in line
+    from batchrl.store import Store
+
+    assert Store.open(store).remove_source(tmp_path / "moved.log") is False  # passed over
+    shutil.copy(made["holdem"] / "parts" / part.name, part)  # ours again, and one more
+    assert invoke("generate", "--game", "holdem", "--hands", 40, "--seed", 8, "-o",
+                  tmp_path / "more.log").exit_code == 0
+    assert invoke("ingest", tmp_path / "more.log", "--store", store).exit_code == 0
+    shutil.copy(again / "store.json", store / "store.json")  # every part now "foreign"
+    line = error_line(invoke(*COMMANDS[command](store)))
+    assert f"{store / 'store.json'} names store {theirs}, but every part was written by " \
+           f"store {ours}: store.json was replaced" in line
     meta = json.loads((store / "store.json").read_text())
+    meta["store_id"] = ours
     del meta["store_id"]  # as a store made before: its parts are not asked for a name
     (store / "store.json").write_text(json.dumps(meta))
     assert invoke("info", store).exit_code == 0

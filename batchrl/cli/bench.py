@@ -60,7 +60,8 @@ def _datasets_help() -> str:
               help="Where the datasets are built once and kept [default: $BATCHRL_CACHE, "
                    f"else {cache_dir()}].")
 @click.option("-j", "--jobs", type=JOBS, default=-1,
-              help="Worker processes for the learners [default: all cores].")
+              help="Parallel jobs for the learners (threads or processes, as each learner "
+                   "uses) [default: all cores].")
 def bench(games: tuple[str, ...], tiers: tuple[str, ...], learners: tuple[str, ...],
           seeds: int, quick: bool, as_json: bool, out: Path, cache: Path | None,
           jobs: int) -> None:

@@ -70,6 +70,9 @@ def main() -> None:
       batchrl ingest sr.jsonl --store datasets/tressette
       batchrl fqi --store datasets/tressette --per-action --fast --iters 10
       batchrl evaluate --game tressette --team model:MODEL.npz --vs random
+    \b
+    The benchmark (every learner on every game's datasets, 0 = random, 100 = best):
+      batchrl bench --quick
     """
 
 

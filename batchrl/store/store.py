@@ -329,7 +329,7 @@ class Store:
             part = self.parts_dir / f"{source_key(source_path)}.parquet"
             if not part.exists():  # the log may have moved since its ingest: the recorded path
                 recorded = [p for p in self._part_files()
-                            if self._read_source(p).path == str(source_path)]
+                            if _recorded_path(self, p) == str(source_path)]
                 if not recorded:
                     return False
                 part = Path(recorded[0].path)
@@ -549,6 +549,14 @@ class Store:
             found = meta.get("store_id")
             other = (f"store {printable(str(found), 40)}" if found is not None else
                      "another store (one made before stores were named)")
+            parts = self._part_files()
+            if found is not None and len(parts) > 1 and all(_store_id_of(p) == found
+                                                             for p in parts):
+                raise StoreError(
+                    f"{self.place / 'store.json'} names store {self.store_id}, but every part "
+                    f"was written by store {printable(str(found), 40)}: store.json was "
+                    "replaced (another store's?); restore it, or re-ingest the logs into a "
+                    "new --store")
             raise StoreError(
                 f"part {part} was written by {other}, not by this one "
                 f"({self.store_id}): it is no part of this store; delete it, and ingest "
@@ -559,6 +567,23 @@ class Store:
                 f"named {source_key_of(info.resolved_path)}.parquet: it was renamed or copied; "
                 "delete it, and ingest that log again if its rows belong here")
         return info
+
+
+def _store_id_of(part: Place) -> Any:
+    """The store_id a part's footer records (None where none or unreadable)."""
+    try:
+        return footer(part, part).get("store_id")
+    except StoreError:
+        return None
+
+
+def _recorded_path(store: Store, part: Place) -> str | None:
+    """The source path a part records, None for a part that does not read as the
+    store's (another's, renamed, damaged: removing a log passes over it)."""
+    try:
+        return store._read_source(part).path
+    except StoreError:
+        return None
 
 
 def _rows_of(columns: Sequence[NDArray[Any]], dtype: type[np.generic],
