@@ -49,7 +49,10 @@ from batchrl.store import Store, StoreError
 # the deals every player of a dataset is scored on: one seed, apart from the data's
 EVAL_SEED = 2_000_003
 # what --quick changes in a learner's settings, where it takes them and they were not given
-QUICK_SETTINGS: Mapping[str, Any] = {"trees": 10, "iters": 3, "epochs": 2}
+QUICK_SETTINGS: Mapping[str, Any] = {"trees": 10, "iters": 3, "epochs": 2, "steps": 200}
+# --peers: other libraries' learners, each a registered learner with its settings
+PEERS: Mapping[str, tuple[str, ...]] = {
+    "d3rlpy": ("d3rlpy:algo=cql", "d3rlpy:algo=bcq", "d3rlpy:algo=dqn", "d3rlpy:algo=bc")}
 CONFIDENCE = 0.95
 TIERS = ("random", "mixed", "expert")
 
@@ -146,6 +149,7 @@ class BenchConfig:
     games: tuple[str, ...] = ()  # () : every game that declares datasets
     tiers: tuple[str, ...] = ()  # () : every tier
     learners: tuple[str, ...] = ("fqi", "bc")
+    peers: tuple[str, ...] = ()  # other libraries whose learners run too (PEERS)
     seeds: int = 3  # training seeds per learner and dataset
     quick: bool = False  # the whole grid small: small datasets, small learners, few games
     out: Path = Path("bench")
@@ -349,7 +353,11 @@ class Bench:
                 os.replace(tmp, self.results)
 
     def run(self) -> BenchResult:
-        specs = [LearnerSpec.parse(s) for s in self.config.learners]
+        if unknown := [p for p in self.config.peers if p not in PEERS]:
+            raise BenchError(f"no peer {', '.join(unknown)}: the peers are "
+                             f"{', '.join(PEERS)}")
+        named = [*self.config.learners, *(s for p in self.config.peers for s in PEERS[p])]
+        specs = [LearnerSpec.parse(s) for s in named]
         if twice := sorted({s.label for s in specs if
                             [t.label for t in specs].count(s.label) > 1}):
             raise BenchError(f"--learners names {', '.join(twice)} twice: name each once "

@@ -27,8 +27,10 @@ from batchrl.games.leduc.rules import N_CARDS, LeducState
 from batchrl.records import BadLine, LogLines, printable
 
 _CARD = r"[JQK][sh]"
-_LINE = re.compile(rf"STATE:(\d+):([crf/]*):({_CARD})\|({_CARD})(?:/({_CARD}))?:"
-                   r"(-?\d+(?:\.\d+)?)\|(-?\d+(?:\.\d+)?):([^|]*)\|(.*)")
+_LINE = re.compile(rf"STATE:([0-9]+):([crf/]*):({_CARD})\|({_CARD})(?:/({_CARD}))?:"
+                   r"(-?[0-9]+(?:\.[0-9]+)?)\|(-?[0-9]+(?:\.[0-9]+)?):([^|]+)\|([^|]+)")
+_SUFFIX = re.compile(r" +# .*$")  # a dealer's " # <time>" after a line, as ACPC's logs have
+LONGEST = 10_000  # characters: no hand is longer (a longer line was cut, or is no hand)
 
 
 def read_leduc(lines: Iterable[str], source: str, start: int = 1) -> Iterator[Any]:
@@ -38,7 +40,10 @@ def read_leduc(lines: Iterable[str], source: str, start: int = 1) -> Iterator[An
         if not stripped or stripped.startswith(("#", "SCORE")):
             continue
         try:
-            hand = _replay(stripped, source, number, index)
+            if len(stripped) > LONGEST:
+                raise ValueError(f"the line is {len(stripped):,} characters long: no hand "
+                                 "is; it was cut short or is no hand")
+            hand = _replay(_SUFFIX.sub("", stripped), source, number, index)
         except ValueError as exc:
             yield BadLine(source, number, str(exc), text)
             continue
@@ -51,7 +56,7 @@ def _replay(text: str, source: str, number: int, index: int) -> LeducHand:
     if match is None:
         raise ValueError(f"{printable(text, 80)!r} is not a Leduc STATE line: want "
                          "STATE:<hand>:<betting>:<card>|<card>[/<public>]:<chips>|<chips>:"
-                         "<name>|<name>, e.g. STATE:0:rc/rc:Kh|Qs/Js:7|-7:alice|bob")
+                         "<name>|<name> (two names), e.g. STATE:0:rc/rc:Kh|Qs/Js:7|-7:alice|bob")
     _, betting, c0, c1, shown, w0, w1, n0, n1 = match.groups()
     cards = [rules.card_of(c) for c in (c0, c1, *((shown,) if shown else ()))]
     if len(set(cards)) < len(cards):
@@ -86,10 +91,10 @@ def _replay(text: str, source: str, number: int, index: int) -> LeducHand:
 
 
 def sniff(path: Path, head: Sequence[str]) -> bool:
-    """A Leduc log: its first hand is a STATE line with one private card a player."""
-    lines = [line for line in head if line.strip() and not line.startswith("#")]
-    return bool(lines) and re.match(rf"STATE:\d+:[crf/]*:{_CARD}\|{_CARD}[:/]",
-                                    lines[0]) is not None
+    """A Leduc log: a STATE line among its first with one private card a player (a
+    hold'em log's have two)."""
+    return any(re.match(rf"STATE:[0-9]+:[crf/]*:{_CARD}\|{_CARD}[:/]", line.strip())
+               for line in head)
 
 
 def read(source: Source) -> Iterator[Any]:

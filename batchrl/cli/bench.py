@@ -12,6 +12,7 @@ from pathlib import Path
 import click
 
 from batchrl.bench import (
+    PEERS,
     QUICK_SETTINGS,
     BenchConfig,
     BenchError,
@@ -44,6 +45,10 @@ def _datasets_help() -> str:
               metavar="SPEC[,SPEC...]",
               help="The learners: a registered learner's name, or NAME:SETTING=VALUE,... "
                    "over the game's recommended settings (fqi:support=0.3).")
+@click.option("--peers", multiple=True, metavar="LIBRARY", type=click.Choice(list(PEERS)),
+              help="Other libraries' learners too: d3rlpy's DiscreteCQL, DiscreteBCQ, DQN "
+                   "and DiscreteBC (the d3rlpy learner, batchrl learn d3rlpy --help; needs "
+                   "the export extra), trained on the same rows, played masked.")
 @click.option("--seeds", type=click.IntRange(1), default=3, show_default=True,
               help="Training seeds per learner and dataset.")
 @click.option("--quick", is_flag=True,
@@ -63,8 +68,8 @@ def _datasets_help() -> str:
               help="Parallel jobs for the learners (threads or processes, as each learner "
                    "uses) [default: all cores].")
 def bench(games: tuple[str, ...], tiers: tuple[str, ...], learners: tuple[str, ...],
-          seeds: int, quick: bool, as_json: bool, out: Path, cache: Path | None,
-          jobs: int) -> None:
+          peers: tuple[str, ...], seeds: int, quick: bool, as_json: bool, out: Path,
+          cache: Path | None, jobs: int) -> None:
     """Score every learner on every game's datasets, between random play and the best.
 
     For each game, dataset, learner and training seed: the dataset is generated and
@@ -80,12 +85,13 @@ def bench(games: tuple[str, ...], tiers: tuple[str, ...], learners: tuple[str, .
     Example:
       batchrl bench --quick                            # every game, small (~1 min)
       batchrl bench --games sette-mezzo,holdem --learners fqi,bc,fqi:support=0.3
+      batchrl bench --games leduc --peers d3rlpy       # and d3rlpy's four
 
     The datasets (--quick plays fewer games of each):
     """
     config = BenchConfig(games=split_names(games), tiers=split_names(tiers),
-                         learners=split_learners(learners), seeds=seeds, quick=quick,
-                         out=out, cache=cache, jobs=jobs)
+                         learners=split_learners(learners), peers=peers, seeds=seeds,
+                         quick=quick, out=out, cache=cache, jobs=jobs)
     say = (lambda line: click.echo(line, err=True)) if as_json else click.echo
     try:
         result = run_bench(config, say=say)

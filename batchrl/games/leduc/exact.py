@@ -63,7 +63,8 @@ def infosets() -> tuple[tuple[Key, LeducState], ...]:
 def strategy(player: str | Chooser, seat: int) -> dict[Key, NDArray[np.float64]]:
     """The strategy of ``player`` in ``seat``: ``random`` (uniform over the legal moves),
     or a chooser (a `batchrl.games.play.Player`'s ``act``) asked once for every
-    information set of the seat."""
+    information set of the seat: a deterministic player's strategy (a learned model's
+    greedy play, a bot); one that draws its moves is scored by one draw at each set."""
     sets = [(k, s) for k, s in infosets() if current_player(s) == seat]
     out: dict[Key, NDArray[np.float64]] = {}
     if player == "random":

@@ -143,3 +143,25 @@ def test_fqi_from_random_hands_takes_most_of_the_best_response(tmp_path: Path) -
     assert 0 < report["exploitability"] < 4.7472
     shown = invoke("evaluate", "--game", "leduc", "--players", f"model:{model},random")
     assert "the player takes" in shown.output and "exploitability" in shown.output
+
+
+def test_a_leduc_log_is_told_from_a_hold_em_one_whatever_comes_first(tmp_path: Path) -> None:
+    """A SCORE line, an indented comment or a bad hand first: still a Leduc log (not the
+    hold'em reader's); a line too long, with a third name or with non-ASCII digits is a
+    bad line; a dealer's time suffix is dropped."""
+    from parsers.leduc import read_leduc, sniff
+
+    good = "STATE:1:rc/rc:Kh|Qs/Js:7|-7:a|b"
+    for first in ("SCORE:0|0:a|b", "  # started", "STATE:0:rc/rc:As|Qs/Js:7|-7:a|b"):
+        assert sniff(tmp_path / "x.log", [first, good])
+    assert not sniff(tmp_path / "x.log", ["STATE:0:cc/crc/cc/cc:5d5c|9hQd/8dAs8s/4h/6d:20|-20:"
+                                          "p1|p2"])
+    (tmp_path / "y.log").write_text(f"SCORE:0|0:a|b\n{good}\n")
+    result = invoke("ingest", tmp_path / "y.log", "--store", tmp_path / "s")
+    assert result.exit_code == 0 and "leduc" in result.output, result.output
+    lines = [good + " # 12:00:01", "STATE:2:rc/rc:Kh|Qs/Js:7|-7:a|b|c",
+             "STATE:3:rc/rc:Kh|Qs/Js:\u0667|-\u0667:a|b", good[:-1] + "b" * 20_000]
+    records = list(read_leduc(lines, "z.log"))
+    assert records[0].names == ("a", "b")
+    assert [type(r).__name__ for r in records[1:]] == ["BadLine"] * 3
+    assert "characters long" in str(records[3])
