@@ -211,7 +211,8 @@ def run_case(path: Path, play: Callable[[Path], None],
 
 def seed_models(folder: Path) -> tuple[dict[str, Path], Callable[[Path], None]]:
     """Small models of every kind on a hold'em store (fqi joint and per action, with the
-    support constraint, bc, and the network where torch is installed), and the function
+    support constraint, bc, the network where torch is installed and d3rlpy's BCQ where
+    d3rlpy is), and the function
     that loads and plays one as ``evaluate`` does."""
     import importlib.util
 
@@ -239,6 +240,11 @@ def seed_models(folder: Path) -> tuple[dict[str, Path], Callable[[Path], None]]:
         models["network"], _ = learn(net, store, settings(net, store, {"epochs": 1,
                                                                        "hidden": "8"}),
                                      jobs=1, out=folder / "network.npz")
+    if importlib.util.find_spec("d3rlpy") is not None:
+        d3 = get_learner("d3rlpy")
+        models["d3rlpy-bcq"], _ = learn(d3, store, settings(d3, store, {
+            "algo": "bcq", "steps": 20, "batch_size": 32, "hidden": "8,8"}), jobs=1,
+            out=folder / "d3rlpy-bcq.npz")
     game = get_game("holdem")
     t = Store.open(store).arrays()
     states, legal = t.state[:64], t.legal[:64] if t.legal is not None else None
