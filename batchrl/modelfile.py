@@ -244,6 +244,29 @@ def check_meta(path: str | Path, meta: Any) -> dict[str, Any]:
     return meta
 
 
+def read_learned(path: str | Path, kind: str, version: int, what: str, again: str
+                 ) -> tuple[dict[str, Any], dict[str, NDArray[Any]], dict[str, Any]]:
+    """A learner's model file of ``kind``: its document, its arrays and its checked
+    metadata; `ModelError` for another version than ``version`` (``what`` names the
+    model, ``again`` the command that trains it again)."""
+    document, arrays = read(path, kind)
+    if document.get("version") != version:
+        raise ModelError(f"{path} is a version {document.get('version')!r} {what}; this "
+                         f"batchrl reads version {version}: {again}")
+    return document, arrays, check_meta(path, document.get("meta"))
+
+
+def finite_array(path: str | Path, arrays: Mapping[str, NDArray[Any]], name: str,
+                 shape: tuple[int, ...]) -> NDArray[np.float32]:
+    """The array ``name`` of a model file as float32, refused (`ModelError`) unless it is
+    there, of ``shape``, of floats and finite."""
+    got = arrays.get(name)
+    if got is None or got.shape != shape or got.dtype.kind != "f" or \
+            not np.isfinite(got).all():
+        raise ModelError(f"{path}: {name} is not {shape} finite numbers")
+    return np.asarray(got, dtype=np.float32)
+
+
 def kind_of(path: str | Path) -> str:
     """The ``kind`` a model file's document says it is (``model`` for FQI's, a learner's
     own name for the others'), read from its JSON alone. `ModelError` for a file that is

@@ -122,12 +122,8 @@ class BehaviourCloning(Learner):
                                     "params": asdict(config)})
 
     def read(self, path: str | Path) -> ClonedPolicy:
-        document, arrays = modelfile.read(path, KIND)
-        if document.get("version") != VERSION:
-            raise ModelError(f"{path} is a version {document.get('version')!r} bc model; this "
-                             f"batchrl reads version {VERSION}: retrain it with batchrl "
-                             "learn bc")
-        meta = modelfile.check_meta(path, document.get("meta"))
+        document, arrays, meta = modelfile.read_learned(
+            path, KIND, VERSION, "bc model", "retrain it with batchrl learn bc")
         (model,) = modelfile.decode_models([document.get("model")], arrays, path)
         if model is None or model.n_features_in_ != len(meta["feature_names"]) or \
                 model.n_outputs_ != len(meta["action_names"]):

@@ -144,12 +144,8 @@ class D3rlpyPolicy(ScoredPolicy):
 
 def read_policy(path: str | Path) -> D3rlpyPolicy:
     """A d3rlpy learner's model back from its file, every shape checked."""
-    document, arrays = modelfile.read(path, KIND)
-    if document.get("version") != VERSION:
-        raise ModelError(f"{path} is a version {document.get('version')!r} d3rlpy model; this "
-                         f"batchrl reads version {VERSION}: train it again with batchrl "
-                         "learn d3rlpy")
-    meta = modelfile.check_meta(path, document.get("meta"))
+    document, arrays, meta = modelfile.read_learned(
+        path, KIND, VERSION, "d3rlpy model", "train it again with batchrl learn d3rlpy")
     algo, depth, flexibility = (document.get(k) for k in ("algo", "depth", "flexibility"))
     if algo not in ALGOS or type(depth) is not int or not 1 <= depth <= 16 or \
             not isinstance(flexibility, float) or not 0 < flexibility <= 1:
@@ -157,11 +153,7 @@ def read_policy(path: str | Path) -> D3rlpyPolicy:
                          "learner writes")
 
     def array(name: str, shape: tuple[int, ...]) -> NDArray[np.float32]:
-        got = arrays.get(name)
-        if got is None or got.shape != shape or got.dtype.kind != "f" or \
-                not np.isfinite(got).all():
-            raise ModelError(f"{path}: {name} is not {shape} finite numbers")
-        return np.asarray(got, dtype=np.float32)
+        return modelfile.finite_array(path, arrays, name, shape)
 
     nets: dict[str, Net] = {}
     for name in NETWORKS[algo]:
@@ -184,23 +176,21 @@ def episodes_of(rows: Transitions) -> tuple[NDArray[np.int64], NDArray[np.bool_]
     episode's in the stored order (the next mover's: Hanabi's). Told by which order's next
     rows hold the stored next states."""
     seat = np.lexsort((rows.step, rows.player, rows.episode))
-    stored = np.arange(len(rows))
-    for order, keys in ((seat, (rows.episode, rows.player)), (stored, (rows.episode,))):
-        same = np.ones(len(order) - 1, bool) if len(order) else np.ones(0, bool)
-        for k in keys:
-            same &= k[order][1:] == k[order][:-1]
-        ends = np.r_[~same, True] if len(order) else np.zeros(0, bool)
-        inner = order[:-1][~ends[:-1]]
-        nxt = order[1:][~ends[:-1]]
+    for order, keys in ((seat, (rows.episode, rows.player)),
+                        (np.arange(len(rows)), (rows.episode,))):
+        ends = _ends(order, keys)
+        inner, nxt = order[:-1][~ends[:-1]], order[1:][~ends[:-1]]
         if np.array_equal(rows.next_state[inner], rows.state[nxt]):
             return order, ends
-    return seat, _ends(rows, seat)  # neither: each seat's decisions, as most stores
+    return seat, _ends(seat, (rows.episode, rows.player))  # neither: each seat's, as most
 
 
-def _ends(rows: Transitions, order: NDArray[np.int64]) -> NDArray[np.bool_]:
-    same = (rows.episode[order][1:] == rows.episode[order][:-1]) & \
-        (rows.player[order][1:] == rows.player[order][:-1])
-    out: NDArray[np.bool_] = np.r_[~same, True]
+def _ends(order: NDArray[np.int64], keys: tuple[NDArray[Any], ...]) -> NDArray[np.bool_]:
+    """Where a run of rows equal in every key ends, the rows taken in ``order``."""
+    same = np.ones(max(len(order) - 1, 0), bool)
+    for k in keys:
+        same &= k[order][1:] == k[order][:-1]
+    out: NDArray[np.bool_] = np.r_[~same, True] if len(order) else np.zeros(0, bool)
     return out
 
 

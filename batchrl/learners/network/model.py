@@ -128,22 +128,14 @@ class NetworkPolicy(ScoredPolicy):
 def read_network(path: str | Path) -> NetworkPolicy:
     """A network back from its model file, every shape checked (a crafted file is a
     `ModelError`, never a crash at play)."""
-    document, arrays = modelfile.read(path, KIND)
-    if document.get("version") != VERSION:
-        raise ModelError(f"{path} is a version {document.get('version')!r} network; this "
-                         f"batchrl reads version {VERSION}: train it again with batchrl "
-                         "learn network")
-    meta = modelfile.check_meta(path, document.get("meta"))
+    document, arrays, meta = modelfile.read_learned(
+        path, KIND, VERSION, "network", "train it again with batchrl learn network")
     specs = document.get("layers")
     if not isinstance(specs, list) or not specs:
         raise ModelError(f"{path} has no layers")
 
     def array(name: str, shape: tuple[int, ...]) -> NDArray[np.float32]:
-        got = arrays.get(name)
-        if got is None or got.shape != shape or got.dtype.kind != "f" or \
-                not np.isfinite(got).all():
-            raise ModelError(f"{path}: {name} is not {shape} finite numbers")
-        return np.asarray(got, dtype=np.float32)
+        return modelfile.finite_array(path, arrays, name, shape)
 
     width = len(meta["feature_names"])
     mean, std = array("mean", (width,)), array("std", (width,))
