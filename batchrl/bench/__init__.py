@@ -19,6 +19,7 @@ for each (game, dataset, learner, training seed):
 Each finished row is appended to ``OUT/results.jsonl`` as it lands, so a run that stops
 goes on where it stopped; ``OUT/bench.json`` holds the whole, ``OUT/bench.png`` the plot.
 A learner added with `batchrl.learners.register_learner` is benchmarked by naming it.
+The datasets' cache is ``datasets``; the rows, the table and the plot are ``report``.
 """
 
 from __future__ import annotations
@@ -28,7 +29,6 @@ import hashlib
 import json
 import os
 import resource
-import shutil
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -39,12 +39,25 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
+from batchrl.bench.datasets import (
+    BenchError,
+    build_dataset,
+    cache_dir,
+    dataset_folder,
+    declares,
+)
+from batchrl.bench.report import Row, json_default, plot, summary, table
 from batchrl.evaluation import mean_ci
 from batchrl.filenames import safe_name
 from batchrl.games import GAMES, Dataset, Game, GameError, Scores, get_game
 from batchrl.learners import Learner, LearnerError, get_learner
 from batchrl.learning import EXPLICIT_NONE, Settings, learn, settings
-from batchrl.store import Store, StoreError
+from batchrl.store import Store
+
+__all__ = ["EVAL_SEED", "PEERS", "QUICK_SETTINGS", "TIERS", "BenchConfig", "BenchError",
+           "BenchResult", "LearnerSpec", "Row", "build_dataset", "cache_dir",
+           "dataset_folder", "normalized", "plot", "run_bench", "split_learners", "summary",
+           "table", "units"]
 
 # the deals every player of a dataset is scored on: one seed, apart from the data's
 EVAL_SEED = 2_000_003
@@ -55,19 +68,6 @@ PEERS: Mapping[str, tuple[str, ...]] = {
     "d3rlpy": ("d3rlpy:algo=cql", "d3rlpy:algo=bcq", "d3rlpy:algo=dqn", "d3rlpy:algo=bc")}
 CONFIDENCE = 0.95
 TIERS = ("random", "mixed", "expert")
-
-
-class BenchError(ValueError):
-    """A benchmark that cannot run as asked; the message says what exists instead."""
-
-
-def cache_dir() -> Path:
-    """Where built datasets are kept: ``$BATCHRL_CACHE``, else ``$XDG_CACHE_HOME/batchrl``,
-    else ``~/.cache/batchrl``."""
-    if given := os.environ.get("BATCHRL_CACHE"):
-        return Path(given).expanduser()
-    base = os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache"
-    return Path(base) / "batchrl"
 
 
 @dataclass(frozen=True)
@@ -158,38 +158,6 @@ class BenchConfig:
 
 
 @dataclass
-class Row:
-    """One scored player on one dataset (a learner's training seed, or a baseline)."""
-
-    game: str
-    dataset: str
-    learner: str
-    seed: int | None
-    score: float
-    score_ci: float
-    normalized: float
-    normalized_ci: float
-    cpu_seconds: float
-    unit: str
-    games: int
-    exact: bool
-    settings: str = ""
-    model: str = ""
-    quick: bool = False
-    seconds: float = 0.0  # training's wall-clock seconds
-    # what the row was measured in (the dataset's recipe and size, the evaluation's
-    # games, seed and opponents): a rerun reuses a row only where all of it is the same
-    setup: str = ""
-    scores: str = ""  # the file of its scores game by game
-
-    def key(self) -> tuple[str, str, str, int | None, str, bool, str]:
-        """What makes a row the same as one done before: its settings and its setup too,
-        so a row is done again when a game's recommended settings or datasets change."""
-        return (self.game, self.dataset, self.learner, self.seed, self.settings, self.quick,
-                self.setup)
-
-
-@dataclass
 class BenchResult:
     rows: list[Row]
     paired: list[dict[str, Any]]
@@ -217,8 +185,8 @@ def plan(config: BenchConfig) -> list[tuple[Game, Dataset]]:
     pairs = [(benched[n], d) for n in names for d in benched[n].datasets
              if not config.tiers or d.tier in config.tiers]
     for game, dataset in pairs:  # a dataset's options are the game's, for its logs
-        if unknown := [k for k in dataset.options if not _declares(game, k, "generate")
-                       and not _declares(game, k, "ingest")]:
+        if unknown := [k for k in dataset.options if not declares(game, k, "generate")
+                       and not declares(game, k, "ingest")]:
             raise BenchError(f"{game.name}'s {dataset.tier} dataset gives {', '.join(unknown)}"
                              f", which neither its generate nor its ingest takes")
     if not pairs:
@@ -226,66 +194,6 @@ def plan(config: BenchConfig) -> list[tuple[Game, Dataset]]:
         raise BenchError(f"no dataset of tier {', '.join(config.tiers)} in "
                          f"{', '.join(names)}: its tiers are {', '.join(held)}")
     return pairs
-
-
-def dataset_folder(game: Game, dataset: Dataset, quick: bool, cache: Path) -> Path:
-    """The cache folder of a built dataset: named by everything that makes its logs."""
-    recipe = json.dumps({"players": dataset.players, "options": dict(dataset.options)},
-                        sort_keys=True, default=str)
-    digest = hashlib.sha256(recipe.encode()).hexdigest()[:8]
-    return cache / "bench" / game.name / (
-        f"{dataset.tier}-{dataset.games(quick)}-seed{dataset.seed}-{digest}")
-
-
-def build_dataset(game: Game, dataset: Dataset, quick: bool, cache: Path,
-                  say: Callable[[str], None] = lambda _: None) -> Path:
-    """The dataset's store, built once (logs generated, then ingested with its options)
-    into a folder beside its final place and moved in whole; reused after."""
-    from batchrl.ingest import IngestConfig, ingest
-
-    folder = dataset_folder(game, dataset, quick, cache)
-    if (folder / "store" / "store.json").exists():
-        try:
-            if Store.open(folder / "store").check():
-                return folder / "store"
-        except StoreError:
-            pass
-        say(f"{game.name}/{dataset.tier}: the cached dataset in {folder} is damaged; "
-            "building it again")
-        shutil.rmtree(folder)  # the cache's own folder, made here
-    folder.parent.mkdir(parents=True, exist_ok=True)
-    tmp = folder.with_name(f".{folder.name}.tmp-{os.getpid()}")
-    shutil.rmtree(tmp, ignore_errors=True)
-    tmp.mkdir()
-    games = dataset.games(quick)
-    say(f"{game.name}/{dataset.tier}: generating {games:,} {game.unit} "
-        f"({','.join(dataset.players)}, seed {dataset.seed}) into {folder}")
-    try:
-        log = tmp / "logs"
-        generate_options = {k: v for k, v in dataset.options.items()
-                            if _declares(game, k, "generate")}
-        game.generate(log, dataset.players, games, dataset.seed, generate_options)
-        ingest_options = {k: v for k, v in dataset.options.items()
-                          if _declares(game, k, "ingest")}
-        say(f"{game.name}/{dataset.tier}: ingesting "
-            + (", ".join(f"{k} {v}" for k, v in ingest_options.items()) or "the logs"))
-        reports = ingest(IngestConfig(paths=(log,), store=tmp / "store",
-                                      options=ingest_options))
-        if bad := [r for r in reports if r.error]:
-            raise BenchError(f"{game.name}/{dataset.tier}: its logs did not ingest "
-                             f"({bad[0].error})")
-        try:
-            os.replace(tmp, folder)
-        except OSError:  # another bench built it meanwhile: its copy is as good
-            if not (folder / "store" / "store.json").exists():
-                raise
-    finally:
-        shutil.rmtree(tmp, ignore_errors=True)
-    return folder / "store"
-
-
-def _declares(game: Game, option: str, command: str) -> bool:
-    return any(o.name == option and command in o.flags for o in game.options)
 
 
 def _cpu() -> float:
@@ -375,7 +283,7 @@ class Bench:
         result = BenchResult(rows, paired, self.config)
         document = result.as_dict()
         tmp = self.out / f".bench.json.tmp-{os.getpid()}"
-        tmp.write_text(json.dumps(document, indent=2, default=_json_default))
+        tmp.write_text(json.dumps(document, indent=2, default=json_default))
         os.replace(tmp, self.out / "bench.json")
         if (note := plot(rows, self.out / "bench.png")) is not None:
             result.notes.append(note)
@@ -500,7 +408,7 @@ class Bench:
                    wall, setup, scores)
 
     def _append(self, row: Row) -> None:
-        line = (json.dumps(dataclasses.asdict(row), default=_json_default) + "\n").encode()
+        line = (json.dumps(dataclasses.asdict(row), default=json_default) + "\n").encode()
         fd = os.open(self.results, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
         try:  # one write: a kill leaves the line whole or cut, never run into the next
             if os.fstat(fd).st_size and _last_byte(self.results) != b"\n":
@@ -550,98 +458,6 @@ def _last_byte(path: Path) -> bytes:
     with open(path, "rb") as f:
         f.seek(-1, os.SEEK_END)
         return f.read(1)
-
-
-def _json_default(value: Any) -> Any:
-    if isinstance(value, np.generic):
-        return value.item()
-    if isinstance(value, Path):
-        return str(value)
-    raise TypeError(f"{type(value).__name__} is not JSON")
-
-
-def summary(rows: Sequence[Row]) -> list[dict[str, Any]]:
-    """Per (game, dataset, learner): the mean over its seeds of the score and of the
-    normalized score, and the normalized score's spread over the seeds (sd)."""
-    groups: dict[tuple[str, str, str], list[Row]] = {}
-    for row in rows:
-        groups.setdefault((row.game, row.dataset, row.learner), []).append(row)
-    out = []
-    for (g, d, learner), held in groups.items():
-        norms = np.array([r.normalized for r in held])
-        out.append({"game": g, "dataset": d, "learner": learner, "seeds": len(held),
-                    "score": float(np.mean([r.score for r in held])),
-                    "score_ci": float(np.mean([r.score_ci for r in held])),
-                    "normalized": float(norms.mean()),
-                    "normalized_sd": float(norms.std(ddof=1)) if len(held) > 1 else 0.0,
-                    "normalized_ci": float(np.mean([r.normalized_ci for r in held])),
-                    "cpu_seconds": float(np.mean([r.cpu_seconds for r in held])),
-                    "unit": held[0].unit})
-    return out
-
-
-def table(rows: Sequence[Row], paired: Sequence[Mapping[str, Any]] = ()) -> str:
-    """The summary as text: one line per game, dataset and player."""
-    lines = [f"{'game':<12} {'dataset':<8} {'player':<22} {'seeds':>5} "
-             f"{'score ± 95% CI':>22} {'normalized ± CI':>18} {'sd':>6} {'CPU s':>8}"]
-    against = {(p["game"], p["dataset"], p["learner"]): p for p in paired}
-    for s in summary(rows):
-        raw = f"{s['score']:+.4f} ± {s['score_ci']:.4f}"
-        norm = f"{s['normalized']:6.1f} ± {s['normalized_ci']:.1f}"
-        cpu = f"{s['cpu_seconds']:.1f}" if s["cpu_seconds"] else ""
-        sd = f"{s['normalized_sd']:.1f}" if s["seeds"] > 1 else ""
-        line = (f"{s['game']:<12} {s['dataset']:<8} {s['learner'][:22]:<22} "
-                f"{s['seeds']:>5} {raw:>22} {norm:>18} {sd:>6} {cpu:>8}")
-        if (p := against.get((s["game"], s["dataset"], s["learner"]))) is not None:
-            line += (f"  vs {p['versus']}: {p['difference']:+.4f} ± "
-                     f"{p['difference_ci']:.4f}")
-        lines.append(line)
-    units_seen = sorted({f"{r.game}: {r.unit}" for r in rows})
-    lines.append("scores in " + "; ".join(units_seen) + "; normalized: 0 = random, 100 = "
-                 "the reference (the row after random); a learner's score and CI are its "
-                 "seeds' means, sd their spread over the seeds; its difference from the "
-                 "first learner is on the same deals, its seeds' scores averaged")
-    return "\n".join(lines)
-
-
-def plot(rows: Sequence[Row], path: Path) -> str | None:
-    """The normalized score of each learner on each dataset (mean over seeds, the bars
-    their 95% interval); a note instead where matplotlib is not installed."""
-    try:
-        import matplotlib
-
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-    except ImportError:
-        return "no plot: pip install matplotlib to draw bench.png"
-    learned = [s for s in summary([r for r in rows if r.seed is not None])]
-    if not learned:
-        return None
-    datasets = list(dict.fromkeys((s["game"], s["dataset"]) for s in learned))
-    learners = list(dict.fromkeys(s["learner"] for s in learned))
-    width = 0.8 / len(learners)
-    fig, ax = plt.subplots(figsize=(max(6.0, 1.1 * len(datasets) + 2), 4))
-    for j, learner in enumerate(learners):
-        xs, ys, es = [], [], []
-        for i, d in enumerate(datasets):
-            s = next((s for s in learned if (s["game"], s["dataset"]) == d
-                      and s["learner"] == learner), None)
-            if s is not None:
-                xs.append(i + (j - (len(learners) - 1) / 2) * width)
-                ys.append(s["normalized"])
-                es.append(s["normalized_ci"])
-        ax.bar(xs, ys, width, yerr=es, label=learner, capsize=2)
-    ax.axhline(0, color="grey", lw=0.8)
-    ax.axhline(100, color="grey", lw=0.8, ls="--")
-    ax.set_xticks(range(len(datasets)), [f"{g}\n{d}" for g, d in datasets], fontsize=8)
-    ax.set_ylabel("normalized score (0 random, 100 reference)")
-    ax.legend(fontsize=8)
-    fig.tight_layout()
-    tmp = path.with_name(f".{path.name}.tmp-{os.getpid()}.png")
-    fig.savefig(tmp, dpi=120)
-    plt.close(fig)
-    os.replace(tmp, path)
-    return None
 
 
 def run_bench(config: BenchConfig, say: Callable[[str], None] = lambda _: None

@@ -1,0 +1,136 @@
+"""The benchmark's rows and how they are shown: each scored player's `Row`, the summary
+over training seeds, the table and the plot (``bench.png``)."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+
+@dataclass
+class Row:
+    """One scored player on one dataset (a learner's training seed, or a baseline)."""
+
+    game: str
+    dataset: str
+    learner: str
+    seed: int | None
+    score: float
+    score_ci: float
+    normalized: float
+    normalized_ci: float
+    cpu_seconds: float
+    unit: str
+    games: int
+    exact: bool
+    settings: str = ""
+    model: str = ""
+    quick: bool = False
+    seconds: float = 0.0  # training's wall-clock seconds
+    # what the row was measured in (the dataset's recipe and size, the evaluation's
+    # games, seed and opponents): a rerun reuses a row only where all of it is the same
+    setup: str = ""
+    scores: str = ""  # the file of its scores game by game
+
+    def key(self) -> tuple[str, str, str, int | None, str, bool, str]:
+        """What makes a row the same as one done before: its settings and its setup too,
+        so a row is done again when a game's recommended settings or datasets change."""
+        return (self.game, self.dataset, self.learner, self.seed, self.settings, self.quick,
+                self.setup)
+
+
+def json_default(value: Any) -> Any:
+    if isinstance(value, np.generic):
+        return value.item()
+    if isinstance(value, Path):
+        return str(value)
+    raise TypeError(f"{type(value).__name__} is not JSON")
+
+
+def summary(rows: Sequence[Row]) -> list[dict[str, Any]]:
+    """Per (game, dataset, learner): the mean over its seeds of the score and of the
+    normalized score, and the normalized score's spread over the seeds (sd)."""
+    groups: dict[tuple[str, str, str], list[Row]] = {}
+    for row in rows:
+        groups.setdefault((row.game, row.dataset, row.learner), []).append(row)
+    out = []
+    for (g, d, learner), held in groups.items():
+        norms = np.array([r.normalized for r in held])
+        out.append({"game": g, "dataset": d, "learner": learner, "seeds": len(held),
+                    "score": float(np.mean([r.score for r in held])),
+                    "score_ci": float(np.mean([r.score_ci for r in held])),
+                    "normalized": float(norms.mean()),
+                    "normalized_sd": float(norms.std(ddof=1)) if len(held) > 1 else 0.0,
+                    "normalized_ci": float(np.mean([r.normalized_ci for r in held])),
+                    "cpu_seconds": float(np.mean([r.cpu_seconds for r in held])),
+                    "unit": held[0].unit})
+    return out
+
+
+def table(rows: Sequence[Row], paired: Sequence[Mapping[str, Any]] = ()) -> str:
+    """The summary as text: one line per game, dataset and player."""
+    lines = [f"{'game':<12} {'dataset':<8} {'player':<22} {'seeds':>5} "
+             f"{'score ± 95% CI':>22} {'normalized ± CI':>18} {'sd':>6} {'CPU s':>8}"]
+    against = {(p["game"], p["dataset"], p["learner"]): p for p in paired}
+    for s in summary(rows):
+        raw = f"{s['score']:+.4f} ± {s['score_ci']:.4f}"
+        norm = f"{s['normalized']:6.1f} ± {s['normalized_ci']:.1f}"
+        cpu = f"{s['cpu_seconds']:.1f}" if s["cpu_seconds"] else ""
+        sd = f"{s['normalized_sd']:.1f}" if s["seeds"] > 1 else ""
+        line = (f"{s['game']:<12} {s['dataset']:<8} {s['learner'][:22]:<22} "
+                f"{s['seeds']:>5} {raw:>22} {norm:>18} {sd:>6} {cpu:>8}")
+        if (p := against.get((s["game"], s["dataset"], s["learner"]))) is not None:
+            line += (f"  vs {p['versus']}: {p['difference']:+.4f} ± "
+                     f"{p['difference_ci']:.4f}")
+        lines.append(line)
+    units_seen = sorted({f"{r.game}: {r.unit}" for r in rows})
+    lines.append("scores in " + "; ".join(units_seen) + "; normalized: 0 = random, 100 = "
+                 "the reference (the row after random); a learner's score and CI are its "
+                 "seeds' means, sd their spread over the seeds; its difference from the "
+                 "first learner is on the same deals, its seeds' scores averaged")
+    return "\n".join(lines)
+
+
+def plot(rows: Sequence[Row], path: Path) -> str | None:
+    """The normalized score of each learner on each dataset (mean over seeds, the bars
+    their 95% interval); a note instead where matplotlib is not installed."""
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        return "no plot: pip install matplotlib to draw bench.png"
+    learned = [s for s in summary([r for r in rows if r.seed is not None])]
+    if not learned:
+        return None
+    datasets = list(dict.fromkeys((s["game"], s["dataset"]) for s in learned))
+    learners = list(dict.fromkeys(s["learner"] for s in learned))
+    width = 0.8 / len(learners)
+    fig, ax = plt.subplots(figsize=(max(6.0, 1.1 * len(datasets) + 2), 4))
+    for j, learner in enumerate(learners):
+        xs, ys, es = [], [], []
+        for i, d in enumerate(datasets):
+            s = next((s for s in learned if (s["game"], s["dataset"]) == d
+                      and s["learner"] == learner), None)
+            if s is not None:
+                xs.append(i + (j - (len(learners) - 1) / 2) * width)
+                ys.append(s["normalized"])
+                es.append(s["normalized_ci"])
+        ax.bar(xs, ys, width, yerr=es, label=learner, capsize=2)
+    ax.axhline(0, color="grey", lw=0.8)
+    ax.axhline(100, color="grey", lw=0.8, ls="--")
+    ax.set_xticks(range(len(datasets)), [f"{g}\n{d}" for g, d in datasets], fontsize=8)
+    ax.set_ylabel("normalized score (0 random, 100 reference)")
+    ax.legend(fontsize=8)
+    fig.tight_layout()
+    tmp = path.with_name(f".{path.name}.tmp-{os.getpid()}.png")
+    fig.savefig(tmp, dpi=120)
+    plt.close(fig)
+    os.replace(tmp, path)
+    return None
