@@ -230,15 +230,22 @@ def _remove_if_empty(root: Path) -> None:
         root.rmdir()
 
 
-def _prepare(given: Mapping[str, Any]) -> dict[str, Mapping[str, Any]]:
-    """The options given, checked and resolved by the games that declare them, per game."""
+def _prepare(given: Mapping[str, Any]) -> dict[str, Mapping[str, Any] | str]:
+    """The options given, checked and resolved by the games that declare them, per game;
+    for a game that declares an option without the value given among its choices (two
+    games' ``--reward``), what to say if one of its files comes."""
     declared = ingest_options()
     if unknown := sorted(set(given) - set(declared)):
         raise IngestError(f"no ingest option {', '.join(unknown)}: the options are "
                           f"{', '.join(sorted(declared))}")
-    out: dict[str, Mapping[str, Any]] = {}
+    out: dict[str, Mapping[str, Any] | str] = {}
     for game in GAMES.values():
         mine = {k: v for k, v in given.items() if v is not None and game.name in declared[k]}
+        if refused := [f"{o.name} {mine[o.name]!r}: {game.name} takes "
+                       f"{', '.join(o.choices)}" for o in game.options
+                       if o.name in mine and o.choices and mine[o.name] not in o.choices]:
+            out[game.name] = "; ".join(refused)
+            continue
         try:
             out[game.name] = game.prepare("ingest", mine) if mine else {}
         except (GameError, ValueError) as exc:
@@ -266,7 +273,8 @@ def _described(formats: Any) -> str:
     return ", ".join(texts[:-1]) + f" nor {texts[-1]}" if len(texts) > 1 else "".join(texts)
 
 
-def ingest_file(path: Path, config: IngestConfig, options: Mapping[str, Mapping[str, Any]],
+def ingest_file(path: Path, config: IngestConfig,
+                options: Mapping[str, Mapping[str, Any] | str],
                 progress: ProgressFn | None, client: Any = None) -> SourceReport:
     """One source into the store (see ``ingest``); with a Dask ``client``, its chunks'
     rows are made on the cluster's workers (the same rows, written here in order)."""
@@ -285,6 +293,8 @@ def ingest_file(path: Path, config: IngestConfig, options: Mapping[str, Mapping[
     digest = fmt.digest(path) if fmt.digest is not None else file_digest(path)
     lines = LogLines(path, progress) if path.is_file() else None
     mine = options.get(game.name, {})
+    if isinstance(mine, str):
+        raise IngestError(f"{path}: a {game.name} log, and {mine}")
     records = fmt.read(Source(path, lines, mine, progress))
     try:
         # a reader that holds processes or files lets them go when closed, here or early

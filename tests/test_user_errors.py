@@ -416,3 +416,17 @@ def test_a_lone_surrogate_in_a_name_is_a_bad_line_the_others_ingest(
     assert result.exit_code == 0, result.output
     assert "line 2: not text: a string holds a lone surrogate (\\udc80)" in result.output
     assert Store.open(store).info().episodes == 3  # the good lines all landed
+
+
+@pytest.mark.parametrize(("name", "value", "takes"), [("t.jsonl", "expected", "points, shaped"),
+                                                      ("s.jsonl", "points", "result, expected")])
+def test_two_games_reward_choices_are_each_their_own(logs: Path, tmp_path: Path, name: str,
+                                                     value: str, takes: str) -> None:
+    """Tressette and sette e mezzo both take --reward, with other choices: a file of one
+    with the other's choice is refused naming its game's, and the other files go in."""
+    result = invoke("ingest", str(logs / name), str(logs / "h.log"), "--store",
+                    str(tmp_path / "s"), "--reward", value, "--on-error", "skip")
+    assert result.exit_code == 0 and "1 not ingested" in result.output
+    assert f"{name}: not ingested: a " in result.output
+    assert f"reward {value!r}: " in result.output and f"takes {takes}" in result.output
+    assert Store.open(tmp_path / "s").sources()  # the hold'em log went in

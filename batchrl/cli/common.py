@@ -189,17 +189,19 @@ def game_options(command: str) -> Callable[[F], F]:
         for flag, owners in sorted(_declared(command).items(), reverse=True):
             first = owners[0][1]
             for game, option in owners[1:]:
-                if (option.name, option.type, option.choices) != \
-                        (first.name, first.type, first.choices):
+                if (option.name, option.type, option.choices is None) != \
+                        (first.name, first.type, first.choices is None):
                     raise GameError(f"{game.name} and {owners[0][0].name} declare {flag} for "
-                                    f"{command} with another name, type or choices")
+                                    f"{command} with another name or type")
+            # each game's own choices are checked once the game is known
+            choices = tuple(dict.fromkeys(c for _, o in owners for c in o.choices or ()))
             help_text = " ".join(f"{g.name}: {o.help}" for g, o in owners)
             decls = [flag, *([first.short] if first.short else [])]
             kwargs: dict[str, Any] = {"default": None, "help": help_text}
             if first.type is bool and "/" not in flag:
                 kwargs["is_flag"] = True
             elif first.type is not bool:
-                kwargs["type"] = click.Choice(first.choices) if first.choices else first.type
+                kwargs["type"] = click.Choice(choices) if choices else first.type
                 if first.metavar:
                     kwargs["metavar"] = first.metavar
             f = click.option(*decls, _param(command, flag, first), **kwargs)(f)
@@ -227,6 +229,11 @@ def take_game_options(command: str, kwargs: dict[str, Any], game: Game | None
             whose = ", ".join(g.name for g, _ in owners)
             raise click.UsageError(f"{flag.split('/')[0]} is an option of {whose}, not of "
                                    f"{game.name}")
+        mine = [o for g, o in owners if game is not None and g.name == game.name]
+        if mine and mine[0].choices and value not in mine[0].choices:
+            raise click.UsageError(f"{flag.split('/')[0]} {value}: {mine[0].name} of "
+                                   f"{game.name if game else ''} is one of "
+                                   f"{', '.join(mine[0].choices)}")
         given[name] = value
     return given
 

@@ -86,7 +86,10 @@ class Option:
     ``flags`` maps each command that takes it to its flag (``"--pv/--no-pv"`` for a
     switch); the value reaches the game's method for that command as ``options[name]``,
     and only when the user gave it. Two games may declare the same flag for a command
-    when they agree on its type: the command shows one option whose help names both.
+    when they agree on its name and type: the command shows one option whose help names
+    both. Their ``choices`` may differ (Tressette's and sette e mezzo's ``--reward``): the
+    flag takes any game's, and a game's files with another game's choice are refused,
+    naming the game's own.
     """
 
     name: str

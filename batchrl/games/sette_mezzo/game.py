@@ -40,13 +40,18 @@ if TYPE_CHECKING:
 
 @dataclass(frozen=True)
 class SetteMezzoParams:
-    """The opponent draws until its total reaches ``limit`` (a multiple of 0.5)."""
+    """The opponent draws until its total reaches ``limit`` (a multiple of 0.5); a store's
+    stick earns ``reward``: the game's ``"result"`` or its ``"expected"`` value."""
 
     limit: float = rules.DEFAULT_LIMIT
+    reward: str = "result"
 
     def __post_init__(self) -> None:
         rules.limit_halves(self.limit)  # a ValueError names what is wrong
         object.__setattr__(self, "limit", float(self.limit))
+        if self.reward not in transitions.REWARDS:
+            raise ValueError(f"the reward is one of {', '.join(transitions.REWARDS)}, not "
+                             f"{self.reward!r}")
 
 
 class SetteMezzo(Game):
@@ -64,14 +69,21 @@ class SetteMezzo(Game):
     options = (Option("limit", {"generate": "--limit", "evaluate": "--limit",
                                 "solve": "--limit"}, type=float,
                       help="the opponent draws until its total reaches this [default: 5; "
-                           "evaluate: the limit the model's data was played at]."),)
+                           "evaluate: the limit the model's data was played at]."),
+               Option("reward", {"ingest": "--reward"}, choices=transitions.REWARDS,
+                      help="what a stick earns in the store: the game's "
+                           "result as logged, or its expectation over the opponent's draws "
+                           "given the player's cards and the up card, exact from the rules "
+                           "(the seed's reward; the learner then sees none of the draws' "
+                           "noise). [default: result]"))
     bots = ("random", "optimal")
     default_players = ("random",)
     default_count = 100_000
     log_formats = ("sette-mezzo",)
-    # scored exactly (through the game tree): the reference is the optimum itself
-    datasets = (Dataset("random", ("random",), 100_000, 0, 3_000),
-                Dataset("expert", ("optimal",), 100_000, 1, 3_000))
+    # scored exactly (through the game tree): the reference is the optimum itself; the
+    # stick's expected reward takes the dealer's draws' noise out of the data (README)
+    datasets = (Dataset("random", ("random",), 100_000, 0, 3_000, {"reward": "expected"}),
+                Dataset("expert", ("optimal",), 100_000, 1, 3_000, {"reward": "expected"}))
     reference = "optimal"
     bench_games = (1, 1)
     examples: ClassVar[Mapping[str, str]] = {
@@ -87,6 +99,10 @@ class SetteMezzo(Game):
         return rules.ACTION_NAMES
 
     def reward_unit(self, params: Any) -> str:
+        if params.reward == "expected":
+            return ("stakes: a stick earns the game's expected result (+1 won, 0 tied, -1 "
+                    "lost) over the opponent's draws, given the player's cards and the up "
+                    "card; a hit that busts -1, any other hit 0")
         return ("stakes: a stick earns the game's result (+1 won, 0 tied, -1 lost), a hit "
                 "that busts -1, any other hit 0; a game's rewards add up to its result")
 
@@ -121,7 +137,7 @@ class SetteMezzo(Game):
     # ---- store side ----------------------------------------------------------------
 
     def schema(self, params: SetteMezzoParams) -> StoreSchema:
-        return transitions.schema(params.limit)
+        return transitions.schema(params.limit, params.reward)
 
     def open_source(self, records: Iterator[Any], context: SourceContext) -> SourcePlan:
         """One store per opponent limit, read off the source's first game."""
@@ -134,7 +150,11 @@ class SetteMezzo(Game):
                 break
         if limit is None:
             raise SourceError(f"{context.path}: no game to ingest")
-        context.notes.append(f"the opponent draws to {limit:g}")
+        reward = context.options.get("reward") or "result"
+        params = self.params(limit=limit, reward=reward)
+        context.notes.append(f"the opponent draws to {limit:g}"
+                             + ("; a stick earns its expected result" if reward == "expected"
+                                else ""))
         prefix = context.prefix
 
         def rows(chunk: list[Any]) -> RowsBatch:
@@ -143,10 +163,10 @@ class SetteMezzo(Game):
                                            f"{limit:g} as in the file's first game: a store "
                                            "holds one limit", "another limit"))
                         for g in chunk if g.game.limit != limit]
-            return RowsBatch(Rows.from_columns(transitions.rows(same, prefix)), len(same),
-                             rejected)
+            return RowsBatch(Rows.from_columns(transitions.rows(same, prefix, reward)),
+                             len(same), rejected)
 
-        return SourcePlan(self.schema(self.params(limit=limit)), _chain(pending, records),
+        return SourcePlan(self.schema(params), _chain(pending, records),
                           rows, unit=self.unit)
 
     # ---- play side -----------------------------------------------------------------

@@ -117,6 +117,20 @@ def visits(tree: Tree, hit: NDArray[np.bool_]) -> NDArray[np.float64]:
     return reach
 
 
+def stick_values(features: NDArray[np.float32], limit: int) -> NDArray[np.float64]:
+    """The exact expected reward of sticking in each encoded state ``(n, n_features)``
+    against an opponent that stops at ``limit`` half points (`ValueError` names a row
+    that is no decision state)."""
+    tree = build(limit)
+    return tree.stick[_lookup(limit).find(np.asarray(features, dtype=np.float32))]
+
+
+@functools.lru_cache(maxsize=8)
+def _lookup(limit: int) -> Lookup:
+    tree = build(limit)
+    return Lookup(tree.counts, tree.up)
+
+
 class Lookup:
     """Finds states by their encoded features (`codes` sorted once, then bisection)."""
 

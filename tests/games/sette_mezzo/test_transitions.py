@@ -76,3 +76,65 @@ def test_one_limit_per_file(tmp_path):
     write_log(log, [a, b])
     with pytest.raises(IngestError, match="line 2: the opponent's limit is 4"):
         ingest_file(log, tmp_path / "store")
+
+
+def test_the_expected_reward_is_the_stick_s_exact_value_and_leaves_hits_alone():
+    from batchrl.games.sette_mezzo.solver import solve
+
+    games = play("random", 400, np.random.default_rng(9))
+    logged = [Logged(g, index=i, line=i + 1) for i, g in enumerate(games)]
+    result, expected = rows(logged, "p:"), rows(logged, "p:", "expected")
+    sticks = result["action"] == 0
+    assert sticks.any() and (~sticks).any()
+    # a hit's reward is the logged one either way; a stick's is the solver's value of
+    # sticking in that state (the game's result averaged over the opponent's draws)
+    assert np.array_equal(expected["reward"][~sticks], result["reward"][~sticks])
+    sol = solve(5.0)
+    exact = sol.stick[sol.index(result["state"][sticks])]
+    assert np.allclose(expected["reward"][sticks], exact)
+    assert not np.allclose(expected["reward"][sticks], result["reward"][sticks])
+    # over many games the logged results average to the expectation
+    assert abs(result["reward"][sticks].mean() - exact.mean()) < 0.1
+    for name in set(result) - {"reward"}:
+        assert np.array_equal(result[name], expected[name]), name
+    with pytest.raises(ValueError, match="result, expected"):
+        rows(logged, "p:", "mean")
+
+
+def test_ingest_reward_expected_is_the_store_s_and_the_default_store_is_unchanged(tmp_path):
+    from click.testing import CliRunner
+
+    from batchrl.cli import main
+
+    log = tmp_path / "g.jsonl"
+    write_log(log, play("random", 300, np.random.default_rng(2)))
+    run = CliRunner().invoke
+    assert run(main, ["ingest", str(log), "--store", str(tmp_path / "a")]).exit_code == 0
+    result = run(main, ["ingest", str(log), "--store", str(tmp_path / "b"), "--reward",
+                        "expected"])
+    assert result.exit_code == 0 and "a stick earns its expected result" in result.output
+    plain, expected = Store.open(tmp_path / "a"), Store.open(tmp_path / "b")
+    # stores made before the choice existed hold only the limit, and still take games
+    assert dict(plain.schema.game_params) == {"limit": 5.0}
+    assert dict(expected.schema.game_params) == {"limit": 5.0, "reward": "expected"}
+    assert plain.arrays().reward.sum() != expected.arrays().reward.sum()
+    # one store holds one reward model
+    mixed = run(main, ["ingest", str(log), "--store", str(tmp_path / "b")])
+    assert mixed.exit_code != 0 and "use another --store" in mixed.output
+    info = run(main, ["info", str(tmp_path / "b")]).output
+    assert "expected result" in info
+
+
+def test_another_game_s_reward_choice_is_refused_naming_this_game_s(tmp_path):
+    from click.testing import CliRunner
+
+    from batchrl.cli import main
+
+    log = tmp_path / "g.jsonl"
+    write_log(log, play("random", 30, np.random.default_rng(2)))
+    result = CliRunner().invoke(main, ["ingest", str(log), "--store", str(tmp_path / "s"),
+                                       "--reward", "shaped"])
+    assert result.exit_code != 0
+    assert "a sette-mezzo log, and reward 'shaped': sette-mezzo takes result, expected" \
+        in result.output
+    assert not (tmp_path / "s" / "store.json").exists()
