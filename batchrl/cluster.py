@@ -232,13 +232,22 @@ class Tasks:
         """``tasks``, else tasks run here that report to ``progress``."""
         return tasks if tasks is not None else cls(None, progress)
 
-    def run(self, tasks: Sequence[Task]) -> list[Any]:
+    def run(self, tasks: Sequence[Task],
+            landed: Callable[[int, Any], None] | None = None) -> list[Any]:
+        """The tasks' results in order; ``landed(i, result)`` is told of each as it
+        lands (here in order, on a cluster as each finishes)."""
         if self.client is None:
-            return [t.fn(*t.args, progress=self.progress) for t in tasks]
+            out = []
+            for i, t in enumerate(tasks):
+                out.append(t.fn(*t.args, progress=self.progress))
+                if landed is not None:
+                    landed(i, out[-1])
+            return out
         from distributed import as_completed
 
         futures = [self.client.submit(t.fn, *t.args, pure=False) for t in tasks]
         size = {f.key: t.size for f, t in zip(futures, tasks, strict=True)}
+        index = {f.key: i for i, f in enumerate(futures)}
         try:
             for future in as_completed(futures):  # type: ignore[no-untyped-call]
                 if future.status == "error":
@@ -248,6 +257,8 @@ class Tasks:
                                        "died or the scheduler went away; run again")
                 if self.progress is not None:
                     self.progress(size[future.key])
+                if landed is not None:
+                    landed(index[future.key], future.result())
             return list(self.client.gather(futures))
         except Exception as exc:
             if type(exc).__module__.startswith("distributed"):  # KilledWorker, cancelled

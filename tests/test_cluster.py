@@ -334,3 +334,26 @@ def test_something_that_listens_but_is_no_scheduler_is_an_error_not_a_wait(monke
             pass
     finally:
         listener.close()
+
+
+def test_bench_on_the_cluster_is_the_local_bench(cluster, tmp_path):
+    """Each dataset's build, each baseline and each learner's training seed as a task:
+    the rows land as the tasks do, with the scores the local run gives."""
+    import json
+
+    def bench(out, *extra):
+        result = invoke("bench", "--quick", "--games", "sette-mezzo,leduc", "--tiers",
+                        "random", "--learners", "fqi,bc", "--seeds", "2", "--json", "-o",
+                        tmp_path / out, "--cache", tmp_path / f"cache-{out}", "-j", "1",
+                        *extra)
+        assert result.exit_code == 0, result.output
+        return result, json.loads(result.stdout)["rows"]
+
+    _, here = bench("here")
+    said, there = bench("there", "--scheduler", cluster)
+    assert "training seeds as tasks on the cluster" in said.output
+    assert len(there) == len(here) == 2 * (2 + 2 + 2)  # baselines, fqi and bc 2 seeds each
+    key = lambda r: (r["game"], r["learner"], r["seed"])  # noqa: E731
+    for a, b in zip(sorted(here, key=key), sorted(there, key=key), strict=True):
+        assert key(a) == key(b) and a["score"] == b["score"], (a, b)
+    assert len((tmp_path / "there" / "results.jsonl").read_text().splitlines()) == 8

@@ -16,10 +16,14 @@ for each (game, dataset, learner, training seed):
    ``100 * (score - random) / (reference - random)`` has an interval from the same deals
    (the delta method on the paired units) and learners compare as paired differences.
 
-Each finished row is appended to ``OUT/results.jsonl`` as it lands, so a run that stops
-goes on where it stopped; ``OUT/bench.json`` holds the whole, ``OUT/bench.png`` the plot.
-A learner added with `batchrl.learners.register_learner` is benchmarked by naming it.
-The datasets' cache is ``datasets``; the rows, the table and the plot are ``report``.
+The steps run as tasks (`batchrl.cluster.Tasks`): each dataset's build, then each
+baseline, then each learner's training seed; here one after the other, or on a Dask
+cluster (``BenchConfig.scheduler``), where a task carries names, paths and settings and
+the rows are the ones made here. Each finished row is appended to ``OUT/results.jsonl``
+as it lands, so a run that stops goes on where it stopped; ``OUT/bench.json`` holds the
+whole, ``OUT/bench.png`` the plot. A learner added with
+`batchrl.learners.register_learner` is benchmarked by naming it. The datasets' cache is
+``datasets``; the rows, the table and the plot are ``report``.
 """
 
 from __future__ import annotations
@@ -155,6 +159,7 @@ class BenchConfig:
     out: Path = Path("bench")
     cache: Path | None = None  # None: cache_dir()
     jobs: int = -1
+    scheduler: str | None = None  # a Dask scheduler's address: the grid's steps as tasks
 
 
 @dataclass
@@ -273,13 +278,32 @@ class Bench:
         pairs = plan(self.config)
         self.out.mkdir(parents=True, exist_ok=True)
         self.scores.mkdir(exist_ok=True)
+        from batchrl.cluster import ClusterError, Task, Tasks, connect, workers
+
+        try:
+            with connect(self.config.scheduler) as client:
+                here = client is None
+                if not here:
+                    self.say(f"on the cluster at {self.config.scheduler} ({workers(client)} "
+                             "workers): datasets, baselines and learners as tasks; the "
+                             "workers must see the cache and the output folder at these "
+                             "paths")
+                say = self.say if here else None
+                tasks = Tasks(client)
+                stores = tasks.run([Task(_built, g.name, d, self.config.quick, self.cache,
+                                         say, size=1) for g, d in pairs])
+                sets = [self._setup(g, d, Path(s)) for (g, d), s in
+                        zip(pairs, stores, strict=True)]
+                self._baselines(sets, tasks, say)
+                self._learners(sets, specs, tasks, say)
+        except ClusterError as exc:
+            raise BenchError(str(exc)) from None
         rows: list[Row] = []
         paired: list[dict[str, Any]] = []
-        for game, dataset in pairs:
-            store = build_dataset(game, dataset, self.config.quick, self.cache, self.say)
-            ours = self._dataset_rows(game, dataset, store, specs)
+        for setup in sets:
+            ours = [*setup.baselines, *(self.done[k] for k in setup.keys)]
             rows += ours
-            paired += self._paired(game, dataset, ours, specs)
+            paired += self._paired(setup.game, setup.dataset, ours, specs)
         result = BenchResult(rows, paired, self.config)
         document = result.as_dict()
         tmp = self.out / f".bench.json.tmp-{os.getpid()}"
@@ -289,64 +313,92 @@ class Bench:
             result.notes.append(note)
         return result
 
-    def _dataset_rows(self, game: Game, dataset: Dataset, store: Path,
-                      specs: Sequence[LearnerSpec]) -> list[Row]:
+    def _setup(self, game: Game, dataset: Dataset, store: Path) -> _Setup:
+        """What every player of the dataset is scored on: the opponents, the games, the
+        deals, and the setup its rows record."""
         schema = Store.open(store).schema
         params = game.params_from_store(schema.game, schema.game_params)
         opponents = tuple(game.ablation_players(params))
         count = game.bench_games[1 if self.config.quick else 0]
         if (why := game.score_count(count, params)) is not None:
             raise BenchError(f"{game.name}: bench_games {count}: {why}")
-        where = f"{game.name}/{dataset.tier}"
         evaluation = json.dumps({"games": count, "seed": EVAL_SEED, "opponents": opponents,
                                  "params": schema.game_params}, sort_keys=True, default=str)
         setup = f"{dataset_folder(game, dataset, self.config.quick, self.cache).name} " \
                 f"{evaluation}"
+        return _Setup(game, dataset, store, (schema.game, dict(schema.game_params)),
+                      opponents, count, evaluation, setup)
 
-        def scored(path: Path, player: str) -> Scores:
-            return self._scored(path, game, (player, *opponents), count, params)
+    def _baselines(self, sets: Sequence[_Setup], tasks: Any,
+                   say: Callable[[str], None] | None) -> None:
+        """Random play's and the reference's scores on each game's deals (the same for
+        every tier of a game: each scored once, kept in the scores folder)."""
+        from batchrl.cluster import Task
 
-        def baseline(name: str) -> Path:  # the same for every tier of the game
-            return self.scores / f"{game.name}-{safe_name(name)}-{_digest(evaluation)}.npz"
+        wanted: dict[Path, Task] = {}
+        for s in sets:
+            for name in ("random", s.game.reference or "random"):
+                path = self.scores / f"{s.game.name}-{safe_name(name)}-" \
+                                     f"{_digest(s.evaluation)}.npz"
+                s.baseline_paths.append(path)
+                wanted.setdefault(path, Task(_score, str(path), s.game.name, name,
+                                             s.opponents, s.count, s.params, size=1))
+        got = dict(zip(wanted, tasks.run(list(wanted.values())), strict=True))
+        for s in sets:
+            base = [_as_scores(got[p]) for p in s.baseline_paths]
+            s.random, s.reference = units(base[0]), units(base[1])
+            s.exact = base[0].exact and base[1].exact
+            for name, scores, path in zip(("random", s.game.reference or "random"), base,
+                                          s.baseline_paths, strict=True):
+                s.baselines.append(self._row(s.game, s.dataset, name, None, scores,
+                                             units(scores), s.random, s.reference, s.exact,
+                                             0.0, scores=str(path)))
 
-        reference = game.reference or "random"
-        paths = baseline("random"), baseline(reference)
-        base = scored(paths[0], "random"), scored(paths[1], reference)
-        r, e = units(base[0]), units(base[1])
-        exact = base[0].exact and base[1].exact
-        rows = [self._row(game, dataset, "random", None, base[0], r, r, e, exact, 0.0,
-                          scores=str(paths[0])),
-                self._row(game, dataset, reference, None, base[1], e, r, e, exact, 0.0,
-                          scores=str(paths[1]))]
-        for spec in specs:
-            seeds = range(self.config.seeds) if spec.learner.takes("seed") else range(1)
-            for seed in seeds:
-                chosen = self._settings(spec, store, seed)
-                said = chosen.said.removeprefix("settings: ")
-                key = (game.name, dataset.tier, spec.label, seed, said, self.config.quick,
-                       setup)
-                if key in self.done:
-                    rows.append(self.done[key])
-                    continue
-                self.say(f"{where} {spec.label} seed {seed}: {chosen.said}")
-                name = (f"{game.name}-{dataset.tier}-{safe_name(spec.label)}-seed{seed}-"
-                        f"{_digest(f'{setup} {said} {self.config.quick}')}")
-                model, cpu, wall = self._train(spec, store, chosen,
-                                               self.out / "models" / f"{name}.npz", where)
-                against = ",".join(opponents) or "the dealer"
-                how = "exactly" if exact else f"on {count:,} {game.unit}"
-                self.say(f"{where} {spec.label} seed {seed}: trained in {wall:.1f} s "
-                         f"({cpu:.1f} CPU s); scoring {how} against {against}")
-                path = self.scores / f"{name}.npz"
-                mine = scored(path, f"model:{model.resolve()}")
-                row = self._row(game, dataset, spec.label, seed, mine, units(mine), r, e,
-                                exact and mine.exact, cpu, said, str(model),
-                                self.config.quick, round(wall, 3), setup, str(path))
-                self._append(row)
-                rows.append(row)
-                self.say(f"{where} {spec.label} seed {seed}: {row.score:+.4f} {row.unit}, "
-                         f"normalized {row.normalized:.1f} ± {row.normalized_ci:.1f}")
-        return rows
+    def _learners(self, sets: Sequence[_Setup], specs: Sequence[LearnerSpec], tasks: Any,
+                  say: Callable[[str], None] | None) -> None:
+        """Each learner's training seeds on each dataset not done before: trained and
+        scored (a task each), each row kept as it lands."""
+        from batchrl.cluster import Task
+
+        todo: list[tuple[_Setup, LearnerSpec, int, Task]] = []
+        for s in sets:
+            for spec in specs:
+                seeds = range(self.config.seeds) if spec.learner.takes("seed") else range(1)
+                for seed in seeds:
+                    chosen = self._settings(spec, s.store, seed)
+                    said = chosen.said.removeprefix("settings: ")
+                    key = (s.game.name, s.dataset.tier, spec.label, seed, said,
+                           self.config.quick, s.setup)
+                    s.keys.append(key)
+                    if key in self.done:
+                        continue
+                    name = (f"{s.game.name}-{s.dataset.tier}-{safe_name(spec.label)}-seed"
+                            f"{seed}-{_digest(f'{s.setup} {said} {self.config.quick}')}")
+                    job = _Job(s.game.name, s.dataset.tier, spec.label, spec.learner, seed,
+                               str(s.store),
+                               chosen, str((self.out / "models" / f"{name}.npz").resolve()),
+                               str(self.scores / f"{name}.npz"), s.opponents, s.count,
+                               s.params, s.exact, self.config.jobs)
+                    todo.append((s, spec, seed, Task(_train_and_score, job, say, size=1)))
+        if not todo:
+            return
+        if say is None:
+            self.say(f"{len(todo)} learners' training seeds as tasks on the cluster")
+
+        def landed(i: int, got: Mapping[str, Any]) -> None:
+            s, spec, seed, task = todo[i]
+            job = task.args[0]
+            mine = _as_scores(got["scores"])
+            row = self._row(s.game, s.dataset, spec.label, seed, mine, units(mine),
+                            s.random, s.reference, s.exact and mine.exact, got["cpu"],
+                            job.settings.said.removeprefix("settings: "), job.model,
+                            self.config.quick, round(got["wall"], 3), s.setup, job.scores)
+            self._append(row)
+            self.say(f"{s.game.name}/{s.dataset.tier} {spec.label} seed {seed}: "
+                     f"{row.score:+.4f} {row.unit}, normalized {row.normalized:.1f} ± "
+                     f"{row.normalized_ci:.1f}")
+
+        tasks.run([t for *_, t in todo], landed=landed)
 
     def _settings(self, spec: LearnerSpec, store: Path, seed: int) -> Settings:
         """The learner's settings on ``store``: the game's recommended ones, with the
@@ -358,42 +410,6 @@ class Bench:
             given = {**{k: v for k, v in QUICK_SETTINGS.items() if spec.learner.takes(k)},
                      **given}
         return settings(spec.learner, store, given)
-
-    def _train(self, spec: LearnerSpec, store: Path, chosen: Settings, out: Path,
-               where: str) -> tuple[Path, float, float]:
-        """The model learned, and the CPU seconds (this process's threads: work in
-        worker processes is not counted) and wall seconds it took."""
-        out.parent.mkdir(parents=True, exist_ok=True)
-        started, clock = _cpu(), time.perf_counter()
-        try:
-            path, _ = learn(spec.learner, store, chosen, jobs=self.config.jobs, out=out)
-        except ValueError as exc:  # settings the learner takes but cannot fit with
-            raise BenchError(f"{spec.label} on {where}: {str(exc)[:400]}") from None
-        return path, _cpu() - started, time.perf_counter() - clock
-
-    def _scored(self, path: Path, game: Game, players: Sequence[str], count: int,
-                params: Any) -> Scores:
-        """``players`` scored on the evaluation deals, kept at ``path`` for a rerun (a
-        model's scores are made again when its file is newer)."""
-        model = next((Path(p.removeprefix("model:")) for p in players[:1]
-                      if p.startswith("model:")), None)
-        if path.exists() and (model is None or path.stat().st_mtime_ns >=
-                              model.stat().st_mtime_ns):
-            try:
-                with np.load(path, allow_pickle=False) as held:
-                    return Scores(held["values"], str(held["name"]), str(held["unit"]),
-                                  int(held["per_unit"]), bool(held["exact"]))
-            except (OSError, KeyError, ValueError):
-                pass  # scored again
-        try:
-            got = game.score(players, count, EVAL_SEED, {}, params=params)
-        except GameError as exc:
-            raise BenchError(f"{game.name}: {exc}") from None
-        tmp = path.with_name(f".{path.name}.tmp-{os.getpid()}.npz")
-        np.savez(tmp, values=got.values, name=got.name, unit=got.unit,
-                 per_unit=got.per_unit, exact=got.exact)
-        os.replace(tmp, path)
-        return got
 
     def _row(self, game: Game, dataset: Dataset, learner: str, seed: int | None,
              got: Scores, mine: NDArray[np.float64], r: NDArray[np.float64],
@@ -448,6 +464,112 @@ class Bench:
                         "versus": specs[0].label, "difference": diff.mean,
                         "difference_ci": 0.0 if diff.n < 2 else diff.half_width})
         return out
+
+
+@dataclass
+class _Setup:
+    """One dataset as the benchmark scores it, and its rows as they come."""
+
+    game: Game
+    dataset: Dataset
+    store: Path
+    params: tuple[str, dict[str, Any]]  # the store's game and game_params
+    opponents: tuple[str, ...]
+    count: int
+    evaluation: str
+    setup: str
+    baseline_paths: list[Path] = field(default_factory=list)
+    baselines: list[Row] = field(default_factory=list)
+    keys: list[tuple[str, str, str, int | None, str, bool, str]] = field(default_factory=list)
+    random: NDArray[np.float64] = field(default_factory=lambda: np.zeros(0))
+    reference: NDArray[np.float64] = field(default_factory=lambda: np.zeros(0))
+    exact: bool = False
+
+
+@dataclass(frozen=True)
+class _Job:
+    """One learner's training seed on one dataset, as a task carries it: names, paths and
+    settings, so that a Dask worker makes everything else itself."""
+
+    game: str
+    tier: str
+    spec: str
+    learner: Learner  # the object: a learner registered here needs no registry there
+    seed: int
+    store: str
+    settings: Settings
+    model: str
+    scores: str
+    opponents: tuple[str, ...]
+    count: int
+    params: tuple[str, dict[str, Any]]  # the store's game and game_params
+    exact: bool
+    jobs: int
+
+
+def _built(game: str, dataset: Dataset, quick: bool, cache: Path,
+           say: Callable[[str], None] | None, progress: Any = None) -> str:
+    """A task: the dataset's store, built into the cache once."""
+    return str(build_dataset(get_game(game), dataset, quick, cache, say or (lambda _: None)))
+
+
+def _score(path: str, game_name: str, player: str, opponents: tuple[str, ...], count: int,
+           stored: tuple[str, Mapping[str, Any]], progress: Any = None) -> dict[str, Any]:
+    """A task: ``player`` scored on the evaluation deals against ``opponents`` in the game
+    of the store (``stored``: its game and game_params), kept at ``path`` for a rerun (a
+    model's scores are made again when its file is newer)."""
+    game = get_game(game_name)
+    params = game.params_from_store(*stored)
+    held = Path(path)
+    model = Path(player.removeprefix("model:")) if player.startswith("model:") else None
+    if held.exists() and (model is None or held.stat().st_mtime_ns >=
+                          model.stat().st_mtime_ns):
+        try:
+            with np.load(held, allow_pickle=False) as f:
+                return {"values": f["values"], "name": str(f["name"]), "unit": str(f["unit"]),
+                        "per_unit": int(f["per_unit"]), "exact": bool(f["exact"])}
+        except (OSError, KeyError, ValueError):
+            pass  # scored again
+    try:
+        got = game.score((player, *opponents), count, EVAL_SEED, {}, params=params)
+    except GameError as exc:
+        raise BenchError(f"{game.name}: {exc}") from None
+    tmp = held.with_name(f".{held.name}.tmp-{os.getpid()}.npz")
+    np.savez(tmp, values=got.values, name=got.name, unit=got.unit, per_unit=got.per_unit,
+             exact=got.exact)
+    os.replace(tmp, held)
+    return {"values": got.values, "name": got.name, "unit": got.unit,
+            "per_unit": got.per_unit, "exact": got.exact}
+
+
+def _as_scores(got: Mapping[str, Any]) -> Scores:
+    return Scores(np.asarray(got["values"], dtype=np.float64), got["name"], got["unit"],
+                  int(got["per_unit"]), bool(got["exact"]))
+
+
+def _train_and_score(job: _Job, say: Callable[[str], None] | None,
+                     progress: Any = None) -> dict[str, Any]:
+    """A task: the learner trained on the dataset (its CPU seconds: this process's
+    threads and reaped children, so give a cluster's workers one thread each for figures
+    of one task alone), then its policy scored."""
+    where = f"{job.game}/{job.tier}"
+    tell = say or (lambda _: None)
+    tell(f"{where} {job.spec} seed {job.seed}: {job.settings.said}")
+    out = Path(job.model)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    started, clock = _cpu(), time.perf_counter()
+    try:
+        path, _ = learn(job.learner, job.store, job.settings, jobs=job.jobs, out=out)
+    except ValueError as exc:  # settings the learner takes but cannot fit with
+        raise BenchError(f"{job.spec} on {where}: {str(exc)[:400]}") from None
+    cpu, wall = _cpu() - started, time.perf_counter() - clock
+    against = ",".join(job.opponents) or "the dealer"
+    how = "exactly" if job.exact else f"on {job.count:,} {get_game(job.game).unit}"
+    tell(f"{where} {job.spec} seed {job.seed}: trained in {wall:.1f} s ({cpu:.1f} CPU s); "
+         f"scoring {how} against {against}")
+    scores = _score(job.scores, job.game, f"model:{Path(path).resolve()}", job.opponents,
+                    job.count, job.params)
+    return {"scores": scores, "cpu": cpu, "wall": wall}
 
 
 def _digest(text: str) -> str:

@@ -67,9 +67,16 @@ def _datasets_help() -> str:
 @click.option("-j", "--jobs", type=JOBS, default=-1,
               help="Parallel jobs for the learners (threads or processes, as each learner "
                    "uses) [default: all cores].")
+@click.option("--scheduler", envvar="BATCHRL_SCHEDULER", default=None, metavar="ADDRESS",
+              help="Run the grid on a Dask cluster (tcp://HOST:8786; or set "
+                   "BATCHRL_SCHEDULER): each dataset's build, each baseline and each "
+                   "learner's training seed one task, the rows kept as they land; the same "
+                   "table as here. The cache and --out must be on a filesystem the workers "
+                   "share; start workers with --nthreads 1 for CPU seconds of one task "
+                   "alone. Needs pip install 'batchrl[dask]'.")
 def bench(games: tuple[str, ...], tiers: tuple[str, ...], learners: tuple[str, ...],
           peers: tuple[str, ...], seeds: int, quick: bool, as_json: bool, out: Path,
-          cache: Path | None, jobs: int) -> None:
+          cache: Path | None, jobs: int, scheduler: str | None) -> None:
     """Score every learner on every game's datasets, between random play and the best.
 
     For each game, dataset, learner and training seed: the dataset is generated and
@@ -86,13 +93,20 @@ def bench(games: tuple[str, ...], tiers: tuple[str, ...], learners: tuple[str, .
       batchrl bench --quick                            # every game, small (~1 min)
       batchrl bench --games sette-mezzo,holdem --learners fqi,bc,fqi:support=0.3
       batchrl bench --games leduc --peers d3rlpy       # and d3rlpy's four
+      batchrl bench --scheduler tcp://HOST:8786        # the full grid on a Dask cluster
 
     The datasets (--quick plays fewer games of each):
     """
-    config = BenchConfig(games=split_names(games), tiers=split_names(tiers),
-                         learners=split_learners(learners), peers=peers, seeds=seeds,
-                         quick=quick, out=out, cache=cache, jobs=jobs)
+    from batchrl.cluster import ClusterError, scheduler_address
+
     say = (lambda line: click.echo(line, err=True)) if as_json else click.echo
+    try:
+        config = BenchConfig(games=split_names(games), tiers=split_names(tiers),
+                             learners=split_learners(learners), peers=peers, seeds=seeds,
+                             quick=quick, out=out, cache=cache, jobs=jobs,
+                             scheduler=scheduler_address(scheduler))
+    except ClusterError as exc:
+        raise click.ClickException(str(exc)) from None
     try:
         result = run_bench(config, say=say)
     except (BenchError, LearnerError) as exc:
