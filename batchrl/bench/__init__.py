@@ -342,7 +342,7 @@ class Bench:
                                      f"{_digest(s.evaluation)}.npz"
                 s.baseline_paths.append(path)
                 wanted.setdefault(path, Task(_score, str(path), s.game.name, name,
-                                             s.opponents, s.count, s.params, size=1))
+                                             s.opponents, s.count, s.params, say, size=1))
         got = dict(zip(wanted, tasks.run(list(wanted.values())), strict=True))
         for s in sets:
             base = [_as_scores(got[p]) for p in s.baseline_paths]
@@ -514,7 +514,8 @@ def _built(game: str, dataset: Dataset, quick: bool, cache: Path,
 
 
 def _score(path: str, game_name: str, player: str, opponents: tuple[str, ...], count: int,
-           stored: tuple[str, Mapping[str, Any]], progress: Any = None) -> dict[str, Any]:
+           stored: tuple[str, Mapping[str, Any]], say: Callable[[str], None] | None = None,
+           progress: Any = None) -> dict[str, Any]:
     """A task: ``player`` scored on the evaluation deals against ``opponents`` in the game
     of the store (``stored``: its game and game_params), kept at ``path`` for a rerun (a
     model's scores are made again when its file is newer)."""
@@ -530,6 +531,8 @@ def _score(path: str, game_name: str, player: str, opponents: tuple[str, ...], c
                         "per_unit": int(f["per_unit"]), "exact": bool(f["exact"])}
         except (OSError, KeyError, ValueError):
             pass  # scored again
+    if say is not None and model is None:
+        say(f"{game.name}: scoring {player} against {','.join(opponents) or 'the dealer'}")
     try:
         got = game.score((player, *opponents), count, EVAL_SEED, {}, params=params)
     except GameError as exc:

@@ -439,6 +439,15 @@ class Game:
         (``batchrl.games.play.make_player`` and the environments use it)."""
         raise GameError(f"{self.name} has no bot {name!r}")
 
+    def sample_worlds(self, state: Any, seat: int, n: int,
+                      rng: np.random.Generator) -> list[Any]:
+        """``n`` full states that ``seat`` cannot tell from ``state``: everything it has
+        observed is the same (``encode(world, seat)`` equals ``encode(state, seat)``),
+        the rest (the cards it cannot see) drawn uniformly among what is consistent with
+        it, from ``rng``. What search at decision time (`batchrl.games.search`) plays
+        out; a game without it cannot be searched."""
+        raise GameError(f"{self.name} cannot sample the worlds a seat cannot tell apart")
+
     def solve(self, options: Mapping[str, Any]) -> Report:
         """The game solved exactly (``batchrl solve``), where a game can be."""
         raise GameError(f"{self.name} has no exact solver")
@@ -454,7 +463,7 @@ class Game:
 
     def can(self, capability: str) -> bool:
         """Whether this game overrides ``capability`` (``"solve"``, ``"view"``, ``"bot"``,
-        ``"generate"``, ``"evaluate"``, ``"open_source"``)."""
+        ``"generate"``, ``"evaluate"``, ``"open_source"``, ``"sample_worlds"``)."""
         return getattr(type(self), capability) is not getattr(Game, capability)
 
     def __repr__(self) -> str:

@@ -73,3 +73,34 @@ def _playout(game: Game, params: Any, seed: int, max_steps: int, n_features: int
         state = game.step(state, action)
         moves.append(action)
     raise AssertionError(f"{game.name}: no end after {max_steps} steps")
+
+
+def check_worlds(game: Game, params: Any = None, playouts: int = 20, worlds: int = 8,
+                 seed: int = 0) -> int:
+    """Raise AssertionError where a world ``game.sample_worlds`` gives is one its seat could
+    tell from the state (`Game.sample_worlds`): at each decision of random playouts,
+    for the seat to act and each other seat, every world encodes as the state does for
+    that seat, and for the seat to act it is the same decision (the same legal moves).
+    Returns how many worlds were checked."""
+    params = game.params() if params is None else params
+    seats = game.num_players(params)
+    checked = 0
+    for k in range(playouts):
+        rng = np.random.default_rng(seed + k)
+        state = game.new_game(rng, params)
+        while not game.is_terminal(state):
+            player = game.current_player(state)
+            for seat in range(seats):
+                seen = game.encode(state, seat, params)
+                for world in game.sample_worlds(state, seat, worlds, rng):
+                    assert np.array_equal(game.encode(world, seat, params), seen), \
+                        f"{game.name}: a world seat {seat} could tell from the state"
+                    if seat == player:
+                        assert not game.is_terminal(world) and \
+                            game.current_player(world) == player and \
+                            list(game.legal_actions(world)) == list(game.legal_actions(state)), \
+                            f"{game.name}: a world where seat {player} has another decision"
+                    checked += 1
+            legal = list(game.legal_actions(state))
+            state = game.step(state, int(legal[int(rng.integers(len(legal)))]))
+    return checked

@@ -106,8 +106,15 @@ def absolute_player(spec: str) -> str:
 
 def make_player(game: Game, spec: str, params: Any, rng: np.random.Generator,
                 bots: Callable[[str, np.random.Generator], Player] | None = None) -> Player:
-    """A player by name: ``random``, ``model:PATH`` (or a ``.npz`` path), or one of the
-    game's own bots (``bots(name, rng)``, else ``game.bot``)."""
+    """A player by name: ``random``, ``model:PATH`` (or a ``.npz`` path), one of the
+    game's own bots (``bots(name, rng)``, else ``game.bot``), or ``search:NAME``, any of
+    them searched over at each decision (`batchrl.games.search`)."""
+    from batchrl.games.search import search_player
+
+    searching = search_player(game, params, spec,
+                              lambda name: make_player(game, name, params, rng, bots), rng)
+    if searching is not None:
+        return searching
     if is_model(spec):
         return ModelPlayer(game, spec.removeprefix("model:"), params)
     if bots is not None and spec in game.bots:

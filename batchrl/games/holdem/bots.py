@@ -386,11 +386,12 @@ def load_models(specs: Sequence[str],
     """The model players among ``specs`` (``PATH`` or ``model:PATH``), each file loaded once
     and bound to the game it was trained on (``loaded`` holds models in memory already),
     in the order given; bots by name are skipped."""
+    from batchrl.games.search import inner
     from batchrl.policy import LoadedModel
 
     given = loaded or {}
     out: dict[str, LoadedModel] = {}
-    for spec in specs:
+    for spec in [inner(s) for s in specs]:
         if spec in BOT_NAMES or spec in out:
             continue
         path = spec.removeprefix("model:")
@@ -411,10 +412,11 @@ def models_game(specs: Sequence[str], fallback: GameDef) -> GameDef:
     headers of their files alone (what `players_game` gives once the models are loaded;
     where they are played elsewhere, on a cluster's workers, their trees are not read
     here). Every model player's file is checked: there, a model file of hold'em."""
+    from batchrl.games.search import inner
     from batchrl.policy import policy_meta
 
     games: list[GameDef] = []
-    for spec in specs:
+    for spec in [inner(s) for s in specs]:
         if spec in BOT_NAMES:
             continue
         path = _model_file(spec)
@@ -448,14 +450,21 @@ def make_bot(spec: str, game: GameDef, rng: np.random.Generator, keyed: bool = F
              models: Mapping[str, LoadedModel | GreedyPolicy] | None = None) -> Bot:
     """A bot from its name (``random``, ``rule``) or a model file (``PATH`` or ``model:PATH``,
     taken from ``models`` when loaded already); ``keyed`` makes a random bot's draws common
-    random numbers (see ``RandomBot``). A model must have been trained on ``game``."""
+    random numbers (see ``RandomBot``). A model must have been trained on ``game``.
+    ``search:INNER`` searches over INNER at each decision (`batchrl.games.search`)."""
+    from batchrl.games.search import search_player
+
+    holdem = _holdem()
+    searching = search_player(holdem, holdem.params(gamedef=game), spec,
+                              lambda name: make_bot(name, game, rng, keyed, models), rng)
+    if searching is not None:
+        return searching
     if spec == "random":
         return RandomBot(rng, keyed=keyed)
     if spec == "rule":
         return RuleBot() if thesis(game) else EquityBot()
     path = spec.removeprefix("model:")
     model = load_models([spec], models)[spec]
-    holdem = _holdem()
     holdem.check_model_params(path, model.params, holdem.params(gamedef=game,
                                                                 pv=model.params.pv))
     return HeroBot(model, Path(path).stem)

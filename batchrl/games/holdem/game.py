@@ -190,6 +190,29 @@ class Holdem(Game):
                ) -> NDArray[np.float32]:
         return features.encode(state, player, params.pv)
 
+    def sample_worlds(self, state: HandState, seat: int, n: int,
+                      rng: np.random.Generator) -> list[HandState]:
+        """The other seats' hole cards and the board still to come, drawn from the cards
+        ``seat`` has not seen (its own and the board shown so far are kept); the betting
+        is the same, so every world is the hand ``seat`` sees."""
+        game = state.game
+        shown = game.board_cards_before(state.round)
+        seen = {*state.hole[seat], *state.board[:shown]}
+        unseen = np.array([c for c in range(game.num_suits * game.num_ranks)
+                           if c not in seen])
+        k = game.num_hole_cards
+        others = [p for p in range(game.num_players) if p != seat]
+        need = k * len(others) + len(state.board) - shown
+        worlds = []
+        for _ in range(n):
+            drawn = rng.choice(unseen, need, replace=False).tolist()
+            hole = list(state.hole)
+            for i, p in enumerate(others):
+                hole[p] = tuple(drawn[i * k:(i + 1) * k])
+            board = (*state.board[:shown], *drawn[k * len(others):])
+            worlds.append(state._replace(hole=tuple(hole), board=board))
+        return worlds
+
     def rewards(self, before: HandState, after: HandState) -> tuple[float, ...]:
         """The store's rewards: minus the chips the seat to act puts in (its blind counted
         on its first decision), and at the end each seat's share of the pot (a seat that

@@ -9,6 +9,7 @@ the most that can be won against them.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -154,6 +155,23 @@ class Leduc(Game):
 
     def encode(self, state: LeducState, player: int, params: Any) -> NDArray[np.float32]:
         return encode(state, player)
+
+    def sample_worlds(self, state: LeducState, seat: int, n: int,
+                      rng: np.random.Generator) -> list[LeducState]:
+        """The other seat's card, and the public card until it is turned, drawn from the
+        cards ``seat`` has not seen."""
+        shown = rules.round_of(state.history) > 0
+        seen = {state.cards[seat], *((state.cards[2],) if shown else ())}
+        unseen = np.array([c for c in range(rules.N_CARDS) if c not in seen])
+        worlds = []
+        for _ in range(n):
+            drawn = rng.choice(unseen, 1 if shown else 2, replace=False).tolist()
+            cards = list(state.cards)
+            cards[1 - seat] = drawn[0]
+            if not shown:
+                cards[2] = drawn[1]
+            worlds.append(dataclasses.replace(state, cards=(cards[0], cards[1], cards[2])))
+        return worlds
 
     def schema(self, params: Any) -> StoreSchema:
         # every feature a small whole number (chips at most 13); a row's next state is its

@@ -1,0 +1,169 @@
+"""Search at decision time over worlds a seat cannot tell apart, for any game that samples
+them (``Game.sample_worlds``): determinized (PIMC) search over a blueprint policy.
+
+At each decision, the searching seat samples ``worlds`` full states that agree with
+everything it has seen (the other hands, the deck to come), plays each legal action in
+each of them, and plays every world out to the end: its own seat by the blueprint, the
+other seats by their models (by default the blueprint too, as SPARTA's partner plays
+it; or a bot named for them). It chooses the action with the best mean return over the
+same worlds. The rollouts of every decision in a batch, every action and every world
+advance in lockstep, so each step is one call of each policy, however many there are.
+
+A player is named ``search:INNER`` (``search:model:M.npz``, ``search:rule``), with
+options before the colon: ``search+worlds=64+opponent=random:model:M.npz``.
+
+>>> parse("search+worlds=8+opponent=random:model:m.npz")
+(SearchOptions(worlds=8, opponent='random', seed=0), 'model:m.npz')
+>>> parse("rule") is None
+True
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, fields
+from typing import Any
+
+import numpy as np
+from numpy.typing import NDArray
+
+from batchrl.games.base import Game, GameError
+
+PREFIX = "search"
+
+
+@dataclass(frozen=True)
+class SearchOptions:
+    """``worlds`` sampled per decision; ``opponent``: the other seats' model in the
+    rollouts (a player's name; None: the blueprint); ``seed``: the worlds' draws."""
+
+    worlds: int = 16
+    opponent: str | None = None
+    seed: int = 0
+
+
+def parse(spec: str) -> tuple[SearchOptions, str] | None:
+    """``(options, inner spec)`` of a search player's name, None for any other name;
+    `GameError` for a search name that cannot be read."""
+    head, colon, inner = spec.partition(":")
+    name, *pieces = head.split("+")
+    if name != PREFIX:
+        return None
+    if not colon or not inner:
+        raise GameError(f"{spec!r}: a search player names the policy it searches over, "
+                        "search:INNER (search:model:M.npz, search:rule)")
+    types = {f.name: f.type for f in fields(SearchOptions)}
+    given: dict[str, Any] = {}
+    for piece in pieces:
+        key, eq, value = piece.partition("=")
+        if not eq or key not in types:
+            raise GameError(f"{spec!r}: {piece!r} is no option of search (its options: "
+                            f"{', '.join(types)}, as search+worlds=32+opponent=rule:INNER)")
+        if key == "opponent":
+            given[key] = value
+            continue
+        try:
+            given[key] = int(value)
+        except ValueError:
+            raise GameError(f"{spec!r}: {key}={value} is not a whole number") from None
+    options = SearchOptions(**given)
+    if options.worlds < 1:
+        raise GameError(f"{spec!r}: worlds={options.worlds}: at least 1")
+    return options, inner
+
+
+def inner(spec: str) -> str:
+    """The policy a player's name plays through: a search player's inner name, else the
+    name itself (what loads a model file, for instance)."""
+    parsed = parse(spec)
+    return spec if parsed is None else inner(parsed[1])
+
+
+class SearchPlayer:
+    """A `batchrl.games.play.Player` that searches over ``blueprint`` (a `Player` for its
+    own seat in the rollouts) with ``others`` (the other seats' player in the rollouts)."""
+
+    def __init__(self, game: Game, params: Any, blueprint: Any, others: Any,
+                 options: SearchOptions, name: str) -> None:
+        if not game.can("sample_worlds"):
+            raise GameError(f"{game.name} cannot search yet: it samples no worlds "
+                            "(Game.sample_worlds)")
+        self.game, self.params, self.options, self.name = game, params, options, name
+        self.blueprint, self.others = blueprint, others
+        self.rng = np.random.default_rng(options.seed)
+        self.decisions = 0
+        self.rollout_steps = 0
+
+    def act(self, states: Sequence[Any], seats: Sequence[int]) -> NDArray[np.int64]:
+        game, n = self.game, self.options.worlds
+        roots: list[Any] = []
+        owner: list[tuple[int, int]] = []  # (decision, action) of each rollout
+        legal_of: list[tuple[int, ...]] = []
+        for i, (state, seat) in enumerate(zip(states, seats, strict=True)):
+            legal = tuple(game.legal_actions(state))
+            legal_of.append(legal)
+            if len(legal) < 2:
+                continue
+            worlds = game.sample_worlds(state, seat, n, self.rng)
+            for a in legal:
+                for world in worlds:
+                    roots.append(game.step(world, a))
+                    owner.append((i, a))
+        searcher = [seats[i] for i, _ in owner]
+        values = self.rollout(roots, searcher)
+        out = np.empty(len(states), dtype=np.int64)
+        total: dict[tuple[int, int], float] = {}
+        for key, v in zip(owner, values.tolist(), strict=True):
+            total[key] = total.get(key, 0.0) + v
+        for i, legal in enumerate(legal_of):
+            if len(legal) < 2:
+                out[i] = legal[0]
+                continue
+            # the first of the best on ties: the order of the legal actions decides
+            means = [total[(i, a)] for a in legal]
+            out[i] = legal[int(np.argmax(means))]
+        self.decisions += len(states)
+        return out
+
+    def rollout(self, roots: Sequence[Any], searcher: Sequence[int]) -> NDArray[np.float64]:
+        """Each root played to the end, ``searcher[j]``'s seat by the blueprint and the
+        others by their model, in lockstep: its return to ``searcher[j]``."""
+        game = self.game
+        states = list(roots)
+        live = [j for j, s in enumerate(states) if not game.is_terminal(s)]
+        while live:
+            turn = [game.current_player(states[j]) for j in live]
+            mine = [j for j, p in zip(live, turn, strict=True) if p == searcher[j]]
+            theirs = [(j, p) for j, p in zip(live, turn, strict=True) if p != searcher[j]]
+            groups = [(self.blueprint, mine, [searcher[j] for j in mine]),
+                      (self.others, [j for j, _ in theirs], [p for _, p in theirs])]
+            if self.others is self.blueprint:
+                groups = [(self.blueprint, mine + groups[1][1], groups[0][2] + groups[1][2])]
+            for player, ids, who in groups:
+                if not ids:
+                    continue
+                chosen = player.act([states[j] for j in ids], who)
+                for j, a in zip(ids, chosen.tolist(), strict=True):
+                    states[j] = game.step(states[j], int(a))
+            self.rollout_steps += len(live)
+            live = [j for j in live if not game.is_terminal(states[j])]
+        return np.fromiter((game.returns(s)[p] for s, p in zip(states, searcher, strict=True)),
+                           np.float64, count=len(states))
+
+
+def search_player(game: Game, params: Any, spec: str, make: Callable[[str], Any],
+                  rng: np.random.Generator) -> SearchPlayer | None:
+    """The search player ``spec`` names (None for any other name), its blueprint and the
+    others' model made by ``make(name)`` (the game's own player factory); its worlds are
+    drawn from ``rng`` and the option ``seed``."""
+    parsed = parse(spec)
+    if parsed is None:
+        return None
+    options, inside = parsed
+    blueprint = make(inside)
+    others = blueprint if options.opponent is None else make(options.opponent)
+    # a name a log can hold (no colon): search-, then the blueprint's
+    name = f"search-{getattr(blueprint, 'name', 'policy')}"
+    player = SearchPlayer(game, params, blueprint, others, options, name)
+    player.rng = np.random.default_rng([options.seed, int(rng.integers(1 << 32))])
+    return player
