@@ -89,7 +89,7 @@ import os
 import re
 import shutil
 import warnings
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -449,12 +449,14 @@ def check_request(to: str, dataset_id: str | None = None, by: str = "auto") -> N
 def export(store: str | Path | Store, to: str, out: str | Path, *,
            dataset_id: str | None = None, by: str = "auto",
            features: Sequence[str] | None = None, drop: Sequence[str] = (),
-           progress: Callable[[int], None] | None = None) -> ExportResult:
+           progress: Callable[[int], None] | None = None,
+           minari_metadata: Mapping[str, Any] | None = None) -> ExportResult:
     """Write ``store`` for ``to`` (``"minari"``, ``"d3rlpy"`` or ``"rllib"``) at ``out``.
 
     ``out`` is a Minari datasets root for Minari (the dataset goes to ``out/dataset_id``,
     which must not exist), else a new or empty directory. ``dataset_id`` names the Minari
-    dataset (default ``batchrl/<game>-v0``); ``by`` how rows become episodes;
+    dataset (default ``batchrl/<game>-v0``), ``minari_metadata`` more of its metadata
+    (``ref_min_score``, ``ref_max_score``); ``by`` how rows become episodes;
     ``features``/``drop`` choose features as ``Store.arrays`` does; ``progress`` is told
     of the steps written as they go. Raises `ExportError` (or ``StoreError``).
     """
@@ -482,7 +484,7 @@ def export(store: str | Path | Store, to: str, out: str | Path, *,
     tell = progress or (lambda n: None)
     if to == "minari":
         assert dataset_id is not None
-        files = _write_minari(episodes, meta, out, dataset_id, tell)
+        files = _write_minari(episodes, meta, out, dataset_id, tell, minari_metadata or {})
     else:
         writer = _write_d3rlpy if to == "d3rlpy" else _write_rllib
         files = _atomically(out, lambda tmp: writer(episodes, meta, tmp, tell))
@@ -524,7 +526,8 @@ def _write_json(path: Path, meta: dict[str, Any]) -> Path:
 
 
 def _write_minari(episodes: Episodes, meta: dict[str, Any], out: Path, dataset_id: str,
-                  tell: Callable[[int], None]) -> tuple[Path, ...]:
+                  tell: Callable[[int], None], more: Mapping[str, Any]
+                  ) -> tuple[Path, ...]:
     minari = _library("minari", "minari")
     collector = _library("minari.data_collector", "minari")
     spaces = _library("gymnasium.spaces", "minari")
@@ -567,7 +570,7 @@ def _write_minari(episodes: Episodes, meta: dict[str, Any], out: Path, dataset_i
                     [{"episode": str(ids[i]), "player": int(players[i])}
                      for i in range(lo, hi)], range(lo, hi))
                 tell(int(episodes.starts[hi] - episodes.starts[lo]))
-            dataset.storage.update_metadata({"batchrl": meta})
+            dataset.storage.update_metadata({"batchrl": meta, **more})
         (out / dataset_id).parent.mkdir(parents=True, exist_ok=True)
         (root / dataset_id).replace(out / dataset_id)
         space = Path(dataset_id).parent  # each namespace's metadata, where there is none

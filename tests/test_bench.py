@@ -196,3 +196,35 @@ def test_a_dataset_option_its_game_does_not_take_is_refused(monkeypatch, tmp_pat
     assert result.exit_code == 1, result.output
     assert "sette-mezzo's random dataset gives limt, which neither its generate nor its " \
            "ingest takes" in result.output
+
+
+def test_minari_datasets_carry_the_reference_scores(quick, tmp_path: Path,
+                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    """--minari exports each dataset as batchrl/<game>/<tier>(-quick)-v0 with
+    ref_min_score and ref_max_score in its rewards' unit: Leduc's exact (the bench's
+    random and best response, chips a hand), hold'em's measured in chips (the bench's
+    scores are big blinds), so minari.get_normalized_score maps them to 0 and 1."""
+    minari = pytest.importorskip("minari", reason="the export extra is not installed")
+    _, cache, document = quick
+    root = tmp_path / "minari"
+    args = ("bench", "--quick", "--seeds", "1", "--games", "leduc,holdem", "--tiers", "random",
+            "--learners", "fqi", "--json", "-o", tmp_path / "out", "--cache", cache,
+            "--minari", root)
+    result = invoke(*args)
+    assert result.exit_code == 0, result.output
+    monkeypatch.setenv("MINARI_DATASETS_PATH", str(root))
+    leduc = minari.load_dataset("batchrl/leduc/random-quick-v0")
+    holdem = minari.load_dataset("batchrl/holdem/random-quick-v0")
+    rows = {(r["game"], r["learner"]): r for r in document["rows"] if r["dataset"] == "random"}
+    meta = leduc.storage.metadata
+    assert meta["ref_min_score"] == pytest.approx(rows["leduc", "random"]["score"])
+    assert meta["ref_max_score"] == pytest.approx(rows["leduc", "best-response"]["score"])
+    low, high = holdem.storage.metadata["ref_min_score"], holdem.storage.metadata["ref_max_score"]
+    random_bb = rows["holdem", "random"]
+    assert abs(low / 10 - random_bb["score"]) < 3 * random_bb["score_ci"] + 0.2  # blinds 5/10
+    assert low < 0 and abs(high) < abs(low)  # rule against rule: about even
+    scores = minari.get_normalized_score(holdem, np.array([low, high]))
+    assert scores.tolist() == pytest.approx([0.0, 1.0])
+    assert holdem.total_episodes > 0 and leduc.total_episodes > 0
+    again = invoke(*args)  # there already: kept, nothing measured again
+    assert again.exit_code == 0 and "measuring" not in again.output

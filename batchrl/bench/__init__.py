@@ -72,6 +72,8 @@ PEERS: Mapping[str, tuple[str, ...]] = {
     "d3rlpy": ("d3rlpy:algo=cql", "d3rlpy:algo=bcq", "d3rlpy:algo=dqn", "d3rlpy:algo=bc")}
 CONFIDENCE = 0.95
 TIERS = ("random", "mixed", "expert")
+# the fewest games (full, --quick) whose mean return is a Minari dataset's reference score
+MINARI_GAMES = (2_000, 100)
 
 
 @dataclass(frozen=True)
@@ -160,6 +162,7 @@ class BenchConfig:
     cache: Path | None = None  # None: cache_dir()
     jobs: int = -1
     scheduler: str | None = None  # a Dask scheduler's address: the grid's steps as tasks
+    minari: Path | None = None  # also each dataset as a Minari dataset under this root
 
 
 @dataclass
@@ -295,6 +298,8 @@ class Bench:
                 sets = [self._setup(g, d, Path(s)) for (g, d), s in
                         zip(pairs, stores, strict=True)]
                 self._baselines(sets, tasks, say)
+                if self.config.minari is not None:
+                    self._minari(sets, self.config.minari)
                 self._learners(sets, specs, tasks, say)
         except ClusterError as exc:
             raise BenchError(str(exc)) from None
@@ -353,6 +358,21 @@ class Bench:
                 s.baselines.append(self._row(s.game, s.dataset, name, None, scores,
                                              units(scores), s.random, s.reference, s.exact,
                                              0.0, scores=str(path)))
+
+    def _minari(self, sets: Sequence[_Setup], root: Path) -> None:
+        """Each dataset exported under ``root`` as ``batchrl/<game>/<tier>-v0``, its
+        reference scores set (`batchrl.bench.minari`)."""
+        from batchrl.bench.minari import export_dataset
+        from batchrl.export import ExportError
+
+        for s in sets:
+            exact = (float(s.random.mean()), float(s.reference.mean())) if s.exact else None
+            count = max(s.count, MINARI_GAMES[self.config.quick])
+            try:
+                export_dataset(s.game, s.dataset, s.store, s.params, s.opponents, count,
+                               self.config.quick, root, exact, self.say)
+            except ExportError as exc:
+                raise BenchError(f"--minari: {exc}") from None
 
     def _learners(self, sets: Sequence[_Setup], specs: Sequence[LearnerSpec], tasks: Any,
                   say: Callable[[str], None] | None) -> None:

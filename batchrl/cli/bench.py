@@ -74,9 +74,17 @@ def _datasets_help() -> str:
                    "table as here. The cache and --out must be on a filesystem the workers "
                    "share; start workers with --nthreads 1 for CPU seconds of one task "
                    "alone. Needs pip install 'batchrl[dask]'.")
+@click.option("--minari", type=click.Path(file_okay=False, path_type=Path), default=None,
+              metavar="DIR",
+              help="Also export each dataset to Minari under DIR (a Minari datasets root: "
+                   "MINARI_DATASETS_PATH=DIR, then minari.load_dataset(ID)) as "
+                   "batchrl/<game>/<tier>-v0 (-quick-v0 with --quick), with ref_min_score "
+                   "and ref_max_score: random's and the reference's mean return of an "
+                   "episode against the evaluation opponents, in the dataset's rewards, "
+                   "for minari.get_normalized_score. Needs the export extra.")
 def bench(games: tuple[str, ...], tiers: tuple[str, ...], learners: tuple[str, ...],
           peers: tuple[str, ...], seeds: int, quick: bool, as_json: bool, out: Path,
-          cache: Path | None, jobs: int, scheduler: str | None) -> None:
+          cache: Path | None, jobs: int, scheduler: str | None, minari: Path | None) -> None:
     """Score every learner on every game's datasets, between random play and the best.
 
     For each game, dataset, learner and training seed: the dataset is generated and
@@ -94,6 +102,7 @@ def bench(games: tuple[str, ...], tiers: tuple[str, ...], learners: tuple[str, .
       batchrl bench --games sette-mezzo,holdem --learners fqi,bc,fqi:support=0.3
       batchrl bench --games leduc --peers d3rlpy       # and d3rlpy's four
       batchrl bench --scheduler tcp://HOST:8786        # the full grid on a Dask cluster
+      batchrl bench --quick --minari ~/.minari/datasets   # and each dataset for Minari
 
     The datasets (--quick plays fewer games of each):
     """
@@ -104,7 +113,7 @@ def bench(games: tuple[str, ...], tiers: tuple[str, ...], learners: tuple[str, .
         config = BenchConfig(games=split_names(games), tiers=split_names(tiers),
                              learners=split_learners(learners), peers=peers, seeds=seeds,
                              quick=quick, out=out, cache=cache, jobs=jobs,
-                             scheduler=scheduler_address(scheduler))
+                             scheduler=scheduler_address(scheduler), minari=minari)
     except ClusterError as exc:
         raise click.ClickException(str(exc)) from None
     try:
