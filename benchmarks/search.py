@@ -7,9 +7,9 @@ For each player (the blueprint, then each ``--search`` spec; by default
 ``search:BLUEPRINT`` and ``search+opponent=VS:BLUEPRINT``): its score against ``--vs``
 on the same deals (``Game.score``: hold'em's duplicate deals with keyed random bots,
 Tressette's deals from both sides, ...), the paired difference from the blueprint with
-its 95% interval, and the speed as decisions of the measured seat per second and as a
-ratio to the blueprint's, measured here in the same run (the baseline). Nothing else
-should load the machine while it runs.
+its 95% interval, and the speed: the seconds of the whole scoring, as a ratio to the
+blueprint's measured here in the same run (the baseline), and the searched decisions
+(those with a choice) per second. Nothing else should load the machine while it runs.
 """
 
 from __future__ import annotations
@@ -44,10 +44,11 @@ def main() -> None:
                             f"search+opponent={args.vs}:{args.blueprint}"]
     params = None
     counted: dict[str, int] = {}
+    timed: dict[str, float] = {}
     original = SearchPlayer.act
 
     def counting(self: SearchPlayer, states, seats):  # type: ignore[no-untyped-def]
-        counted[self.name] = counted.get(self.name, 0) + len(states)
+        counted[self.spec] = counted.get(self.spec, 0) + len(states)
         return original(self, states, seats)
 
     SearchPlayer.act = counting  # type: ignore[method-assign]
@@ -57,10 +58,11 @@ def main() -> None:
     base = None
     base_seconds = 0.0
     for spec in [args.blueprint, *specs]:
-        opponents = [args.vs] * (game.num_players(game.params()) - 1) or []
+        opponents = [args.vs] * len(game.ablation_players(game.params()))
         started = time.perf_counter()
         scores = game.score([spec, *opponents], args.games, args.seed, {}, params=params)
         seconds = time.perf_counter() - started
+        timed[spec] = seconds
         units = scores.values.reshape(-1, scores.per_unit).mean(axis=1)
         mine = mean_ci(units)
         width = 0.0 if scores.exact else mine.half_width  # exact: no interval
@@ -74,7 +76,7 @@ def main() -> None:
         print(f"{spec[:48]:<48} {mine.mean:>+9.4f} {width:>9.4f} {versus:>22} "
               f"{seconds:>8.1f} {ratio:>5.1f}×")
     for name, n in counted.items():
-        print(f"{name}: {n:,} searched decisions")
+        print(f"{name}: {n:,} decisions asked of the search, {n / timed[name]:,.1f} a second")
     print(f"(scores in {scores.unit}; seconds: the whole scoring, the blueprint's the "
           "baseline)")
 

@@ -246,8 +246,9 @@ class Bench:
     def __init__(self, config: BenchConfig, say: Callable[[str], None] = lambda _: None
                  ) -> None:
         self.config, self.say = config, say
-        self.cache = config.cache or cache_dir()
-        self.out = config.out
+        # absolute: a cluster's workers read and write them from their own directories
+        self.cache = (config.cache or cache_dir()).resolve()
+        self.out = config.out.resolve()
         self.results = self.out / "results.jsonl"
         self.scores = self.out / "scores"
         self.done: dict[tuple[str, str, str, int | None, str, bool, str], Row] = {}
@@ -291,6 +292,12 @@ class Bench:
                              "workers): datasets, baselines and learners as tasks; the "
                              "workers must see the cache and the output folder at these "
                              "paths")
+                    threads = [w.get("nthreads", 1) for w in
+                               client.scheduler_info().get("workers", {}).values()]
+                    if any(t > 1 for t in threads):
+                        self.say("the workers run several threads each: a task's CPU "
+                                 "seconds count the others' on its worker too (start "
+                                 "them with --nthreads 1 for figures of one task)")
                 say = self.say if here else None
                 tasks = Tasks(client)
                 stores = tasks.run([Task(_built, g.name, d, self.config.quick, self.cache,
@@ -411,7 +418,7 @@ class Bench:
             mine = _as_scores(got["scores"])
             row = self._row(s.game, s.dataset, spec.label, seed, mine, units(mine),
                             s.random, s.reference, s.exact and mine.exact, got["cpu"],
-                            job.settings.said.removeprefix("settings: "), job.model,
+                            job.settings.said.removeprefix("settings: "), got["model"],
                             self.config.quick, round(got["wall"], 3), s.setup, job.scores)
             self._append(row)
             self.say(f"{s.game.name}/{s.dataset.tier} {spec.label} seed {seed}: "
@@ -592,7 +599,7 @@ def _train_and_score(job: _Job, say: Callable[[str], None] | None,
          f"scoring {how} against {against}")
     scores = _score(job.scores, job.game, f"model:{Path(path).resolve()}", job.opponents,
                     job.count, job.params)
-    return {"scores": scores, "cpu": cpu, "wall": wall}
+    return {"scores": scores, "cpu": cpu, "wall": wall, "model": str(path)}
 
 
 def _digest(text: str) -> str:

@@ -230,10 +230,9 @@ def take_game_options(command: str, kwargs: dict[str, Any], game: Game | None
             raise click.UsageError(f"{flag.split('/')[0]} is an option of {whose}, not of "
                                    f"{game.name}")
         mine = [o for g, o in owners if game is not None and g.name == game.name]
-        if mine and mine[0].choices and value not in mine[0].choices:
-            raise click.UsageError(f"{flag.split('/')[0]} {value}: {mine[0].name} of "
-                                   f"{game.name if game else ''} is one of "
-                                   f"{', '.join(mine[0].choices)}")
+        if game is not None and mine and mine[0].choices and value not in mine[0].choices:
+            raise click.UsageError(f"{flag.split('/')[0]} {value}: {game.name}'s "
+                                   f"{mine[0].name} is one of {', '.join(mine[0].choices)}")
         given[name] = value
     return given
 

@@ -183,10 +183,11 @@ def _game_of(game: Game | None, hero: str | None, groups: tuple[str, ...],
     """The game given, else the game of the first model player; a given game must be the
     model's."""
     from batchrl.games.play import is_model
+    from batchrl.games.search import inner
     from batchrl.policy import ModelError, policy_meta
 
-    models = [p for p in (hero, team, *(q for g in groups for q in _players(g)))
-              if p is not None and is_model(p)]
+    models = [inner(p) for p in (hero, team, *(q for g in groups for q in _players(g)))
+              if p is not None and is_model(inner(p))]
     for spec in models[:1]:
         path = spec.removeprefix("model:")
         try:

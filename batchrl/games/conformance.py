@@ -80,8 +80,9 @@ def check_worlds(game: Game, params: Any = None, playouts: int = 20, worlds: int
     """Raise AssertionError where a world ``game.sample_worlds`` gives is one its seat could
     tell from the state (`Game.sample_worlds`): at each decision of random playouts,
     for the seat to act and each other seat, every world encodes as the state does for
-    that seat, and for the seat to act it is the same decision (the same legal moves).
-    Returns how many worlds were checked."""
+    that seat, and for the seat to act it is the same decision (the same legal moves);
+    and the sampler reads nothing the seat cannot see: from a world of the state, the
+    same draws give the same worlds. Returns how many worlds were checked."""
     params = game.params() if params is None else params
     seats = game.num_players(params)
     checked = 0
@@ -101,6 +102,11 @@ def check_worlds(game: Game, params: Any = None, playouts: int = 20, worlds: int
                             list(game.legal_actions(world)) == list(game.legal_actions(state)), \
                             f"{game.name}: a world where seat {player} has another decision"
                     checked += 1
+                twin = game.sample_worlds(state, seat, 1, rng)[0]
+                draws = int(rng.integers(1 << 31))
+                assert game.sample_worlds(twin, seat, 2, np.random.default_rng(draws)) == \
+                    game.sample_worlds(state, seat, 2, np.random.default_rng(draws)), \
+                    f"{game.name}: seat {seat}'s worlds depend on what it cannot see"
             legal = list(game.legal_actions(state))
             state = game.step(state, int(legal[int(rng.integers(len(legal)))]))
     return checked

@@ -79,13 +79,22 @@ class OneAtATime:
 def is_model(spec: str) -> bool:
     """``model:PATH``, a model file's path (an old ``.joblib`` one too: loading it says
     how to retrain it), or ``python:MODULE:CALLABLE`` (another library's policy,
-    `batchrl.foreign`): a player that `batchrl.policy.load_policy` loads."""
+    `batchrl.foreign`): a player that `batchrl.policy.load_policy` loads. A search
+    player (``search:INNER``) is none itself: its INNER may be."""
+    from batchrl.games.search import parse
+
+    if parse(spec) is not None:
+        return False
     return spec.startswith(("model:", "python:")) or spec.endswith((".npz", ".joblib"))
 
 
 def player_file(spec: str) -> Path | None:
     """The file a player named ``spec`` is read from: a model player's file, or the ``.py``
-    file of a ``python:FILE.py:CALLABLE``; None for a bot or a module named by import."""
+    file of a ``python:FILE.py:CALLABLE`` (a search player's: its INNER's); None for a bot
+    or a module named by import."""
+    from batchrl.games.search import inner
+
+    spec = inner(spec)
     if spec.startswith("python:"):
         module, sep, _ = spec.removeprefix("python:").rpartition(":")
         return Path(module) if sep and module.endswith(".py") else None
@@ -94,7 +103,12 @@ def player_file(spec: str) -> Path | None:
 
 def absolute_player(spec: str) -> str:
     """``spec`` with its file (`player_file`) as an absolute path: a cluster's workers read
-    it from another directory than ours."""
+    it from another directory than ours (a search player's INNER so, its options kept)."""
+    from batchrl.games.search import parse
+
+    if (parsed := parse(spec)) is not None:
+        head = spec[: len(spec) - len(parsed[1])]
+        return head + absolute_player(parsed[1])
     path = player_file(spec)
     if path is None:
         return spec

@@ -10,7 +10,9 @@ same worlds. The rollouts of every decision in a batch, every action and every w
 advance in lockstep, so each step is one call of each policy, however many there are.
 
 A player is named ``search:INNER`` (``search:model:M.npz``, ``search:rule``), with
-options before the colon: ``search+worlds=64+opponent=random:model:M.npz``.
+options before the colon: ``search+worlds=64+opponent=random:model:M.npz`` (a model as
+the others' model by its path, with no colon: ``opponent=o.npz``). In a game of teams
+the searcher's partners play the blueprint in its rollouts, the others their model.
 
 >>> parse("search+worlds=8+opponent=random:model:m.npz")
 (SearchOptions(worlds=8, opponent='random', seed=0), 'model:m.npz')
@@ -60,6 +62,9 @@ def parse(spec: str) -> tuple[SearchOptions, str] | None:
             raise GameError(f"{spec!r}: {piece!r} is no option of search (its options: "
                             f"{', '.join(types)}, as search+worlds=32+opponent=rule:INNER)")
         if key == "opponent":
+            if value in ("model", "python"):
+                raise GameError(f"{spec!r}: give a model opponent by its path, with no "
+                                "colon: search+opponent=o.npz:INNER")
             given[key] = value
             continue
         try:
@@ -69,6 +74,8 @@ def parse(spec: str) -> tuple[SearchOptions, str] | None:
     options = SearchOptions(**given)
     if options.worlds < 1:
         raise GameError(f"{spec!r}: worlds={options.worlds}: at least 1")
+    if options.seed < 0:
+        raise GameError(f"{spec!r}: seed={options.seed}: at least 0")
     return options, inner
 
 
@@ -90,6 +97,10 @@ class SearchPlayer:
                             "(Game.sample_worlds)")
         self.game, self.params, self.options, self.name = game, params, options, name
         self.blueprint, self.others = blueprint, others
+        self.spec = name  # the name it was made from (search_player sets it)
+        # each seat's partners (themselves included): they play the blueprint
+        self.partners: dict[int, frozenset[int]] = {
+            seat: frozenset(team) for team in game.teams for seat in team}
         self.rng = np.random.default_rng(options.seed)
         self.decisions = 0
         self.rollout_steps = 0
@@ -111,6 +122,10 @@ class SearchPlayer:
                     owner.append((i, a))
         searcher = [seats[i] for i, _ in owner]
         values = self.rollout(roots, searcher)
+        searched = [i for i, legal in enumerate(legal_of) if len(legal) > 1]
+        own = dict(zip(searched, self.blueprint.act([states[i] for i in searched],
+                                                    [seats[i] for i in searched]).tolist(),
+                       strict=True)) if searched else {}
         out = np.empty(len(states), dtype=np.int64)
         total: dict[tuple[int, int], float] = {}
         for key, v in zip(owner, values.tolist(), strict=True):
@@ -119,9 +134,10 @@ class SearchPlayer:
             if len(legal) < 2:
                 out[i] = legal[0]
                 continue
-            # the first of the best on ties: the order of the legal actions decides
-            means = [total[(i, a)] for a in legal]
-            out[i] = legal[int(np.argmax(means))]
+            # on a tie, the blueprint's own move if it is among the best
+            means = np.array([total[(i, a)] for a in legal])
+            best = [a for a, m in zip(legal, means, strict=True) if m >= means.max() - 1e-9]
+            out[i] = own[i] if own[i] in best else best[0]
         self.decisions += len(states)
         return out
 
@@ -133,9 +149,12 @@ class SearchPlayer:
         live = [j for j, s in enumerate(states) if not game.is_terminal(s)]
         while live:
             turn = [game.current_player(states[j]) for j in live]
-            mine = [j for j, p in zip(live, turn, strict=True) if p == searcher[j]]
-            theirs = [(j, p) for j, p in zip(live, turn, strict=True) if p != searcher[j]]
-            groups = [(self.blueprint, mine, [searcher[j] for j in mine]),
+            ours = [p == searcher[j] or p in self.partners.get(searcher[j], ())
+                    for j, p in zip(live, turn, strict=True)]
+            mine = [j for j, o in zip(live, ours, strict=True) if o]
+            mine_seats = [p for p, o in zip(turn, ours, strict=True) if o]
+            theirs = [(j, p) for j, p, o in zip(live, turn, ours, strict=True) if not o]
+            groups = [(self.blueprint, mine, mine_seats),
                       (self.others, [j for j, _ in theirs], [p for _, p in theirs])]
             if self.others is self.blueprint:
                 groups = [(self.blueprint, mine + groups[1][1], groups[0][2] + groups[1][2])]
@@ -165,5 +184,6 @@ def search_player(game: Game, params: Any, spec: str, make: Callable[[str], Any]
     # a name a log can hold (no colon): search-, then the blueprint's
     name = f"search-{getattr(blueprint, 'name', 'policy')}"
     player = SearchPlayer(game, params, blueprint, others, options, name)
+    player.spec = spec
     player.rng = np.random.default_rng([options.seed, int(rng.integers(1 << 32))])
     return player

@@ -180,6 +180,44 @@ class President(Game):
     def encode(self, state: State, player: int, params: Any) -> NDArray[np.float32]:
         return features.encode(state, player)
 
+    def sample_worlds(self, state: State, seat: int, n: int,
+                      rng: np.random.Generator) -> list[State]:
+        """The other hands drawn uniformly from the cards ``seat`` has not seen (a pass
+        says nothing: a seat may pass holding a set that beats the table), each hand as
+        many cards as it holds; before the game's first play the seat to act holds the
+        2 of golds. A match's deals to come are shuffled anew."""
+        import dataclasses
+
+        from batchrl.games.president.rules import CARDS, N_RANKS, N_SUITS, TWO_OF_GOLDS
+
+        others = [p for p in range(len(state.hands)) if p != seat]
+        unseen = np.repeat(np.arange(N_RANKS), [
+            N_SUITS - state.played[r] - state.hands[seat][r] for r in range(N_RANKS)])
+        sizes = [sum(state.hands[p]) for p in others]
+        fixed = [0] * len(others)  # the 2 of golds, where its holder is known
+        if state.first and state.turn != seat and state.turn >= 0:
+            at = others.index(state.turn)
+            fixed[at] = 1
+            unseen = np.delete(unseen, int(np.flatnonzero(unseen == TWO_OF_GOLDS // N_SUITS)[0]))
+        worlds = []
+        for _ in range(n):
+            order = rng.permutation(unseen)
+            hands = list(state.hands)
+            start = 0
+            for i, p in enumerate(others):
+                take = sizes[i] - fixed[i]
+                counts = np.bincount(order[start:start + take], minlength=N_RANKS)
+                counts[TWO_OF_GOLDS // N_SUITS] += fixed[i]
+                hands[p] = tuple(int(c) for c in counts)
+                start += take
+            upcoming = tuple(
+                tuple(tuple(int(c) for c in deck[k * (CARDS // len(hands)):
+                                                 (k + 1) * (CARDS // len(hands))])
+                      for k in range(len(hands)))
+                for deck in (rng.permutation(CARDS) for _ in state.upcoming))
+            worlds.append(dataclasses.replace(state, hands=tuple(hands), upcoming=upcoming))
+        return worlds
+
     def legal_mask(self, state: State, params: Any) -> NDArray[np.bool_]:
         mask = np.zeros(N_ACTIONS, dtype=bool)
         mask[list(legal_actions(state))] = True

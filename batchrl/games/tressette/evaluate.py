@@ -14,6 +14,7 @@ for every hand at once.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -68,8 +69,21 @@ class _Player:
         self.spec = spec
         self.model: LoadedModel | None = None
         self.bot: Any = None
+        self.search: Any = None  # a search player (batchrl.games.search), on Hands
         self.canonical = False  # the model names each state's suits in canonical order
-        if is_model(spec):
+        if spec.startswith("search"):
+            from batchrl.games import get_game
+            from batchrl.games.play import make_player
+            from batchrl.games.search import inner
+
+            game = get_game("tressette")
+            path = inner(spec).removeprefix("model:")
+            params = (game.params() if not is_model(inner(spec)) else
+                      load_once(game.load_model, path).params)
+            self.search = make_player(game, spec, params, rng)
+            # the game's own state (a rules state and its params), to put states in
+            self.template = game.new_game(np.random.default_rng(0), params)
+        elif is_model(spec):
             if load_model is None:
                 raise ValueError(f"{spec}: a model player needs a model loader "
                                  f"(batchrl.games.tressette.GAME.load_model)")
@@ -128,6 +142,10 @@ def play_block(specs: tuple[str, str, str, str], seed: int, block: int, lo: int,
                 if player.model is not None:
                     assert x is not None and legal is not None
                     cards[rows] = player.act(x[rows], legal[rows])
+                elif player.search is not None:
+                    cards[rows] = player.search.act(
+                        [dataclasses.replace(player.template, state=states[r]) for r in rows],
+                        [s] * len(rows))
                 else:
                     for r in rows:
                         cards[r] = player.bot.act(states[r])

@@ -192,6 +192,15 @@ class Tressette(Game):
     def returns(self, state: Hand) -> tuple[float, ...]:
         return rules_returns(state.state)
 
+    def sample_worlds(self, state: Hand, seat: int, n: int,
+                      rng: np.random.Generator) -> list[Hand]:
+        """The other hands drawn uniformly among the deals ``seat`` cannot rule out: the
+        cards it has not seen, in hands of the sizes they have, with the voids shown by
+        not following suit and what the signals said (`batchrl.games.tressette.worlds`)."""
+        from batchrl.games.tressette.worlds import sample
+
+        return [Hand(w, state.params) for w in sample(state.state, seat, n, rng)]
+
     def encode(self, state: Hand, player: int, params: Any) -> NDArray[np.float32]:
         if params.suits == "canonical" and player == state.state.current:
             return _canonical_view(state.state)[0].copy()
