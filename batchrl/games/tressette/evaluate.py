@@ -81,6 +81,7 @@ class _Player:
             params = (game.params() if not is_model(inner(spec)) else
                       load_once(game.load_model, path).params)
             self.search = make_player(game, spec, params, rng)
+            self.game = game
             # the game's own state (a rules state and its params), to put states in
             self.template = game.new_game(np.random.default_rng(0), params)
         elif is_model(spec):
@@ -143,9 +144,13 @@ def play_block(specs: tuple[str, str, str, str], seed: int, block: int, lo: int,
                     assert x is not None and legal is not None
                     cards[rows] = player.act(x[rows], legal[rows])
                 elif player.search is not None:
-                    cards[rows] = player.search.act(
-                        [dataclasses.replace(player.template, state=states[r]) for r in rows],
-                        [s] * len(rows))
+                    hands = [dataclasses.replace(player.template, state=states[r])
+                             for r in rows]
+                    chosen = player.search.act(hands, [s] * len(rows))
+                    # the game's action (canonical suits: a card of the seat's own order)
+                    # as the card it plays
+                    cards[rows] = [player.game.step(h, int(a)).state.plays[-1][1]
+                                   for h, a in zip(hands, chosen, strict=True)]
                 else:
                     for r in rows:
                         cards[r] = player.bot.act(states[r])
