@@ -242,10 +242,15 @@ class ModelBot:
         self.model = self.game.load_model(path)
 
     def act(self, state: State) -> int:
+        return int(self.act_many([state])[0])
+
+    def act_many(self, states: Sequence[State]) -> NDArray[np.int64]:
+        """The moves in many states at once: one call of the model (it draws nothing,
+        so the games may be played in lockstep)."""
         params = self.model.params
-        x = self.game.encode(state, state.current, params)[None, :]
-        legal = self.game.legal_mask(state, params)[None, :]
-        return int(self.model.act_batch(x, legal)[0])
+        x = np.stack([self.game.encode(s, s.current, params) for s in states])
+        legal = np.stack([self.game.legal_mask(s, params) for s in states])
+        return np.asarray(self.model.act_batch(x, legal), dtype=np.int64)
 
 
 def play_game(bots: Sequence[Any], rng: np.random.Generator) -> tuple[list[State], list[int]]:
@@ -259,6 +264,34 @@ def play_game(bots: Sequence[Any], rng: np.random.Generator) -> tuple[list[State
         states.append(state)
         actions.append(action)
     return states, actions
+
+
+def play_lockstep(bots: Sequence[Any], games: int, rng: np.random.Generator
+                  ) -> list[State]:
+    """The last states of ``games`` games of ``bots`` that draw nothing (each ``act_many``
+    or a `ConventionBot`), dealt from ``rng`` one after the other as `play_game` deals
+    them, played in lockstep: each bot is asked once a step for every game where it is to
+    act. The same games `play_game` plays, game by game, at a batched model's speed."""
+    states = [new_game(rng, len(bots)) for _ in range(games)]
+    live = [g for g in range(games) if not is_terminal(states[g])]
+    while live:
+        for seat, bot in enumerate(bots):
+            mine = [g for g in live if states[g].current == seat
+                    and not is_terminal(states[g])]
+            if not mine:
+                continue
+            many = getattr(bot, "act_many", None)
+            moves = many([states[g] for g in mine]) if many is not None else \
+                [bot.act(states[g]) for g in mine]
+            for g, a in zip(mine, moves, strict=True):
+                states[g] = step(states[g], int(a))
+        live = [g for g in live if not is_terminal(states[g])]
+    return states
+
+
+def draws_nothing(bot: Any) -> bool:
+    """Whether ``bot`` decides without drawing (so games may be played in lockstep)."""
+    return hasattr(bot, "act_many") or isinstance(bot, ConventionBot)
 
 
 def play_games(bots: Sequence[Any], games: int, rng: np.random.Generator) -> NDArray[np.int64]:

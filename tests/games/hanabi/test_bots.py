@@ -66,3 +66,31 @@ def test_the_teacher_agrees_with_itself_and_a_simpler_bot_does_not():
     simple = agreement(("simple", "bot2"), games=10, seed=2)
     assert sum(simple.agree.values()) < sum(simple.moves.values())
     assert "play focus" in simple.moves and simple.table().count("\n") == len(simple.moves)
+
+
+def test_players_that_draw_nothing_play_the_same_games_in_lockstep(tmp_path) -> None:
+    """A learned model and the convention bot draw nothing, so their games are played in
+    lockstep, each bot asked once a step for every game: the same games, move for
+    move, as one game after the other (the figures published from these seeds stand)."""
+    from click.testing import CliRunner
+
+    from batchrl.cli import main
+    from batchrl.cluster import block_entropy
+    from batchrl.games.hanabi import evaluate
+    from batchrl.games.hanabi.bots import make_bot, play_game
+
+    run = CliRunner().invoke
+    logs, store = tmp_path / "logs", tmp_path / "store"
+    assert run(main, ["generate", "--game", "hanabi", "--players", "bot2,bot2", "--games",
+                      "30", "-o", str(logs)]).exit_code == 0
+    assert run(main, ["ingest", str(logs), "--store", str(store)]).exit_code == 0
+    made = run(main, ["learn", "bc", "--store", str(store), "--trees", "5", "--out",
+                      str(tmp_path / "bc.npz")])
+    assert made.exit_code == 0, made.output
+    for specs in ((f"model:{tmp_path / 'bc.npz'}", "bot2"), ("bot2", "bot2")):
+        lockstep = evaluate.play_block(specs, 7, 0, 0, 25)
+        deals = np.random.default_rng(block_entropy([7, 1], 0))
+        bots = [make_bot(s, np.random.default_rng(0)) for s in specs]
+        one_by_one = [play_game(bots, deals)[0][-1].score_played for _ in range(25)]
+        assert lockstep[:, 0].tolist() == one_by_one
+    assert lockstep[:, 0].std() > 0  # games that differ: the deals are the block's
