@@ -226,6 +226,8 @@ def test_search_names_are_not_model_files_but_their_inner_one_is(tmp_path, monke
     assert absolute_player("search+worlds=8:model:m.npz") == \
         f"search+worlds=8:model:{tmp_path.resolve() / 'm.npz'}"
     assert absolute_player("search:rule") == "search:rule"
+    assert absolute_player("search+opponent=o.npz:rule") == \
+        f"search+opponent={tmp_path.resolve() / 'o.npz'}:rule"
     with pytest.raises(GameError, match="by its path, with no colon"):
         parse("search+opponent=model:o.npz:model:h.npz")
     with pytest.raises(GameError, match="seed=-1: at least 0"):
@@ -251,3 +253,23 @@ def test_in_a_game_of_teams_the_partner_plays_the_blueprint_in_the_rollouts() ->
     mine = game.current_player(state)
     assert blueprint.seats == {mine, (mine + 2) % 4}
     assert others.seats == {(mine + 1) % 4, (mine + 3) % 4}
+
+
+def test_president_worlds_at_a_match_s_exchange_deal_the_sampled_hands() -> None:
+    """At the exchange between a match's games the rules deal the game's hands again
+    from ``dealt``: a world's must be its sampled hands, not the real deal."""
+    game = get_game("president")
+    params = game.params(match=2)
+    assert check_worlds(game, params, playouts=3, worlds=3) > 100
+    rng = np.random.default_rng(3)
+    state = game.new_game(rng, params)
+    while not state.exchange:
+        legal = game.legal_actions(state)
+        state = game.step(state, int(legal[int(rng.integers(len(legal)))]))
+    seat = state.turn
+    worlds = game.sample_worlds(state, seat, 30, rng)
+    assert any(w.hands != state.hands for w in worlds)
+    for w in worlds:
+        after = game.step(w, int(game.legal_actions(w)[0]))
+        kept = [p for p in range(4) if p != seat and after.hands[p] == w.hands[p]]
+        assert len(kept) >= 2, (w.hands, after.hands)  # only the servant's changed

@@ -107,8 +107,10 @@ def absolute_player(spec: str) -> str:
     from batchrl.games.search import parse
 
     if (parsed := parse(spec)) is not None:
-        head = spec[: len(spec) - len(parsed[1])]
-        return head + absolute_player(parsed[1])
+        head = spec[: len(spec) - len(parsed[1]) - 1]  # before the colon
+        pieces = [f"opponent={absolute_player(p[len('opponent='):])}"
+                  if p.startswith("opponent=") else p for p in head.split("+")]
+        return "+".join(pieces) + ":" + absolute_player(parsed[1])
     path = player_file(spec)
     if path is None:
         return spec

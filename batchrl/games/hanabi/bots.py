@@ -289,9 +289,21 @@ def play_lockstep(bots: Sequence[Any], games: int, rng: np.random.Generator
     return states
 
 
+# learners whose models decide each state alone, the same in any batch (trees: each row's
+# prediction is its own sum); a network's matrix products may differ in the last bits
+# with the batch's size, and another library's policy may draw or keep memory
+BATCH_EXACT = ("fqi", "bc")
+
+
 def draws_nothing(bot: Any) -> bool:
-    """Whether ``bot`` decides without drawing (so games may be played in lockstep)."""
-    return hasattr(bot, "act_many") or isinstance(bot, ConventionBot)
+    """Whether ``bot`` decides without drawing, each state alone and the same in any batch
+    (so games may be played in lockstep and stay the same games): the convention bot,
+    and a model of a learner in ``BATCH_EXACT``."""
+    if type(bot) is ConventionBot:
+        return True
+    if type(bot) is ModelBot:
+        return bot.model.policy.meta.get("learner") in BATCH_EXACT
+    return False
 
 
 def play_games(bots: Sequence[Any], games: int, rng: np.random.Generator) -> NDArray[np.int64]:

@@ -195,7 +195,7 @@ class President(Game):
             N_SUITS - state.played[r] - state.hands[seat][r] for r in range(N_RANKS)])
         sizes = [sum(state.hands[p]) for p in others]
         fixed = [0] * len(others)  # the 2 of golds, where its holder is known
-        if state.first and state.turn != seat and state.turn >= 0:
+        if state.first and not state.exchange and state.turn != seat and state.turn >= 0:
             at = others.index(state.turn)
             fixed[at] = 1
             unseen = np.delete(unseen, int(np.flatnonzero(unseen == TWO_OF_GOLDS // N_SUITS)[0]))
@@ -215,7 +215,11 @@ class President(Game):
                                                  (k + 1) * (CARDS // len(hands))])
                       for k in range(len(hands)))
                 for deck in (rng.permutation(CARDS) for _ in state.upcoming))
-            worlds.append(dataclasses.replace(state, hands=tuple(hands), upcoming=upcoming))
+            dealt = state.dealt
+            if state.exchange:  # the exchange deals the game's hands again from ``dealt``
+                dealt = _dealt_as(state.dealt, hands, seat, rng)
+            worlds.append(dataclasses.replace(state, hands=tuple(hands), upcoming=upcoming,
+                                              dealt=dealt))
         return worlds
 
     def legal_mask(self, state: State, params: Any) -> NDArray[np.bool_]:
@@ -443,3 +447,22 @@ def _chain(first: list[Any], rest: Iterator[Any]) -> Iterator[Any]:
 
 
 GAME = President()
+
+
+def _dealt_as(dealt: tuple[tuple[int, ...], ...], hands: Sequence[tuple[int, ...]], seat: int,
+              rng: np.random.Generator) -> tuple[tuple[int, ...], ...]:
+    """``dealt`` with every seat but ``seat`` holding card ids of the ranks ``hands`` count
+    for it, drawn among the ids ``seat`` was not dealt."""
+    from batchrl.games.president.rules import N_RANKS, N_SUITS
+
+    mine = set(dealt[seat])
+    free = {r: [int(c) for c in rng.permutation([r * N_SUITS + k for k in range(N_SUITS)])
+                if c not in mine] for r in range(N_RANKS)}
+    out = []
+    for p, counts in enumerate(hands):
+        if p == seat:
+            out.append(dealt[seat])
+            continue
+        out.append(tuple(sorted(free[r].pop() for r in range(N_RANKS)
+                                for _ in range(counts[r]))))
+    return tuple(out)

@@ -71,7 +71,9 @@ class _Player:
         self.bot: Any = None
         self.search: Any = None  # a search player (batchrl.games.search), on Hands
         self.canonical = False  # the model names each state's suits in canonical order
-        if spec.startswith("search"):
+        from batchrl.games.search import parse
+
+        if parse(spec) is not None:
             from batchrl.games import get_game
             from batchrl.games.play import make_player
             from batchrl.games.search import inner

@@ -69,7 +69,7 @@ def test_the_teacher_agrees_with_itself_and_a_simpler_bot_does_not():
 
 
 def test_players_that_draw_nothing_play_the_same_games_in_lockstep(tmp_path) -> None:
-    """A learned model and the convention bot draw nothing, so their games are played in
+    """A tree model (fqi, bc) and the convention bot draw nothing, so their games are played in
     lockstep, each bot asked once a step for every game: the same games, move for
     move, as one game after the other (the figures published from these seeds stand)."""
     from click.testing import CliRunner
