@@ -17,7 +17,7 @@ from locations import ROOT
 # builds its datasets by generating and ingesting logs, then learns and plays)
 COMMANDS = ("batchrl.cli", "batchrl.cli.main", "batchrl.cli.common", "batchrl.cli.play",
             "batchrl.cli.export", "batchrl.cli.learn", "batchrl.cli.bench", "batchrl.ingest",
-            "batchrl.bench", "batchrl.bench.datasets")
+            "batchrl.bench", "batchrl.bench.datasets", "batchrl.bench.tasks")
 
 
 def _module_name(path: Path) -> str:

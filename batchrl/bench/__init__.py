@@ -32,8 +32,6 @@ import dataclasses
 import hashlib
 import json
 import os
-import resource
-import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -51,11 +49,12 @@ from batchrl.bench.datasets import (
     declares,
 )
 from batchrl.bench.report import Row, json_default, plot, summary, table
+from batchrl.bench.tasks import EVAL_SEED, Job, as_scores, built, score, train_and_score
 from batchrl.evaluation import mean_ci
 from batchrl.filenames import safe_name
 from batchrl.games import GAMES, Dataset, Game, GameError, Scores, get_game
 from batchrl.learners import Learner, LearnerError, get_learner
-from batchrl.learning import EXPLICIT_NONE, Settings, learn, settings
+from batchrl.learning import EXPLICIT_NONE, Settings, settings
 from batchrl.store import Store
 
 __all__ = ["EVAL_SEED", "PEERS", "QUICK_SETTINGS", "TIERS", "BenchConfig", "BenchError",
@@ -63,8 +62,6 @@ __all__ = ["EVAL_SEED", "PEERS", "QUICK_SETTINGS", "TIERS", "BenchConfig", "Benc
            "dataset_folder", "normalized", "plot", "run_bench", "split_learners", "summary",
            "table", "units"]
 
-# the deals every player of a dataset is scored on: one seed, apart from the data's
-EVAL_SEED = 2_000_003
 # what --quick changes in a learner's settings, where it takes them and they were not given
 QUICK_SETTINGS: Mapping[str, Any] = {"trees": 10, "iters": 3, "epochs": 2, "steps": 200}
 # --peers: other libraries' learners, each a registered learner with its settings
@@ -204,13 +201,6 @@ def plan(config: BenchConfig) -> list[tuple[Game, Dataset]]:
     return pairs
 
 
-def _cpu() -> float:
-    """CPU seconds of this process and its reaped children, user and system."""
-    own, children = (resource.getrusage(w) for w in (resource.RUSAGE_SELF,
-                                                     resource.RUSAGE_CHILDREN))
-    return own.ru_utime + own.ru_stime + children.ru_utime + children.ru_stime
-
-
 def units(scores: Scores) -> NDArray[np.float64]:
     """The independent samples of ``scores``: each ``per_unit`` values' mean."""
     values = np.asarray(scores.values, dtype=np.float64)
@@ -300,7 +290,7 @@ class Bench:
                                  "them with --nthreads 1 for figures of one task)")
                 say = self.say if here else None
                 tasks = Tasks(client)
-                stores = tasks.run([Task(_built, g.name, d, self.config.quick, self.cache,
+                stores = tasks.run([Task(built, g.name, d, self.config.quick, self.cache,
                                          say, size=1) for g, d in pairs])
                 sets = [self._setup(g, d, Path(s)) for (g, d), s in
                         zip(pairs, stores, strict=True)]
@@ -353,11 +343,11 @@ class Bench:
                 path = self.scores / f"{s.game.name}-{safe_name(name)}-" \
                                      f"{_digest(s.evaluation)}.npz"
                 s.baseline_paths.append(path)
-                wanted.setdefault(path, Task(_score, str(path), s.game.name, name,
+                wanted.setdefault(path, Task(score, str(path), s.game.name, name,
                                              s.opponents, s.count, s.params, say, size=1))
         got = dict(zip(wanted, tasks.run(list(wanted.values())), strict=True))
         for s in sets:
-            base = [_as_scores(got[p]) for p in s.baseline_paths]
+            base = [as_scores(got[p]) for p in s.baseline_paths]
             s.random, s.reference = units(base[0]), units(base[1])
             s.exact = base[0].exact and base[1].exact
             for name, scores, path in zip(("random", s.game.reference or "random"), base,
@@ -401,12 +391,12 @@ class Bench:
                         continue
                     name = (f"{s.game.name}-{s.dataset.tier}-{safe_name(spec.label)}-seed"
                             f"{seed}-{_digest(f'{s.setup} {said} {self.config.quick}')}")
-                    job = _Job(s.game.name, s.dataset.tier, spec.label, spec.learner, seed,
+                    job = Job(s.game.name, s.dataset.tier, spec.label, spec.learner, seed,
                                str(s.store),
                                chosen, str((self.out / "models" / f"{name}.npz").resolve()),
                                str(self.scores / f"{name}.npz"), s.opponents, s.count,
                                s.params, s.exact, self.config.jobs)
-                    todo.append((s, spec, seed, Task(_train_and_score, job, say, size=1)))
+                    todo.append((s, spec, seed, Task(train_and_score, job, say, size=1)))
         if not todo:
             return
         if say is None:
@@ -415,7 +405,7 @@ class Bench:
         def landed(i: int, got: Mapping[str, Any]) -> None:
             s, spec, seed, task = todo[i]
             job = task.args[0]
-            mine = _as_scores(got["scores"])
+            mine = as_scores(got["scores"])
             row = self._row(s.game, s.dataset, spec.label, seed, mine, units(mine),
                             s.random, s.reference, s.exact and mine.exact, got["cpu"],
                             job.settings.said.removeprefix("settings: "), got["model"],
@@ -511,95 +501,6 @@ class _Setup:
     random: NDArray[np.float64] = field(default_factory=lambda: np.zeros(0))
     reference: NDArray[np.float64] = field(default_factory=lambda: np.zeros(0))
     exact: bool = False
-
-
-@dataclass(frozen=True)
-class _Job:
-    """One learner's training seed on one dataset, as a task carries it: names, paths and
-    settings, so that a Dask worker makes everything else itself."""
-
-    game: str
-    tier: str
-    spec: str
-    learner: Learner  # the object: a learner registered here needs no registry there
-    seed: int
-    store: str
-    settings: Settings
-    model: str
-    scores: str
-    opponents: tuple[str, ...]
-    count: int
-    params: tuple[str, dict[str, Any]]  # the store's game and game_params
-    exact: bool
-    jobs: int
-
-
-def _built(game: str, dataset: Dataset, quick: bool, cache: Path,
-           say: Callable[[str], None] | None, progress: Any = None) -> str:
-    """A task: the dataset's store, built into the cache once."""
-    return str(build_dataset(get_game(game), dataset, quick, cache, say or (lambda _: None)))
-
-
-def _score(path: str, game_name: str, player: str, opponents: tuple[str, ...], count: int,
-           stored: tuple[str, Mapping[str, Any]], say: Callable[[str], None] | None = None,
-           progress: Any = None) -> dict[str, Any]:
-    """A task: ``player`` scored on the evaluation deals against ``opponents`` in the game
-    of the store (``stored``: its game and game_params), kept at ``path`` for a rerun (a
-    model's scores are made again when its file is newer)."""
-    game = get_game(game_name)
-    params = game.params_from_store(*stored)
-    held = Path(path)
-    model = Path(player.removeprefix("model:")) if player.startswith("model:") else None
-    if held.exists() and (model is None or held.stat().st_mtime_ns >=
-                          model.stat().st_mtime_ns):
-        try:
-            with np.load(held, allow_pickle=False) as f:
-                return {"values": f["values"], "name": str(f["name"]), "unit": str(f["unit"]),
-                        "per_unit": int(f["per_unit"]), "exact": bool(f["exact"])}
-        except (OSError, KeyError, ValueError):
-            pass  # scored again
-    if say is not None and model is None:
-        say(f"{game.name}: scoring {player} against {','.join(opponents) or 'the dealer'}")
-    try:
-        got = game.score((player, *opponents), count, EVAL_SEED, {}, params=params)
-    except GameError as exc:
-        raise BenchError(f"{game.name}: {exc}") from None
-    tmp = held.with_name(f".{held.name}.tmp-{os.getpid()}.npz")
-    np.savez(tmp, values=got.values, name=got.name, unit=got.unit, per_unit=got.per_unit,
-             exact=got.exact)
-    os.replace(tmp, held)
-    return {"values": got.values, "name": got.name, "unit": got.unit,
-            "per_unit": got.per_unit, "exact": got.exact}
-
-
-def _as_scores(got: Mapping[str, Any]) -> Scores:
-    return Scores(np.asarray(got["values"], dtype=np.float64), got["name"], got["unit"],
-                  int(got["per_unit"]), bool(got["exact"]))
-
-
-def _train_and_score(job: _Job, say: Callable[[str], None] | None,
-                     progress: Any = None) -> dict[str, Any]:
-    """A task: the learner trained on the dataset (its CPU seconds: this process's
-    threads and reaped children, so give a cluster's workers one thread each for figures
-    of one task alone), then its policy scored."""
-    where = f"{job.game}/{job.tier}"
-    tell = say or (lambda _: None)
-    tell(f"{where} {job.spec} seed {job.seed}: {job.settings.said}")
-    out = Path(job.model)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    started, clock = _cpu(), time.perf_counter()
-    try:
-        path, _ = learn(job.learner, job.store, job.settings, jobs=job.jobs, out=out)
-    except ValueError as exc:  # settings the learner takes but cannot fit with
-        raise BenchError(f"{job.spec} on {where}: {str(exc)[:400]}") from None
-    cpu, wall = _cpu() - started, time.perf_counter() - clock
-    against = ",".join(job.opponents) or "the dealer"
-    how = "exactly" if job.exact else f"on {job.count:,} {get_game(job.game).unit}"
-    tell(f"{where} {job.spec} seed {job.seed}: trained in {wall:.1f} s ({cpu:.1f} CPU s); "
-         f"scoring {how} against {against}")
-    scores = _score(job.scores, job.game, f"model:{Path(path).resolve()}", job.opponents,
-                    job.count, job.params)
-    return {"scores": scores, "cpu": cpu, "wall": wall, "model": str(path)}
 
 
 def _digest(text: str) -> str:
