@@ -266,17 +266,24 @@ class QFunction:
     behaviour: Any = None
     support: float | None = None
 
-    def q_values(self, states: NDArray[np.floating[Any]]) -> NDArray[np.float64]:
-        """Q of every action in each state, shape (n, actions); NaN where no model knows."""
+    def q_values(self, states: NDArray[np.floating[Any]],
+                 only: NDArray[np.bool_] | None = None) -> NDArray[np.float64]:
+        """Q of every action in each state, shape (n, actions); NaN where no model knows.
+        With ``only`` (n, actions), just those (the legal actions: a state's values do
+        not depend on the other rows', so they are the same), NaN elsewhere."""
         states = np.asarray(states, dtype=np.float32).reshape(len(states), -1)
         q = np.full((len(states), self.n_actions), np.nan)
         for a in range(self.n_actions):
+            rows = slice(None) if only is None else np.flatnonzero(only[:, a])
+            part = states[rows]
+            if not len(part):
+                continue
             if self.per_action:
                 if self.models[a] is not None:
-                    q[:, a] = predict(self.models[a], states)
+                    q[rows, a] = predict(self.models[a], part)
             else:
-                x = np.column_stack([states, np.full(len(states), a, dtype=np.float32)])
-                q[:, a] = predict(self.models[0], x)
+                x = np.column_stack([part, np.full(len(part), a, dtype=np.float32)])
+                q[rows, a] = predict(self.models[0], x)
         return q
 
 
@@ -429,16 +436,21 @@ class GreedyPolicy:
         """The greedy action in each state; ``legal`` (n, actions) masks the rest, and a
         model learned with a support constraint also the actions the logged players
         rarely took there (``batchrl.learners.fqi.support``)."""
-        q = self.q_values(states)
+        function = self.artifact.q
+        n = len(states)
         if legal is None:
-            legal = np.ones(q.shape, dtype=bool)
+            legal = np.ones((n, function.n_actions), dtype=bool)
         legal = np.asarray(legal, dtype=bool)
+        if legal.shape != (n, function.n_actions):
+            raise ValueError(f"legal is {legal.shape}: want one mask of {function.n_actions} "
+                             f"actions per state, ({n}, {function.n_actions})")
         if not legal.any(axis=1).all():
             raise ValueError("a state with no legal action has nothing to choose")
-        function = self.artifact.q
         if function.behaviour is not None and function.support is not None:
             legal = supported(function.behaviour, np.asarray(states, dtype=np.float32)
-                              .reshape(len(q), -1), legal, function.support)
+                              .reshape(n, -1), legal, function.support)
+        # only the choosable actions' values: the rest are never chosen
+        q = function.q_values(states, only=legal)
         # An action no model knows ranks below every known one, but stays choosable;
         # an illegal one is never chosen.
         scored = np.where(np.isnan(q), np.finfo(np.float64).min, q)

@@ -225,3 +225,27 @@ def test_fast_mode_sets_its_trees_aside_on_disk_and_gets_the_same_q(tmp_path):
         assert aside and all(m.path.exists() for m in aside)
     np.testing.assert_array_equal(on_disk.q_values(probe), in_memory.q_values(probe))
     assert not any(isinstance(m, _Aside) for m in on_disk.models_)
+
+
+@pytest.mark.parametrize("per_action", [False, True])
+def test_q_of_only_the_legal_actions_is_q_there_and_the_greedy_choice_is_unchanged(
+        per_action):
+    # act_batch predicts only the legal actions' values (a per-action forest on only the
+    # rows where its action is legal): the values there and every choice are as before
+    data = noisy(600, seed=3)
+    model = FQI(extra_trees(trees=5, nmin=5), n_iterations=2, per_action=per_action,
+                random_state=0).fit(data)
+    function = model.q_function()
+    rng = np.random.default_rng(4)
+    states = rng.random((300, data.state.shape[1])).astype(np.float32)
+    legal = rng.random((300, function.n_actions)) < 0.5
+    legal[np.arange(300), rng.integers(function.n_actions, size=300)] = True
+    full, part = function.q_values(states), function.q_values(states, only=legal)
+    np.testing.assert_array_equal(part[legal], full[legal])
+    assert np.isnan(part[~legal]).all()
+    policy = GreedyPolicy(ModelArtifact(function, {"feature_names": list(data.feature_names),
+                                                   "action_names": list(data.action_names)}))
+    expected = np.argmax(np.where(legal, full, -np.inf), axis=1)
+    assert policy.act_batch(states, legal).tolist() == expected.tolist()
+    with pytest.raises(ValueError, match="want one mask of"):
+        policy.act_batch(states, legal[:, :1])

@@ -62,13 +62,16 @@ def test_leduc_worlds_match_the_exact_distribution() -> None:
 def test_search_names_parse_and_bad_ones_are_refused() -> None:
     assert parse("search:model:m.npz") == (SearchOptions(), "model:m.npz")
     assert parse("search+worlds=4+seed=2:rule") == (SearchOptions(worlds=4, seed=2), "rule")
+    assert parse("search+margin=0.5+z=2:bot2") == (SearchOptions(margin=0.5, z=2.0), "bot2")
     assert inner("search+worlds=4:search:model:m.npz") == "model:m.npz"
     assert parse("model:search.npz") is None
     for spec, message in [("search", "names the policy it searches over"),
                           ("search:", "names the policy it searches over"),
                           ("search+depth=3:rule", "'depth=3' is no option of search"),
                           ("search+worlds=x:rule", "worlds=x is not a whole number"),
-                          ("search+worlds=0:rule", "worlds=0: at least 1")]:
+                          ("search+worlds=0:rule", "worlds=0: at least 1"),
+                          ("search+margin=x:rule", "margin=x is not a number"),
+                          ("search+z=-1:rule", "z=-1.0: 0 or more")]:
         with pytest.raises(GameError, match=message):
             parse(spec)
 
@@ -273,3 +276,154 @@ def test_president_worlds_at_a_match_s_exchange_deal_the_sampled_hands() -> None
         after = game.step(w, int(game.legal_actions(w)[0]))
         kept = [p for p in range(4) if p != seat and after.hands[p] == w.hands[p]]
         assert len(kept) >= 2, (w.hands, after.hands)  # only the servant's changed
+
+
+def _hanabi_exact_hands(state, seat):
+    """Every hand ``seat`` may hold and its chance: the identities slot by slot that its
+    hints allow, each weighed by the unseen copies left of it (a deal of physical cards)."""
+    from batchrl.games.hanabi.knowledge import unseen
+    from batchrl.games.hanabi.worlds import allowed
+
+    fits = allowed(state.known[seat])
+    weights: Counter = Counter()
+
+    def deal(i, pool, ids, weight):
+        if i == len(fits):
+            weights[tuple(ids)] += weight
+            return
+        for c in np.flatnonzero(fits[i] & (pool > 0)).tolist():
+            copies = int(pool[c])
+            pool[c] -= 1
+            deal(i + 1, pool, [*ids, c], weight * copies)
+            pool[c] += 1
+
+    deal(0, unseen(state, seat).reshape(25).astype(np.int64), [], 1)
+    total = sum(weights.values())
+    return {hand: w / total for hand, w in weights.items()}
+
+
+def test_hanabi_worlds_draw_the_own_hand_from_the_exact_belief() -> None:
+    """Forty moves into a game of bot2 (seed 1) the seat to act has had hints: its hand
+    is one of 104 that fit them, and the worlds give each as often as the unseen copies
+    say (a chi-square test against the exact chances); the deck is the rest."""
+    from batchrl.games.hanabi.bots import ConventionBot
+    from batchrl.games.hanabi.knowledge import unseen
+    from batchrl.games.hanabi.rules import new_game, step
+
+    game, bot = get_game("hanabi"), ConventionBot()
+    state = new_game(np.random.default_rng(1))
+    for _ in range(41):
+        state = step(state, bot.act(state))
+    seat = state.current
+    exact = _hanabi_exact_hands(state, seat)
+    assert len(exact) == 104 and state.hands[seat] in exact
+    worlds = game.sample_worlds(state, seat, 20_000, np.random.default_rng(2))
+    seen = Counter(w.hands[seat] for w in worlds)
+    assert set(seen) <= set(exact)
+    hands = sorted(exact)
+    assert chisquare([seen[h] for h in hands],
+                     [exact[h] * len(worlds) for h in hands]).pvalue > 1e-3
+    left = unseen(state, seat).reshape(25)
+    for w in worlds[:50]:
+        dealt = np.bincount([*w.hands[seat], *w.deck], minlength=25)
+        assert np.array_equal(dealt, left) and w.hands[1 - seat] == state.hands[1 - seat]
+
+
+def test_hanabi_worlds_weigh_a_hand_by_its_copies_not_by_the_order_slots_are_drawn() -> None:
+    """Unseen: two w1, a w2 and a b1; slot 0's hints allow w1 or w2, slot 1's w1 or b1.
+    Of the 7 deals of those physical cards, (w1, w1), (w1, b1) and (w2, w1) take 2 each
+    and (w2, b1) one; drawing slot 0 then slot 1 without the acceptance step would give
+    1/3, 1/3, 2/9, 1/9."""
+    from batchrl.games.hanabi.rules import ALL, State, card, full_deck
+    from batchrl.games.hanabi.worlds import sample
+
+    w1, w2, b1 = card(0, 1), card(0, 2), card(1, 1)
+    partner = (card(2, 1), card(2, 2), card(2, 3), card(2, 4), card(2, 5))
+    rest = list(full_deck())
+    for c in (w1, w1, w2, b1, *partner):
+        rest.remove(c)
+    white_low = (0b00001, 0b00011)  # white, rank 1 or 2
+    ones = (0b00011, 0b00001)  # white or blue, rank 1
+    state = State(hands=((w1, w2), partner), known=((white_low, ones), ((ALL, ALL),) * 5),
+                  deck=(w1, b1), fireworks=(0,) * 5, discards=tuple(rest), turns_left=3,
+                  clued=((True, True), (False,) * 5))
+    worlds = sample(state, 0, 14_000, np.random.default_rng(0))
+    seen = Counter(w.hands[0] for w in worlds)
+    hands = [(w1, w1), (w1, b1), (w2, w1), (w2, b1)]
+    assert set(seen) == set(hands)
+    assert chisquare([seen[h] for h in hands], [4000, 4000, 4000, 2000]).pvalue > 1e-3
+    assert all(sorted((*w.hands[0], *w.deck)) == sorted((w1, w1, w2, b1)) for w in worlds)
+
+
+def test_hanabi_s_belief_keeps_the_true_hand_and_drops_worlds_the_partner_rules_out() -> None:
+    """SPARTA's filter (`batchrl.games.hanabi.belief`): with bot2 as the partner, the
+    real hand always agrees with the partner's moves, and most worlds drawn from the
+    hints alone do not (a hint's focus is playable, by the convention)."""
+    from batchrl.games.hanabi.belief import History
+    from batchrl.games.hanabi.bots import ConventionBot
+    from batchrl.games.hanabi.rules import new_game, step
+
+    game, bot = get_game("hanabi"), ConventionBot()
+    blueprint = make_player(game, "bot2", game.params(), np.random.default_rng(0))
+    history = History(0, blueprint)
+    state, rng, kept, drawn = new_game(np.random.default_rng(7)), np.random.default_rng(8), 0, 0
+    while not state.over and state.moves < 40:
+        if state.current == 0:
+            history.observe(state)
+            if history.decisions:
+                assert history.keep(state, 0, [state]) == [state]
+                worlds = game.sample_worlds(state, 0, 50, rng)
+                kept += len(history.keep(state, 0, worlds))
+                drawn += len(worlds)
+            history.moved(state, bot.act(state))
+            state = step(state, history.last_action)
+        else:
+            state = step(state, bot.act(state))
+    assert len(history.decisions) >= 15 and drawn == 50 * (len(history.decisions))
+    assert 0 < kept < 0.8 * drawn
+    history.observe(new_game(np.random.default_rng(9)))  # another game: starts anew
+    assert history.decisions == []
+
+
+def test_hanabi_evaluate_plays_a_search_bot_the_same_on_a_seed() -> None:
+    run = CliRunner().invoke
+    args = ["evaluate", "--game", "hanabi", "--games", "2", "--seed", "5", "--players"]
+    first = run(main, [*args, "search+worlds=2+z=1:bot2,bot2"])
+    again = run(main, [*args, "search+worlds=2+z=1:bot2,bot2"])
+    assert first.exit_code == 0, first.output
+    row = next(x for x in first.output.splitlines() if x.startswith("search"))
+    assert row in again.output
+
+
+def test_the_search_leaves_the_blueprint_only_for_a_gain_past_its_margin_and_its_noise() -> None:
+    game = get_game("leduc")
+
+    def chooser(**options):
+        return SearchPlayer(game, game.params(), None, None, SearchOptions(**options), "s")
+
+    values = np.array([[1.0, 1.0, 1.0, 1.0],  # the blueprint's move (action 0)
+                       [2.0, 2.2, 1.8, 2.0],  # better by 1.0, 12 standard errors
+                       [0.0, 0.0, 0.0, 8.0]])  # better by 1.0 too, but 0.5 of them
+    legal = (0, 1, 2)
+    assert chooser().choose(legal, 0, values) == 1  # the first of the best
+    assert chooser(margin=1.0).choose(legal, 0, values) == 0  # not past the margin
+    assert chooser(margin=0.9, z=2).choose(legal, 0, values) == 1
+    noisy = values[[0, 2]]
+    assert chooser().choose((0, 2), 0, noisy) == 2
+    assert chooser(z=0.4).choose((0, 2), 0, noisy) == 2
+    assert chooser(z=1).choose((0, 2), 0, noisy) == 0
+    assert chooser(z=1).choose((0, 2), 0, noisy[:, 3:]) == 0  # one world: no error told
+    assert chooser().choose((0, 2), 0, noisy[:, :3]) == 0  # worse
+    assert chooser().choose((0, 2), 0, np.ones((2, 3))) == 0  # a tie: the blueprint's
+    assert chooser().choose((1, 2), 0, noisy) == 2  # the blueprint's move is not legal
+
+
+def test_hanabi_s_filter_is_for_blueprints_that_decide_without_drawing() -> None:
+    from batchrl.games.hanabi.bots import make_bot
+
+    rng = np.random.default_rng(0)
+    assert make_bot("search:bot2", rng).filtered
+    assert make_bot("search:convention", rng).filtered
+    for spec in ("search:simple", "search:random", "search:search:bot2"):
+        assert not make_bot(spec, rng).filtered, spec
+    assert not make_bot("search:bot2", rng, players=3).filtered

@@ -341,6 +341,20 @@ class Game:
         mask[list(self.legal_actions(state))] = True
         return mask
 
+    def encode_batch(self, states: Sequence[Any], players: Sequence[int], params: Any
+                     ) -> tuple[NDArray[np.float32], NDArray[np.bool_]]:
+        """What a model player acts on, for many states at once: ``encode(s, player,
+        params)`` of each (n, features) and its ``legal_mask`` (n, actions). By default
+        one state at a time; a game whose encoding replays a history (Tressette's) does
+        the batch at once. The conformance check holds it to ``encode``."""
+        n_features, n_actions = len(self.feature_names(params)), len(self.action_names(params))
+        x = np.zeros((len(states), n_features), dtype=np.float32)
+        legal = np.zeros((len(states), n_actions), dtype=bool)
+        for i, (s, p) in enumerate(zip(states, players, strict=True)):
+            x[i] = self.encode(s, p, params)
+            legal[i] = self.legal_mask(s, params)
+        return x, legal
+
     # ---- store side ----------------------------------------------------------------
 
     def schema(self, params: Any) -> StoreSchema:

@@ -3,7 +3,8 @@ OpenSpiel's random simulation test), run over ``batchrl.games.GAMES`` by the tes
 
 Random playouts through the `Game` protocol: a move is always possible while the game is
 on and every legal move is one of the game's actions; the seat to act is a seat; each
-encoded state has as many numbers as the game has feature names; an action the rules
+encoded state has as many numbers as the game has feature names (and ``encode_batch``
+encodes as ``encode`` does); an action the rules
 do not allow raises; the same seed gives the same game; and the returns of a zero-sum
 game add up to zero.
 
@@ -32,8 +33,12 @@ def check_game(game: Game, params: Any = None, playouts: int = 100, seed: int = 
     assert len(set(actions)) == len(actions), f"{game.name}: action names repeat"
     seats = game.num_players(params)
     for k in range(playouts):
-        first = _playout(game, params, seed + k, max_steps, len(names), len(actions), seats)
+        seen: list[Any] = []
+        first = _playout(game, params, seed + k, max_steps, len(names), len(actions), seats,
+                         seen)
         again = _playout(game, params, seed + k, max_steps, len(names), len(actions), seats)
+        if names and k < 10:
+            _check_batch(game, params, seen, seats)
         assert first == again, f"{game.name}, playout {k}: the same seed gave two games"
         _, returns = first
         assert len(returns) == seats, f"{game.name}: {len(returns)} returns for {seats} seats"
@@ -42,14 +47,33 @@ def check_game(game: Game, params: Any = None, playouts: int = 100, seed: int = 
             assert abs(total) < 1e-9, f"{game.name}, playout {k}: returns add up to {total}"
 
 
+def _check_batch(game: Game, params: Any, states: list[Any], seats: int) -> None:
+    """``encode_batch`` of a playout's states, each from the seat to act and from another
+    seat, is ``encode`` and ``legal_mask`` one state at a time."""
+    players = [game.current_player(s) for s in states]
+    viewers = players + [(p + 1) % seats for p in players]
+    states = states + states
+    x, legal = game.encode_batch(states, viewers, params)
+    assert x.shape[0] == legal.shape[0] == len(states), \
+        f"{game.name}: encode_batch gave {x.shape[0]} states for {len(states)}"
+    for i, (s, p) in enumerate(zip(states, viewers, strict=True)):
+        assert np.array_equal(x[i], game.encode(s, p, params)), \
+            f"{game.name}: encode_batch's state {i} (seat {p}) is not its encode"
+        assert np.array_equal(legal[i], game.legal_mask(s, params)), \
+            f"{game.name}: encode_batch's legal mask {i} is not its legal_mask"
+
+
 def _playout(game: Game, params: Any, seed: int, max_steps: int, n_features: int,
-             n_actions: int, seats: int) -> tuple[list[int], tuple[float, ...]]:
+             n_actions: int, seats: int, seen: list[Any] | None = None
+             ) -> tuple[list[int], tuple[float, ...]]:
     rng = np.random.default_rng(seed)
     state = game.new_game(rng, params)
     moves: list[int] = []
     for _ in range(max_steps):
         if game.is_terminal(state):
             return moves, tuple(float(r) for r in game.returns(state))
+        if seen is not None:
+            seen.append(state)
         player = game.current_player(state)
         assert 0 <= player < seats, f"{game.name}: seat {player} of {seats} is to act"
         legal = list(game.legal_actions(state))

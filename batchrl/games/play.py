@@ -60,9 +60,7 @@ class ModelPlayer:
         self.name = self.model.name
 
     def act(self, states: Sequence[Any], seats: Sequence[int]) -> NDArray[np.int64]:
-        x = np.stack([self.game.encode(s, p, self.params)
-                      for s, p in zip(states, seats, strict=True)])
-        legal = np.stack([self.game.legal_mask(s, self.params) for s in states])
+        x, legal = self.game.encode_batch(states, seats, self.params)
         return self.model.act_batch(x, legal)
 
 

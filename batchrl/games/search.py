@@ -11,11 +11,13 @@ advance in lockstep, so each step is one call of each policy, however many there
 
 A player is named ``search:INNER`` (``search:model:M.npz``, ``search:rule``), with
 options before the colon: ``search+worlds=64+opponent=random:model:M.npz`` (a model as
-the others' model by its path, with no colon: ``opponent=o.npz``). In a game of teams
+the others' model by its path, with no colon: ``opponent=o.npz``); ``margin=0.1``: play
+the blueprint's move unless another is better by more than that (SPARTA's threshold);
+``z=2``: and by two standard errors of the difference over the worlds. In a game of teams
 the searcher's partners play the blueprint in its rollouts, the others their model.
 
 >>> parse("search+worlds=8+opponent=random:model:m.npz")
-(SearchOptions(worlds=8, opponent='random', seed=0), 'model:m.npz')
+(SearchOptions(worlds=8, opponent='random', seed=0, margin=0.0, z=0.0), 'model:m.npz')
 >>> parse("rule") is None
 True
 """
@@ -37,11 +39,17 @@ PREFIX = "search"
 @dataclass(frozen=True)
 class SearchOptions:
     """``worlds`` sampled per decision; ``opponent``: the other seats' model in the
-    rollouts (a player's name; None: the blueprint); ``seed``: the worlds' draws."""
+    rollouts (a player's name; None: the blueprint); ``seed``: the worlds' draws;
+    ``margin``: how much better than the blueprint's own move (in the game's return,
+    the mean over the worlds) another must be to be played instead, as SPARTA's
+    threshold (0: any better one); ``z``: and by at least that many standard errors of
+    the difference over the same worlds (0: no test)."""
 
     worlds: int = 16
     opponent: str | None = None
     seed: int = 0
+    margin: float = 0.0
+    z: float = 0.0
 
 
 def parse(spec: str) -> tuple[SearchOptions, str] | None:
@@ -67,11 +75,16 @@ def parse(spec: str) -> tuple[SearchOptions, str] | None:
                                 "colon: search+opponent=o.npz:INNER")
             given[key] = value
             continue
+        number = float if key in ("margin", "z") else int
         try:
-            given[key] = int(value)
+            given[key] = number(value)
         except ValueError:
-            raise GameError(f"{spec!r}: {key}={value} is not a whole number") from None
+            raise GameError(f"{spec!r}: {key}={value} is not a "
+                            f"{'number' if number is float else 'whole number'}") from None
     options = SearchOptions(**given)
+    for key in ("margin", "z"):
+        if not 0 <= getattr(options, key) < float("inf"):
+            raise GameError(f"{spec!r}: {key}={getattr(options, key)}: 0 or more")
     if options.worlds < 1:
         raise GameError(f"{spec!r}: worlds={options.worlds}: at least 1")
     if options.seed < 0:
@@ -104,22 +117,45 @@ class SearchPlayer:
         self.rng = np.random.default_rng(options.seed)
         self.decisions = 0
         self.rollout_steps = 0
+        # a filter of sampled worlds, ``keep(state, seat, worlds) -> the worlds kept``
+        # (those a seat's history leaves possible: Hanabi's, SPARTA's); worlds are drawn
+        # again while fewer than wanted are kept, up to ``DRAWS`` times as many
+        self.keep: Callable[[Any, int, list[Any]], list[Any]] | None = None
+        self.unfiltered = 0  # decisions where no drawn world was kept (the blueprint's move)
+
+    DRAWS = 64
+
+    def worlds(self, state: Any, seat: int) -> list[Any]:
+        """The worlds of one decision: ``worlds`` drawn, or with a filter (``keep``) up to
+        that many of those it keeps."""
+        n = self.options.worlds
+        if self.keep is None:
+            return list(self.game.sample_worlds(state, seat, n, self.rng))
+        kept: list[Any] = []
+        drawn = 0
+        while len(kept) < n and drawn < self.DRAWS * n:
+            batch = list(self.game.sample_worlds(state, seat, 4 * n, self.rng))
+            drawn += len(batch)
+            kept += self.keep(state, seat, batch)
+        if not kept:
+            self.unfiltered += 1
+        return kept[:n]
 
     def act(self, states: Sequence[Any], seats: Sequence[int]) -> NDArray[np.int64]:
-        game, n = self.game, self.options.worlds
+        game = self.game
         roots: list[Any] = []
         owner: list[tuple[int, int]] = []  # (decision, action) of each rollout
         legal_of: list[tuple[int, ...]] = []
-        for i, (state, seat) in enumerate(zip(states, seats, strict=True)):
+        count: list[int] = []  # the worlds of each decision
+        for state, seat in zip(states, seats, strict=True):
             legal = tuple(game.legal_actions(state))
+            worlds = self.worlds(state, seat) if len(legal) > 1 else []
             legal_of.append(legal)
-            if len(legal) < 2:
-                continue
-            worlds = game.sample_worlds(state, seat, n, self.rng)
-            for a in legal:
+            count.append(len(worlds))
+            for a in legal if worlds else ():
                 for world in worlds:
                     roots.append(game.step(world, a))
-                    owner.append((i, a))
+                    owner.append((len(legal_of) - 1, a))
         searcher = [seats[i] for i, _ in owner]
         values = self.rollout(roots, searcher)
         searched = [i for i, legal in enumerate(legal_of) if len(legal) > 1]
@@ -127,19 +163,39 @@ class SearchPlayer:
                                                     [seats[i] for i in searched]).tolist(),
                        strict=True)) if searched else {}
         out = np.empty(len(states), dtype=np.int64)
-        total: dict[tuple[int, int], float] = {}
-        for key, v in zip(owner, values.tolist(), strict=True):
-            total[key] = total.get(key, 0.0) + v
+        start = 0  # each decision's rollouts: action by action, the worlds in order
         for i, legal in enumerate(legal_of):
             if len(legal) < 2:
                 out[i] = legal[0]
                 continue
-            # on a tie, the blueprint's own move if it is among the best
-            means = np.array([total[(i, a)] for a in legal])
-            best = [a for a, m in zip(legal, means, strict=True) if m >= means.max() - 1e-9]
-            out[i] = own[i] if own[i] in best else best[0]
+            if not count[i]:  # no world kept: the blueprint's move
+                out[i] = own[i]
+                continue
+            size = len(legal) * count[i]
+            out[i] = self.choose(legal, own[i],
+                                 values[start : start + size].reshape(len(legal), count[i]))
+            start += size
         self.decisions += len(states)
         return out
+
+    def choose(self, legal: tuple[int, ...], own: int, values: NDArray[np.float64]) -> int:
+        """The move among ``legal`` given each one's return in each world (``values``,
+        actions × worlds): the blueprint's ``own`` unless another's mean beats it by more
+        than ``margin`` and, with ``z``, by at least z standard errors of the difference
+        over the same worlds (on a tie, the blueprint's)."""
+        means = values.mean(axis=1)
+        best = int(np.argmax(means))
+        if own not in legal:
+            return legal[best]
+        mine = legal.index(own)
+        gain = values[best] - values[mine]
+        slack = max(self.options.margin, 1e-9)
+        if gain.mean() <= slack:
+            return own
+        z = self.options.z  # with one world, no error is told: the blueprint's move
+        if z and (len(gain) < 2 or gain.mean() < z * gain.std(ddof=1) / np.sqrt(len(gain))):
+            return own
+        return legal[best]
 
     def rollout(self, roots: Sequence[Any], searcher: Sequence[int]) -> NDArray[np.float64]:
         """Each root played to the end, ``searcher[j]``'s seat by the blueprint and the

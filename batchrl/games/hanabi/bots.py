@@ -37,6 +37,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from batchrl.cluster import load_once
+from batchrl.games.hanabi.belief import History
 from batchrl.games.hanabi.knowledge import distributions, playable, unseen, useless
 from batchrl.games.hanabi.rules import (
     MAX_HINTS,
@@ -213,10 +214,15 @@ ALIASES = {"bot1": "simple", "bot2": "convention"}
 BOT_NAMES = ("random", "simple", "convention", *ALIASES)
 
 
-def make_bot(spec: str, rng: np.random.Generator) -> object:
+def make_bot(spec: str, rng: np.random.Generator, players: int = 2) -> object:
     """A player by name: ``random``, ``simple``, ``convention`` (``bot1``/``bot2``: the
     report's roles, simple and convention), or ``model:PATH``, any learner's model file
-    (``batchrl learn``, ``fqi``, ``imitate``), or ``python:MODULE:CALLABLE``."""
+    (``batchrl learn``, ``fqi``, ``imitate``), or ``python:MODULE:CALLABLE``, or
+    ``search:NAME``, any of them searched over (`SearchBot`), in a game of ``players``."""
+    from batchrl.games.search import parse
+
+    if parse(spec) is not None:
+        return SearchBot(spec, rng, players)
     name = ALIASES.get(spec, spec)
     if name == "random":
         return RandomBot(rng)
@@ -251,6 +257,47 @@ class ModelBot:
         x = np.stack([self.game.encode(s, s.current, params) for s in states])
         legal = np.stack([self.game.legal_mask(s, params) for s in states])
         return np.asarray(self.model.act_batch(x, legal), dtype=np.int64)
+
+
+class SearchBot:
+    """A search player (`batchrl.games.search`, ``search:bot2``) as a bot: at each move it
+    draws its own hand and the deck from what it has seen and hints received
+    (`batchrl.games.hanabi.worlds`), tries each legal move in each world, the game played
+    out by the blueprint in every seat, and makes the move with the best mean score
+    (SPARTA's single-agent search). Where the blueprint decides without drawing (bot2, a
+    model file) and two play, a world is kept only if the blueprint in the partner's
+    seat would have made the partner's moves there (`batchrl.games.hanabi.belief`)."""
+
+    def __init__(self, spec: str, rng: np.random.Generator, players: int = 2) -> None:
+        from batchrl.games import get_game
+        from batchrl.games.play import make_player
+        from batchrl.games.search import SearchPlayer
+
+        game = get_game("hanabi")  # the registry's: this module sits below game.py
+        player = make_player(game, spec, game.params(players=players), rng)
+        assert isinstance(player, SearchPlayer)
+        self.player = player
+        self.name = self.player.name
+        self.histories: dict[int, History] = {}
+        # SPARTA's filter, where the blueprint decides without drawing, each state alone:
+        # bot2, or a model of a learner in BATCH_EXACT (not random, simple, another
+        # library's code, nor a search player itself)
+        blueprint = self.player.blueprint
+        model = getattr(blueprint, "model", None)
+        self.filtered = players == 2 and (
+            getattr(blueprint, "name", None) in ("convention", "bot2")
+            or (model is not None and model.meta.get("learner") in BATCH_EXACT))
+
+    def act(self, state: State) -> int:
+        seat = state.current
+        if not self.filtered:
+            return int(self.player.act([state], [seat])[0])
+        history = self.histories.setdefault(seat, History(seat, self.player.blueprint))
+        history.observe(state)
+        self.player.keep = history.keep
+        move = int(self.player.act([state], [seat])[0])
+        history.moved(state, move)
+        return move
 
 
 def play_game(bots: Sequence[Any], rng: np.random.Generator) -> tuple[list[State], list[int]]:

@@ -117,7 +117,8 @@ def play_block(specs: Sequence[str], seed: int, block: int, lo: int, hi: int,
     from its own seeds (`batchrl.cluster.block_entropy`); block 0's are the seed's."""
     rng = np.random.default_rng(block_entropy(seed, block))
     deals = np.random.default_rng(block_entropy([seed, 1], block))
-    players: list[Any] = list(bots) if bots is not None else [make_bot(s, rng) for s in specs]
+    players: list[Any] = list(bots) if bots is not None else \
+        [make_bot(s, rng, len(specs)) for s in specs]
     out = np.zeros((hi - lo, 3), dtype=np.int64)
     if all(draws_nothing(p) for p in players):  # the same games, in lockstep
         for start in range(0, hi - lo, LOCKSTEP):
@@ -189,7 +190,8 @@ def agreement(specs: Sequence[str], games: int, seed: int, measured: int = 0,
     teacher = ConventionBot()
     rng = np.random.default_rng(seed)
     deals = np.random.default_rng([seed, 1])
-    players: list[Any] = list(bots) if bots is not None else [make_bot(s, rng) for s in specs]
+    players: list[Any] = list(bots) if bots is not None else \
+        [make_bot(s, rng, len(specs)) for s in specs]
     moves = dict.fromkeys(ConventionBot.RULES, 0)
     agree, misplays = dict(moves), dict(moves)
     scores, burnt = [], 0

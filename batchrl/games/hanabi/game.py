@@ -53,6 +53,7 @@ class Hanabi(Game):
     title = "Hanabi"
     player_counts = (2, 3, 4, 5)
     zero_sum = False
+    teams = ((0, 1, 2, 3, 4),)  # every seat shares the score (a search's partners)
     unit = "games"
     Params = HanabiParams
     # fast mode, one forest per move class, 30 trees: the 2,036 Eger games (102,901 rows,
@@ -152,6 +153,14 @@ class Hanabi(Game):
     def rewards(self, before: rules.State, after: rules.State) -> tuple[float, ...]:
         """The cards a move plays, for every seat (the store's reward)."""
         return (float(after.score_played - before.score_played),) * after.players
+
+    def sample_worlds(self, state: rules.State, seat: int, n: int,
+                      rng: np.random.Generator) -> list[rules.State]:
+        """``seat``'s own hand and the deck drawn uniformly among the deals of the cards it
+        has not seen that fit every hint it received (`batchrl.games.hanabi.worlds`)."""
+        from batchrl.games.hanabi.worlds import sample
+
+        return sample(state, seat, n, rng)
 
     def encode(self, state: rules.State, player: int, params: HanabiParams
                ) -> NDArray[np.float32]:

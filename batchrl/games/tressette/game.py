@@ -49,7 +49,7 @@ from batchrl.games.base import (
 )
 from batchrl.games.tressette import transitions as tt
 from batchrl.games.tressette.bots import BOT_NAMES
-from batchrl.games.tressette.features import Tracker
+from batchrl.games.tressette.features import N_FEATURES, Tracker
 from batchrl.games.tressette.rules import (
     CARDS,
     SEATS,
@@ -177,7 +177,9 @@ class Tressette(Game):
         if state.params.suits == "canonical" and not is_terminal(state.state):
             if not 0 <= card < CARDS:
                 raise IllegalCard(f"card {card}: ids are 0..{CARDS - 1}")
-            order = _canonical_view(state.state)[2]
+            order = _ORDERS.get(state.state)
+            if order is None:
+                order = _canonical_view(state.state)[2]
             real = int(to_cards(np.asarray([card]), order[None])[0])
             try:
                 return Hand(step(state.state, real), state.params)
@@ -209,6 +211,35 @@ class Tressette(Game):
             x = canonical(x)[0]
         out: NDArray[np.float32] = x[0]
         return out
+
+    def encode_batch(self, states: Sequence[Hand], players: Sequence[int], params: Any
+                     ) -> tuple[NDArray[np.float32], NDArray[np.bool_]]:
+        """Every state replayed from its deal in one tracker (`replay`), a play at a time
+        for the whole batch, not a tracker per state; a canonical state's suit order is
+        kept for ``step`` (`_ORDERS`)."""
+        live = [i for i, h in enumerate(states) if not is_terminal(h.state)]
+        x = np.empty((len(states), N_FEATURES), dtype=np.float32)
+        legal = np.zeros((len(states), CARDS), dtype=bool)
+        for i in sorted(set(range(len(states))) - set(live)):  # a hand over: as encode
+            x[i] = self.encode(states[i], players[i], params)
+        _ORDERS.clear()  # ``step`` follows the acting on these states
+        if not live:
+            return x, legal
+        tracker = replay([states[i].state for i in live])
+        seats = np.asarray(players, dtype=np.int64)[live]
+        xs, ls = tracker.features(seats=seats), tracker.legal()
+        own = seats == tracker.current  # the seat to play's own view
+        if params.suits == "canonical":
+            xs, renamed, order = canonical(xs, ls)
+            assert renamed is not None
+            ls = renamed
+            for j in np.flatnonzero(own):
+                _ORDERS[states[live[j]].state] = order[j].copy()
+        x[live] = xs
+        legal[live] = ls
+        for j in np.flatnonzero(~own):  # the mask is the seat to play's, in its suits
+            legal[live[j]] = self.legal_mask(states[live[j]], params)
+        return x, legal
 
     def rewards(self, before: Hand, after: Hand) -> tuple[float, ...] | None:
         """The store's reward of the card just played: with ``"shaped"`` the seed's reward
@@ -372,6 +403,30 @@ def tracker_at(state: State) -> Tracker:
     _TRACKERS[key] = tracker
     return tracker
 
+
+def replay(states: Sequence[State]) -> Tracker:
+    """One tracker of the hands ``states``, each at its own point: replayed from their
+    deals together, play t of every hand that has one at once."""
+    hands = np.zeros((len(states), SEATS, CARDS), dtype=bool)
+    depth = np.fromiter((len(st.plays) for st in states), np.int64, count=len(states))
+    cards = np.zeros((len(states), max(int(depth.max(initial=0)), 1)), dtype=np.int64)
+    leaders = np.empty(len(states), dtype=np.int64)
+    for g, st in enumerate(states):
+        for seat, held in enumerate(st.hands):
+            hands[g, seat, list(held)] = True
+        for t, (seat, card) in enumerate(st.plays):
+            hands[g, seat, card] = True
+            cards[g, t] = card
+        leaders[g] = st.plays[0][0] if st.plays else st.leader
+    tracker = Tracker(hands, leaders)
+    for t in range(int(depth.max(initial=0))):
+        tracker.play(cards[:, t], active=depth > t)
+    return tracker
+
+
+# the suit order of the canonical states of `Tressette.encode_batch`'s last batch, for
+# ``step`` to name their cards: a search's rollouts step every state a model acted on
+_ORDERS: dict[State, NDArray[np.int64]] = {}
 
 _View = tuple[NDArray[Any], NDArray[np.bool_], NDArray[np.int64]]
 _VIEWS: dict[State, _View] = {}

@@ -210,3 +210,36 @@ def test_a_match_to_21():
     assert not tied.over and tied.winner is None
     with pytest.raises(ValueError, match="over"):
         m.add((6, 5))
+
+
+@pytest.mark.parametrize("suits", ["dealt", "canonical"])
+def test_a_batch_is_encoded_at_once_as_each_state_alone(suits):
+    """``encode_batch`` replays a batch of hands at different points (a finished one
+    among them) in one tracker: each row is ``encode`` and ``legal_mask`` of its state,
+    and a canonical card a model picks from it steps as the state's own would."""
+    params = GAME.params(suits=suits)
+    rng = np.random.default_rng(3)
+    states, seats = [], []
+    for k in range(12):
+        state = GAME.new_game(rng, params)
+        for _ in range(40 if k == 6 else (7 * k) % 41):
+            legal = GAME.legal_actions(state)
+            state = GAME.step(state, legal[int(rng.integers(len(legal)))])
+        states.append(state)
+        seats.append(GAME.current_player(state) if k % 3 else k % 4)
+    assert any(GAME.is_terminal(s) for s in states)
+    x, legal = GAME.encode_batch(states, [max(p, 0) for p in seats], params)
+    for i, state in enumerate(states):
+        assert np.array_equal(x[i], GAME.encode(state, max(seats[i], 0), params))
+        assert np.array_equal(legal[i], GAME.legal_mask(state, params))
+    from batchrl.games.tressette.game import _ORDERS
+
+    cards = [int(np.flatnonzero(legal[i])[-1]) for i, s in enumerate(states)
+             if not GAME.is_terminal(s)]
+    playing = [s for s in states if not GAME.is_terminal(s)]
+    kept = [GAME.step(s, c) for s, c in zip(playing, cards, strict=True)]
+    own = sum(not GAME.is_terminal(s) and GAME.current_player(s) == p
+              for s, p in zip(states, seats, strict=True))  # encoded from the seat to act
+    assert own >= 6 and len(_ORDERS) == (own if suits == "canonical" else 0)
+    _ORDERS.clear()  # the orders worked out again, state by state
+    assert kept == [GAME.step(s, c) for s, c in zip(playing, cards, strict=True)]
