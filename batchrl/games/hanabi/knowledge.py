@@ -61,11 +61,22 @@ def unseen(state: State, viewer: int | None) -> NDArray[np.float64]:
     seen = list(state.discards)
     if viewer is not None:
         seen += [c for p, hand in enumerate(state.hands) if p != viewer for c in hand]
-    return np.clip(COPIES - played(state) - counts(seen), 0, None)
+    left = COPIES - _PLAYED[state.fireworks] - counts(seen)
+    out: NDArray[np.float64] = np.maximum(left, 0.0, out=left)
+    return out
 
 
 def _bits(masks: list[int]) -> NDArray[np.float64]:
     return ((np.asarray(masks, dtype=np.int64)[:, None] >> np.arange(5)) & 1).astype(np.float64)
+
+
+# every (colour mask, rank mask) pair, indexed colours << 5 | ranks: which identities it allows
+_ALLOWED = (_bits(list(range(32)))[:, None, :, None]
+            * _bits(list(range(32)))[None, :, None, :]).reshape(1024, 5, 5)
+# played(state) of every fireworks, indexed by the fireworks tuple
+_PLAYED = (_RANKS[None, None, None, None, None, None, :]
+           <= np.stack(np.meshgrid(*[np.arange(6)] * 5, indexing="ij"), axis=-1)[..., None]
+           ).astype(np.float64)
 
 
 def distributions(left: NDArray[np.float64],
@@ -73,8 +84,7 @@ def distributions(left: NDArray[np.float64],
     """P(identity) of each card whose hints allow its (colour mask, rank mask): (n, 5, 5)."""
     if not known:
         return np.zeros((0, 5, 5))
-    colours, ranks = _bits([k[0] for k in known]), _bits([k[1] for k in known])
-    weight = left[None] * colours[:, :, None] * ranks[:, None, :]
+    weight = left[None] * _ALLOWED[[cm << 5 | rm for cm, rm in known]]
     total = weight.sum(axis=(1, 2), keepdims=True)
     out: NDArray[np.float64] = np.divide(weight, total, out=np.zeros_like(weight),
                                          where=total > 0)
@@ -183,10 +193,6 @@ def encode(state: State, player: int) -> NDArray[np.float32]:
 
 _HAND_PAD = tuple((-1,) * k for k in range(6))  # an empty partner slot: no card
 _KNOWN_PAD = tuple((0,) * (2 * k) for k in range(6))  # an empty slot: nothing possible
-# every (colour mask, rank mask) pair, indexed colours << 5 | ranks: which identities it allows
-_ALLOWED = _bits(list(range(32)))[:, None, :, None] * _bits(list(range(32)))[None, :, None, :]
-_ALLOWED = _ALLOWED.reshape(1024, 5, 5)
-
 
 def encode_many(states: Sequence[State], players: Sequence[int]) -> NDArray[np.float32]:
     """``encode`` of many states at once, row i for ``players[i]`` in ``states[i]``:
