@@ -56,8 +56,12 @@ def default_out(config: FQIConfig) -> Path:
     who = "".join(f"-player-{safe_name(p)}" for p in config.players)
     k = "" if config.k is None else f"-K{config.k}"  # None: every input
     tau = "" if config.support is None else f"-support{config.support:g}"
+    # the seed and gamma too, when not the defaults: a second seed must not replace the
+    # first one's model and checkpoint (the features: `refuse_other_model`)
+    gamma = "" if config.gamma == 1.0 else f"-gamma{config.gamma:g}"
+    seed = "" if config.seed == 0 else f"-seed{config.seed}"
     name = (f"fqi-M{config.trees}-nmin{config.nmin}{k}-N{config.iters}{fast}{per}{tau}"
-            f"{who}.npz")
+            f"{gamma}{seed}{who}.npz")
     return inside(outputs_beside(config.store) / "models", name)
 
 
@@ -151,6 +155,36 @@ def checkpoint_directory(path: Path, resume: bool) -> None:
                                           "it ends; --resume goes on from them\n")
 
 
+# the settings that change an FQI model (not the worker count, nor where it goes)
+MODEL_SETTINGS = ("trees", "nmin", "k", "iters", "gamma", "features", "drop", "players",
+                  "per_action", "freeze_after", "seed", "support")
+
+
+def refuse_other_model(out: Path, config: FQIConfig) -> None:
+    """A `ValueError` where the model at ``out`` (a default name: it holds some settings,
+    not all) was made with other settings than ``config``'s: a run must not replace a
+    model it did not make again, and that model's name would then lie."""
+    if not out.is_file():
+        return
+    from batchrl.policy import ModelError, policy_meta
+
+    try:
+        made = policy_meta(out).get("params") or {}
+    except (ModelError, ValueError, OSError):
+        return  # not a model this reads: replaced, as before
+    mine = asdict(config)
+
+    def same(value: Any) -> Any:
+        return list(value) if isinstance(value, (list, tuple)) else value
+
+    other = [f"{k} {made.get(k)!r} (this run: {mine[k]!r})" for k in MODEL_SETTINGS
+             if k in made and same(made[k]) != same(mine[k])]
+    if other:
+        raise ValueError(f"{out} holds a model made with other settings: "
+                         f"{'; '.join(other)}. Give --out for this one, or remove that "
+                         "model first")
+
+
 def run_fqi(
     config: FQIConfig, on_iteration: Callable[[IterationStats], None] | None = None,
     on_step: Callable[[str, int, int], None] | None = None,
@@ -164,6 +198,8 @@ def run_fqi(
     if not len(held[0]):
         raise ValueError(f"store {config.store} has no rows: ingest logs first")
     out = config.out or default_out(config)
+    if config.out is None and not config.resume:
+        refuse_other_model(out, config)
     checkpoints = out.with_name(out.name + ".ckpt")
     if config.resume and not checkpoints.exists() and out.exists():
         raise ValueError(f"--resume: the run is finished, its model is {out}; run without "

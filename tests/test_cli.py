@@ -112,6 +112,22 @@ def test_fqi_as_the_user_writes_it_then_policy_show(sample_store, monkeypatch):
     assert "trees=5" in shown and f"{rows:,} rows" in shown
 
 
+def test_a_second_seed_or_other_features_never_replace_a_model_silently(sample_store):
+    args = ["fqi", "--store", str(sample_store), "--trees", "2", "--iters", "1"]
+    models = sample_store / "models"
+    assert invoke(*args).exit_code == 0
+    first = (models / "fqi-M2-nmin20-N1.npz").read_bytes()
+    seeded = invoke(*args, "--seed", "1")
+    assert seeded.exit_code == 0 and (models / "fqi-M2-nmin20-N1-seed1.npz").exists()
+    assert (models / "fqi-M2-nmin20-N1.npz").read_bytes() == first
+    other = invoke(*args, "--drop", "pv")  # the same default name: refused, model kept
+    assert other.exit_code == 1 and "Traceback" not in other.output
+    assert "holds a model made with other settings: drop [] (this run: ('pv',))" in \
+        other.output and "Give --out" in other.output
+    assert (models / "fqi-M2-nmin20-N1.npz").read_bytes() == first
+    assert invoke(*args).exit_code == 0  # the same settings again: replaced, as asked
+
+
 def test_fqi_selects_features_by_name(sample_store, tmp_path):
     out = tmp_path / "m.npz"
     result = invoke("fqi", "--store", str(sample_store), "--trees", "3", "--iters", "2",
