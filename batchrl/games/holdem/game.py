@@ -296,7 +296,7 @@ class Holdem(Game):
             written = generate(out, list(players), count, seed, fmt, game, progress)
         except ModelError as exc:
             raise GameError(str(exc)) from None
-        return f"{written:,} games written to {out}"
+        return f"{written:,} {self.unit} written to {out}"
 
     ablation_opponents = ("rule",)
 

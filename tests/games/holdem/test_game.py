@@ -188,7 +188,7 @@ def test_a_model_without_pv_plays_without_computing_it(tmp_path):
 def test_generate_and_evaluate_through_the_protocol(tmp_path):
     out = tmp_path / "rr.dealer.summary"
     line = GAME.generate(out, ("random", "rule"), 40, 5, {})
-    assert line == f"40 games written to {out}"
+    assert line == f"40 hands written to {out}"
     assert sniff_format(out) is FORMATS["glassfrog"]
     assert _plan(out, fmt="glassfrog")[0].variant == gamedef.GLASSFROG_LIMIT.name
     forced = tmp_path / "forced.log"  # a summary, in the ACPC game's units
