@@ -226,3 +226,26 @@ def test_tressette_from_the_command_line(tmp_path: Path, suits: str):
                     "--vs", "random", "--games", "40")
     assert result.exit_code == 0 and "hands won" in result.output, result.output
     assert ("hand_Aa" in Store.open(store).schema.feature_names) == (suits == "canonical")
+
+
+def test_ctrl_c_says_what_was_kept_and_how_to_go_on_and_exits_130(sample_log, sample_store,
+                                                                  monkeypatch):
+    import batchrl.training
+    from batchrl.games.holdem.game import Holdem
+
+    def interrupted(*args, **kwargs):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(batchrl.training, "run_fqi", interrupted)
+    result = invoke("fqi", "--store", str(sample_store), "--trees", "2", "--iters", "1")
+    assert result.exit_code == 130 and "Aborted" not in result.output
+    assert "stopped (Ctrl-C): every finished iteration is checkpointed" in result.output
+    assert "--resume" in result.output
+    monkeypatch.setattr(sys.modules["batchrl.cli.main"], "run_ingest", interrupted)
+    result = invoke("ingest", str(sample_log), "--store", str(sample_store))
+    assert result.exit_code == 130 and "the logs read to the end are in the store" in \
+        result.output
+    monkeypatch.setattr(Holdem, "evaluate", interrupted)  # a command without a note
+    result = invoke("evaluate", "--game", "holdem", "--players", "random,random")
+    assert result.exit_code == 130 and "stopped (Ctrl-C) before evaluate finished" in \
+        result.output

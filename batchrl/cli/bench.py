@@ -20,7 +20,7 @@ from batchrl.bench import (
     run_bench,
     split_learners,
 )
-from batchrl.cli.common import JOBS, split_names
+from batchrl.cli.common import JOBS, split_names, stopped
 from batchrl.games import GAMES
 from batchrl.learners import LearnerError
 
@@ -82,6 +82,8 @@ def _datasets_help() -> str:
                    "and ref_max_score: random's and the reference's mean return of an "
                    "episode against the evaluation opponents, in the dataset's rewards, "
                    "for minari.get_normalized_score. Needs the export extra.")
+@stopped("every row that landed is in OUT/results.jsonl, every dataset built in the cache: "
+         "run the same command to go on from there.")
 def bench(games: tuple[str, ...], tiers: tuple[str, ...], learners: tuple[str, ...],
           peers: tuple[str, ...], seeds: int, quick: bool, as_json: bool, out: Path,
           cache: Path | None, jobs: int, scheduler: str | None, minari: Path | None) -> None:

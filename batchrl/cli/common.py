@@ -45,6 +45,40 @@ class StoreRoot(click.ParamType[Any]):
 
 STORE = StoreRoot()
 
+INTERRUPTED = 130  # a shell's status for a command Ctrl-C stopped (128 + SIGINT)
+
+
+def stopped(kept: str) -> Callable[[F], F]:
+    """A command stopped by Ctrl-C says what it kept and how to go on (``kept``) and exits
+    130, where click says a bare "Aborted!" and exits 1. Put it under the click
+    decorators, on the function."""
+    import functools
+
+    def wrap(f: F) -> F:
+        @functools.wraps(f)
+        def run(*args: Any, **kwargs: Any) -> Any:
+            try:
+                return f(*args, **kwargs)
+            except KeyboardInterrupt:
+                click.echo(f"\nstopped (Ctrl-C): {kept}", err=True)
+                raise click.exceptions.Exit(INTERRUPTED) from None
+
+        return run  # type: ignore[return-value]
+
+    return wrap
+
+
+class Main(click.Group):
+    """The ``batchrl`` group: a command stopped by Ctrl-C exits 130 (`stopped`)."""
+
+    def invoke(self, ctx: click.Context) -> Any:
+        try:
+            return super().invoke(ctx)
+        except KeyboardInterrupt:
+            name = ctx.invoked_subcommand or "the command"
+            click.echo(f"\nstopped (Ctrl-C) before {name} finished", err=True)
+            raise click.exceptions.Exit(INTERRUPTED) from None
+
 
 def split_names(values: tuple[str, ...]) -> tuple[str, ...]:
     """Feature names given as repeated options, or comma-separated, or both."""

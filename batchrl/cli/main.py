@@ -24,8 +24,10 @@ from batchrl.cli.common import (
     STORE,
     STORE_HELP,
     FormatName,
+    Main,
     game_options,
     split_names,
+    stopped,
     take_game_options,
 )
 from batchrl.cli.export import export
@@ -40,7 +42,8 @@ _TABLE_HEADER = (f"{'iter':>4} {'bellman residual':>17} {'mean |Q|':>10} {'max |
                  f"{'seconds':>8}  trees")
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
+@click.group(cls=Main,
+             context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
 @click.version_option(__version__, prog_name="batchrl")
 def main() -> None:
     """Offline reinforcement learning from card-game logs.
@@ -118,6 +121,9 @@ def _formats_help() -> str:
                    "ingest into it to finish, then give up (0: at once) [default: as long "
                    "as it takes].")
 @game_options("ingest")
+@stopped("the logs read to the end are in the store; the one being read left nothing behind "
+         "(a log's rows land whole or not at all). Run the same command to go on (a log "
+         "ingested again replaces its own rows).")
 def ingest(paths: tuple[Path, ...], store: Path | str | None, fmt: str, on_error: str,
            scheduler: str | None, wait: float | None, **kwargs: Any) -> None:
     """Turn game logs into store rows, one per decision.
@@ -334,6 +340,8 @@ def info(store: Path | str | None, whole: bool, as_json: bool, quick: bool) -> N
               help="Continue a killed run from its last complete iteration (same result as "
                    "an uninterrupted run); refused, saying what changed, where the store's "
                    "logs, the players, the features or --support are not the killed run's.")
+@stopped("every finished iteration is checkpointed beside the model (MODEL.npz.ckpt/): "
+         "run the same command with --resume to go on from the last one.")
 def fqi(store: Path | str | None, trees: int | None, nmin: int | None, k: int | None,
         iters: int | None, gamma: float, features: tuple[str, ...], drop: tuple[str, ...],
         players: tuple[str, ...], per_action: bool | None, fast: bool | None,
