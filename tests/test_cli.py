@@ -249,3 +249,18 @@ def test_ctrl_c_says_what_was_kept_and_how_to_go_on_and_exits_130(sample_log, sa
     result = invoke("evaluate", "--game", "holdem", "--players", "random,random")
     assert result.exit_code == 130 and "stopped (Ctrl-C) before evaluate finished" in \
         result.output
+
+
+def test_piped_progress_says_how_far_it_is_every_so_often(monkeypatch, capsys):
+    """Where no bar shows (stderr piped), a long command prints a line every PIPED_EVERY
+    seconds (30 by default), so it is never silent."""
+    import time
+
+    from batchrl.cli import common
+
+    monkeypatch.setattr(common, "PIPED_EVERY", 0.05)
+    with common.progress(200, "playing") as advance:
+        advance(50)
+        time.sleep(0.3)
+    lines = [x for x in capsys.readouterr().err.splitlines() if x]
+    assert len(lines) >= 2 and lines[0].startswith("playing: 25%, 50 of 200 after")

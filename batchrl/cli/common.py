@@ -92,11 +92,47 @@ def advancing(items: Iterable[T], advance: Callable[[int], None]) -> Iterator[T]
         advance(1)
 
 
+PIPED_EVERY = 30.0  # seconds between progress lines when stderr is not a terminal
+
+
+@contextmanager
+def heartbeat(total: int, label: str) -> Iterator[Callable[[int], None]]:
+    """Progress where no bar shows (stderr piped or in a file): a line on stderr every
+    ``PIPED_EVERY`` seconds while the work runs, saying how far it is, so a long command
+    is never silent."""
+    import threading
+    import time
+
+    done = [0]
+    started = time.monotonic()
+    stop = threading.Event()
+
+    def beat() -> None:
+        while not stop.wait(PIPED_EVERY):
+            share = f"{done[0] / total:.0%}, " if total else ""
+            click.echo(f"{label}: {share}{done[0]:,} of {total:,} after "
+                       f"{time.monotonic() - started:.0f} s", err=True)
+
+    thread = threading.Thread(target=beat, name="batchrl-heartbeat", daemon=True)
+    thread.start()
+
+    def advance(n: int) -> None:
+        done[0] += n
+
+    try:
+        yield advance
+    finally:
+        stop.set()
+        thread.join()
+
+
 @contextmanager
 def progress(total: int, label: str) -> Iterator[Callable[[int], None]]:
-    """A progress bar on a terminal (to stderr); nothing when output is piped."""
+    """A progress bar on a terminal (to stderr); piped, a line every ``PIPED_EVERY``
+    seconds (`heartbeat`)."""
     if not sys.stderr.isatty():
-        yield lambda n: None
+        with heartbeat(total, label) as advance:
+            yield advance
         return
     with click.progressbar(length=total, label=label, file=sys.stderr) as bar:
         yield bar.update

@@ -26,6 +26,7 @@ from batchrl.cli.common import (
     FormatName,
     Main,
     game_options,
+    heartbeat,
     split_names,
     stopped,
     take_game_options,
@@ -173,10 +174,17 @@ def ingest(paths: tuple[Path, ...], store: Path | str | None, fmt: str, on_error
         if sys.stderr.isatty():
             with click.progressbar(length=total, label="ingesting", file=sys.stderr,
                                    show_eta=True, show_percent=True) as bar:
-                reports = run_ingest(config, progress=bar.update, on_report=_print_report,
+
+                def report(source: SourceReport) -> None:
+                    click.echo("", err=True)  # the summary on its own line, after the bar
+                    _print_report(source)
+
+                reports = run_ingest(config, progress=bar.update, on_report=report,
                                      on_wait=waiting)
         else:
-            reports = run_ingest(config, on_report=_print_report, on_wait=waiting)
+            with heartbeat(total, "ingesting (bytes read)") as advance:
+                reports = run_ingest(config, progress=advance, on_report=_print_report,
+                                     on_wait=waiting)
     except (IngestError, StoreError, ClusterError) as exc:
         raise click.ClickException(str(exc)) from None
     except OSError as exc:
