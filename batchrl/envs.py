@@ -94,6 +94,8 @@ def _aec_class() -> type:
             self.metadata = {**GameEnv.metadata, "name": f"batchrl_{game.name}"}  # type: ignore[misc]
             self.possible_agents = [f"player_{i}" for i in range(game.num_players(params))]
             observation, action = _spaces(game, params)
+            self.reward_unit = game.reward_unit(params)  # as the seat env's
+            self.reward_scale = dict(game.reward_scale(params))
             self.observation_spaces = dict.fromkeys(self.possible_agents, observation)
             self.action_spaces = dict.fromkeys(self.possible_agents, action)
             self._rng = np.random.default_rng()
@@ -179,6 +181,7 @@ def _seat_class() -> type:
         is the seat's from its action up to its next decision."""
 
         metadata: ClassVar[dict[str, Any]] = {"render_modes": ["ansi"]}
+        MAX_DEALS = 10_000  # games dealt in one reset before it gives up
 
         def __init__(self, game: Game, params: Any, opponents: tuple[str, ...], seat: int,
                      render_mode: str | None = None, illegal_reward: float | None = -1.0
@@ -190,6 +193,10 @@ def _seat_class() -> type:
             self.game, self.params, self.opponents, self.seat = game, params, opponents, seat
             self.render_mode, self.illegal_reward = render_mode, illegal_reward
             self.observation_space, self.action_space = _spaces(game, params)
+            # what a reward counts, in words and as numbers (hold'em: chips, and
+            # reward_scale["big_blind"] of them a big blind)
+            self.reward_unit = game.reward_unit(params)
+            self.reward_scale = dict(game.reward_scale(params))
             self._state: Any = None
             self._players: list[Any] = []
             self._over = True  # until reset
@@ -202,10 +209,23 @@ def _seat_class() -> type:
             streams = self.np_random.spawn(len(self.opponents) + 1)
             self._players = [make_player(self.game, spec, self.params, rng)
                              for spec, rng in zip(self.opponents, streams[1:], strict=True)]
-            self._state = self.game.new_game(streams[0], self.params)
-            reward = self._others()
-            self._over = bool(self.game.is_terminal(self._state))
-            return self._observation(), {"reward_before_first_decision": reward}
+            # A game that ends before this seat decides (a hold'em hand the small blind
+            # folds) is no episode: it is dealt again, and what the seat won or lost in
+            # those games is in the info, so that the chips add up.
+            skipped, lost = 0, 0.0
+            for _ in range(self.MAX_DEALS):
+                self._state = self.game.new_game(streams[0], self.params)
+                reward = self._others()
+                if not self.game.is_terminal(self._state):
+                    break
+                skipped, lost = skipped + 1, lost + reward
+            else:
+                raise RuntimeError(f"{self.game.name}: seat {self.seat} had no decision in "
+                                   f"{self.MAX_DEALS} games against {self.opponents}")
+            self._over = False
+            return self._observation(), {"reward_before_first_decision": reward,
+                                         "games_without_a_decision": skipped,
+                                         "reward_of_games_without_a_decision": lost}
 
         def _others(self) -> float:
             """Play the other seats until this one is to act or the game is over; what

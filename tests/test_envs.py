@@ -124,3 +124,18 @@ def test_stepping_before_reset_or_after_the_end_is_a_clear_error():
         aec.step(None if terminated or truncated else 1)
     with pytest.raises(RuntimeError, match="every agent is done: call reset"):
         aec.step(0)
+
+
+def test_a_holdem_reset_always_gives_the_seat_a_decision_and_accounts_the_chips():
+    """About one hand in ten the small blind folds before the big blind acts: reset deals
+    again rather than start an episode already over, and says what the seat won in the
+    hands it had no decision in; the env says what its rewards count."""
+    env = batchrl.env("holdem", opponents=["random"], seat=0)  # the big blind
+    assert env.reward_scale == {"big_blind": 10.0} and "chips" in env.reward_unit
+    skipped = won = 0
+    for seed in range(120):
+        observation, info = env.reset(seed=seed)
+        assert observation["action_mask"].any()
+        skipped += info["games_without_a_decision"]
+        won += info["reward_of_games_without_a_decision"]
+    assert skipped > 0 and won == skipped * 5.0  # the small blind's 5 chips, each time
