@@ -7,8 +7,8 @@ __version__ = "0.1.0"
 
 def env(name: str, **kwargs: Any) -> Any:
     """The registered game ``name`` as a PettingZoo AEC environment, or with
-    ``opponents=[...]`` one seat of it as a Gymnasium environment (see ``batchrl.envs``;
-    needs the ``envs`` extra)."""
+    ``opponents=[...]`` one seat of it as a Gymnasium environment (a one-player game:
+    ``gym=True``; see ``batchrl.envs``; needs the ``envs`` extra)."""
     from batchrl.envs import make
 
     return make(name, **kwargs)

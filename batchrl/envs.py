@@ -35,10 +35,12 @@ def _libraries() -> tuple[Any, Any]:
 
 def make(name: str, opponents: Sequence[str] | None = None, seat: int = 0,
          render_mode: str | None = None, illegal_reward: float | None = -1.0,
-         **params: Any) -> Any:
+         gym: bool = False, **params: Any) -> Any:
     """The game ``name`` with ``params`` as a PettingZoo AEC environment (an illegal
     action raises, as the rules do); with ``opponents`` (a named player for each other
-    seat: ``random``, ``model:PATH``), a Gymnasium environment for ``seat``.
+    seat: ``random``, ``model:PATH``), a Gymnasium environment for ``seat``. A one-player
+    game (sette e mezzo) has no opponents to name: ``gym=True`` (or ``opponents=[]``)
+    gives its Gymnasium environment.
 
     In the Gymnasium environment an illegal action ends the episode with
     ``illegal_reward`` and ``info["illegal_action"]`` (PettingZoo's classic games end
@@ -46,6 +48,12 @@ def make(name: str, opponents: Sequence[str] | None = None, seat: int = 0,
     ``illegal_reward=None`` raises instead."""
     game = get_game(name)
     chosen = game.params(**params)
+    if gym and opponents is None:
+        seats = game.num_players(chosen)
+        if seats > 1:
+            raise ValueError(f"{name} has {seats} seats: name the other {seats - 1} "
+                             f"players for its Gymnasium environment (opponents=[...])")
+        opponents = []
     if opponents is None:
         return _aec_class()(game, chosen, render_mode)
     return _seat_class()(game, chosen, tuple(opponents), seat, render_mode, illegal_reward)

@@ -139,3 +139,11 @@ def test_a_holdem_reset_always_gives_the_seat_a_decision_and_accounts_the_chips(
         skipped += info["games_without_a_decision"]
         won += info["reward_of_games_without_a_decision"]
     assert skipped > 0 and won == skipped * 5.0  # the small blind's 5 chips, each time
+
+
+def test_a_one_player_game_s_gymnasium_env_needs_no_opponents_named():
+    seat = batchrl.env("sette-mezzo", gym=True)
+    assert not hasattr(seat, "agents") and seat.reset(seed=0)[0]["action_mask"].any()
+    check_env(seat, skip_render_check=True)
+    with pytest.raises(ValueError, match="holdem has 2 seats: name the other 1 players"):
+        batchrl.env("holdem", gym=True)
