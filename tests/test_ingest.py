@@ -71,6 +71,23 @@ def test_custom_game_needs_its_file_and_then_adds_up(shared_acpc, tmp_path):
     assert "bet_round1" in info.features and "bet_river" not in info.features
 
 
+def test_a_log_of_an_unknown_game_is_told_what_a_game_file_holds(tmp_path):
+    """A header naming a game batchrl does not know (as Michael-Z's log names
+    ./wvholdem.limit.2p.game, shipped with no log): the error names the flag, says what
+    such a file holds and shows one, which taken as it is ingests a log of that game."""
+    sample = (ROOT / "datasets" / "samples" / "random_vs_random.2p.limit.log").read_text()
+    log = tmp_path / "custom.log"
+    log.write_text(sample.replace("holdem.limit.2p.reverse_blinds.game", "./mine.game", 1))
+    with pytest.raises(IngestError) as refused:
+        run([log], tmp_path / "refused")
+    said = str(refused.value)
+    assert "./mine.game" in said and "--game FILE" in said and "blinds" in said
+    shown = said[said.index("GAMEDEF"):said.index("END GAMEDEF") + len("END GAMEDEF")]
+    (tmp_path / "mine.game").write_text(shown + "\n")
+    (report,) = run([log], tmp_path / "store", game=str(tmp_path / "mine.game"))
+    assert report.hands == 500
+
+
 REAL_LOGS = {  # every real ACPC log but Michael-Z's custom game (above): its game, hands
     "bunny-sleepy__Poker_Project__logs__matchName.178390c.log": ("nolimit.2p", 100),
     "bunny-sleepy__Poker_Project__logs__matchName.6bdc9b9.log": ("nolimit.2p", 100),

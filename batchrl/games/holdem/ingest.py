@@ -141,7 +141,13 @@ def decide_game(context: SourceContext, records: Iterator[Any],
             if game is None:
                 raise SourceError(
                     f"{path}, line {record.line}: the log plays {shown(record.game_path)}, not a "
-                    f"standard ACPC game: pass its game file with --game FILE")
+                    f"standard ACPC game: pass its game file with --game FILE. A .game file "
+                    f"is the ACPC dealer's game definition: limit or no-limit, the players, "
+                    f"rounds, blinds, raise sizes (limit) or stacks (no-limit), who acts "
+                    f"first each round, the raises allowed, the deck and the cards dealt. "
+                    f"Heads-up limit hold'em, for instance, reads:\n"
+                    f"{gamedef.HEADS_UP_LIMIT.to_text().rstrip()}\n"
+                    f"(if the log played that game, save those lines as a file and pass it)")
             notes.append(f"game {game.name} from the header")
             return game, pending
         if not isinstance(record, LoggedHand):
