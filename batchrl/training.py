@@ -16,11 +16,13 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 from batchrl.cluster import connect, scheduler_address
 from batchrl.filenames import inside, safe_name
 from batchrl.games import FQISettings, GameError, game_for
 from batchrl.learners.fqi import FAST_FREEZE_AFTER, LEARNER, FQIParams
-from batchrl.learners.fqi.iterations import IterationStats
+from batchrl.learners.fqi.iterations import IterationStats, return_to_go
 from batchrl.learning import model_meta, snapshot
 from batchrl.policy import ModelArtifact
 from batchrl.store import Store
@@ -197,6 +199,8 @@ def run_fqi(
     held = [store.arrays(features=config.features, drop=config.drop, players=config.players)]
     if not len(held[0]):
         raise ValueError(f"store {config.store} has no rows: ingest logs first")
+    # the largest |return| of a logged decision: no |Q| should go far past it (curves.py)
+    largest = float(np.abs(return_to_go(held[0], config.gamma)).max(initial=0.0))
     out = config.out or default_out(config)
     if config.out is None and not config.resume:
         refuse_other_model(out, config)
@@ -224,6 +228,7 @@ def run_fqi(
         params={k: (str(v) if isinstance(v, Path) else v) for k, v in asdict(config).items()
                 if k not in ("store", "out", "resume", "scheduler")},
         history=learned["history"], started=started, seen=seen)
+    artifact.meta["max_abs_return"] = largest
     artifact.save(out)
     shutil.rmtree(checkpoints, ignore_errors=True)
     return out, artifact

@@ -264,3 +264,20 @@ def test_piped_progress_says_how_far_it_is_every_so_often(monkeypatch, capsys):
         time.sleep(0.3)
     lines = [x for x in capsys.readouterr().err.splitlines() if x]
     assert len(lines) >= 2 and lines[0].startswith("playing: 25%, 50 of 200 after")
+
+
+def test_fqi_draws_its_curves_and_warns_when_q_passes_every_logged_return(sample_store):
+    from batchrl.learners.fqi.curves import out_of_range
+    from batchrl.policy import policy_meta
+
+    result = invoke("fqi", "--store", str(sample_store), "--trees", "3", "--iters", "2")
+    assert result.exit_code == 0, result.output
+    model = sample_store / "models" / "fqi-M3-nmin20-N2.npz"
+    assert f"curves: {model.with_suffix('.png')}" in result.output
+    assert model.with_suffix(".png").stat().st_size > 1000
+    meta = policy_meta(model)
+    largest = meta["max_abs_return"]
+    assert largest > 0 and meta["history"][-1]["max_abs_q"] <= largest  # no warning here
+    assert "warning" not in result.output
+    said = out_of_range(meta["history"], meta["history"][-1]["max_abs_q"] / 2)
+    assert said is not None and "past the largest |return| of any logged decision" in said

@@ -429,7 +429,7 @@ def fqi(store: Path | str | None, trees: int | None, nmin: int | None, k: int | 
                     bar.label = f"fqi ({', '.join(parts)})"
                     bar.render_progress()
 
-                path, _ = run_fqi(config, on_iteration=advance, on_step=step)
+                path, artifact = run_fqi(config, on_iteration=advance, on_step=step)
             click.echo(_TABLE_HEADER)
             click.echo("\n".join(rows))
         else:
@@ -451,9 +451,17 @@ def fqi(store: Path | str | None, trees: int | None, nmin: int | None, k: int | 
                                err=True)
                     last[0] = time.perf_counter()
 
-            path, _ = run_fqi(config, on_iteration=echo, on_step=step)
+            path, artifact = run_fqi(config, on_iteration=echo, on_step=step)
     except (StoreError, ValueError, ClusterError) as exc:
         raise click.ClickException(str(exc)) from None
+    from batchrl.learners.fqi.curves import draw, out_of_range
+
+    history, largest = artifact.meta["history"], artifact.meta.get("max_abs_return")
+    if largest is not None and (warning := out_of_range(history, largest)):
+        click.echo(f"warning: {warning}", err=True)
+    plot = draw(path, history, largest)
+    click.echo(f"curves: {plot}" if plot else
+               "curves: not drawn (pip install matplotlib to draw them beside the model)")
     click.echo(f"done in {time.perf_counter() - started:.1f} s: model in {path}")
 
 
