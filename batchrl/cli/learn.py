@@ -234,7 +234,7 @@ def settings_given(name: str, given: tuple[str, ...]) -> dict[str, Any]:
               help="Train and play each hero as one task on a Dask cluster "
                    "(tcp://HOST:8786; or set BATCHRL_SCHEDULER): the same table as here. "
                    "The store and --out must be on a filesystem the workers share. Needs "
-                   "pip install 'batchrl[dask]'; see the README's Dask section.")
+                   "pip install 'batchrl[dask]'; see docs/scale.md.")
 def ablate(store: Path | str | None, learner: str, given: tuple[str, ...],
            opponent: str | None, trees: int | None, nmin: int | None, iters: int | None,
            hands: int, seed: int, features: tuple[str, ...], groups: Path | None,

@@ -300,7 +300,7 @@ def info(store: Path | str | None, whole: bool, as_json: bool, quick: bool) -> N
 @click.option("--nmin", type=click.IntRange(min=2), default=None,
               help="n_min: rows a node needs to be split (bigger: smoother Q, and smaller "
                    "trees: their nodes go as rows / n_min; on millions of rows try 200 or "
-                   "more, README: Memory) [default: the game's].")
+                   "more, docs/scale.md: Memory) [default: the game's].")
 @click.option("--k", "k", type=click.IntRange(min=1), default=None,
               help="K: candidate attributes tried at each split [default: the game's; all "
                    "inputs, as the thesis and Ernst et al., unless it says otherwise].")
@@ -340,7 +340,7 @@ def info(store: Path | str | None, whole: bool, as_json: bool, quick: bool) -> N
 @click.option("--scheduler", envvar="BATCHRL_SCHEDULER", default=None, metavar="ADDRESS",
               help="Grow the trees on a Dask cluster (tcp://HOST:8786; or set "
                    "BATCHRL_SCHEDULER): the same model as here. Needs pip install "
-                   "'batchrl[dask]'; see the README's Dask section.")
+                   "'batchrl[dask]'; see docs/scale.md.")
 @click.option("--seed", default=0, show_default=True, help="Makes a run repeatable.")
 @click.option("--out", type=click.Path(dir_okay=False, path_type=Path), default=None,
               help="Model file [default: STORE/models/fqi-M…-nmin…-N….npz].")
@@ -362,8 +362,8 @@ def fqi(store: Path | str | None, trees: int | None, nmin: int | None, k: int | 
     run continues with --resume.
 
     Every game recommends its settings (the thesis's M=100, n_min=20, N=11 for
-    hold'em; the recipes of the README for the others): with no flags fqi uses the
-    store's game's and prints them; any flag given wins.
+    hold'em; for the others the recipes of their pages in docs/games): with no
+    flags fqi uses the store's game's and prints them; any flag given wins.
 
     \b
     Examples:

@@ -62,7 +62,7 @@ class SetteMezzo(Game):
     unit = "games"
     Params = SetteMezzoParams
     # the two features the optimum depends on (but for one cell): on 100,000 random
-    # games, M=100 n_min=20 N=11 on them reach the optimum within 0.0012 (README)
+    # games, M=100 n_min=20 N=11 on them reach the optimum within 0.0012 (docs/games/sette-mezzo.md)
     recommended: ClassVar[Mapping[str, Any]] = {
         "fqi": FQISettings(features=("total", "opponent_card")),
         "bc": {"features": ("total", "opponent_card")}}
@@ -81,7 +81,7 @@ class SetteMezzo(Game):
     default_count = 100_000
     log_formats = ("sette-mezzo",)
     # scored exactly (through the game tree): the reference is the optimum itself; the
-    # stick's expected reward takes the dealer's draws' noise out of the data (README)
+    # stick's expected reward takes the dealer's draws' noise out of the data (docs/games/sette-mezzo.md)
     datasets = (Dataset("random", ("random",), 100_000, 0, 3_000, {"reward": "expected"}),
                 Dataset("expert", ("optimal",), 100_000, 1, 3_000, {"reward": "expected"}))
     reference = "optimal"

@@ -105,7 +105,7 @@ class Tressette(Game):
     teams = ((0, 2), (1, 3))
     unit = "hands"
     Params = TressetteParams
-    # the README's recipe (75% of hands won against random)
+    # the recipe of docs/games/tressette.md (75% of hands won against random)
     recommended: ClassVar[Mapping[str, Any]] = {
         "fqi": FQISettings(trees=50, nmin=20, k=30, iters=10, per_action=True, fast=True,
                            drop=("played_*", "table_*")),

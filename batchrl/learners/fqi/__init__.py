@@ -36,7 +36,7 @@ from batchrl.policy import KIND, GreedyPolicy, ModelArtifact, supported
 from batchrl.store import Transitions
 
 # Fast mode's default: grow the trees once on each row's return-to-go, then only refit
-# leaf values (see batchrl.learners.fqi.iterations and the README for the measurements).
+# leaf values (see batchrl.learners.fqi.iterations and docs/speed.md for the measurements).
 FAST_FREEZE_AFTER = 0
 
 

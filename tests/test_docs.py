@@ -1,0 +1,78 @@
+"""The documentation: the site builds strict (a broken link or a missing page fails), the
+README stays a landing page, and every command the README and the getting-started page
+show runs, as written, so a stale path or flag fails here before a user meets it."""
+
+from __future__ import annotations
+
+import os
+import re
+import shlex
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+from locations import ROOT
+
+from batchrl.cli import main
+
+PAGES = [ROOT / "README.md", ROOT / "docs" / "getting-started.md"]
+
+
+def test_the_site_builds_strict(tmp_path: Path) -> None:
+    pytest.importorskip("mkdocs", reason="the docs need the docs extra (mkdocs)")
+    pytest.importorskip("mkdocs_click", reason="the docs need the docs extra (mkdocs-click)")
+    built = subprocess.run([sys.executable, "-m", "mkdocs", "build", "--strict", "-q",
+                            "-f", str(ROOT / "mkdocs.yml"), "-d", str(tmp_path / "site")],
+                           capture_output=True, text=True, cwd=ROOT,
+                           env={**os.environ, "NO_MKDOCS_2_WARNING": "1"})
+    assert built.returncode == 0, built.stdout + built.stderr
+    assert (tmp_path / "site" / "games" / "tressette" / "index.html").exists()
+    assert "batchrl ingest" in (tmp_path / "site" / "cli" / "index.html").read_text()
+
+
+def test_the_readme_is_a_landing_page_linking_into_the_docs() -> None:
+    readme = (ROOT / "README.md").read_text()
+    assert len(readme.splitlines()) <= 250
+    for link in re.findall(r"\]\((docs/[^)#]+)", readme):
+        assert (ROOT / link).is_file(), link
+
+
+def _blocks(page: Path, kinds: tuple[str, ...]) -> list[str]:
+    return re.findall(rf"```(?:{'|'.join(kinds)})\n(.*?)```", page.read_text(), re.S)
+
+
+def _commands(page: Path) -> list[list[str]]:
+    """Each ``batchrl`` command the page shows: the ``$ batchrl …`` lines of its console
+    blocks, and the ``.venv/bin/batchrl …`` steps of its shell one-liners (not the
+    install steps, nor the test command, which is this suite)."""
+    out = []
+    for block in _blocks(page, ("console",)):
+        out += [shlex.split(line[2:])[1:] for line in block.splitlines()
+                if line.startswith("$ batchrl ")]
+    for block in _blocks(page, ("sh",)):
+        for step in block.strip().split(" && "):
+            if step.startswith(".venv/bin/batchrl "):
+                out.append(shlex.split(step)[1:])
+    return out
+
+
+@pytest.mark.parametrize("page", PAGES, ids=lambda p: p.name)
+def test_every_command_a_page_shows_runs_as_written(page: Path, tmp_path: Path,
+                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    """In a copy of the repository's bundled samples, /tmp/demo standing for a folder of
+    the test's own; the commands in order, each ending well."""
+    commands = _commands(page)
+    assert len(commands) >= 4
+    work = tmp_path / "repo"
+    shutil.copytree(ROOT / "datasets" / "samples", work / "datasets" / "samples")
+    monkeypatch.chdir(work)
+    demo = str(tmp_path / "demo")
+    for args in commands:
+        args = [a.replace("/tmp/demo", demo) for a in args]
+        result = CliRunner().invoke(main, args, catch_exceptions=False)
+        assert result.exit_code == 0, f"batchrl {shlex.join(args)}\n{result.output}"
+    for block in _blocks(page, ("python",)):
+        exec(compile(block.replace("/tmp/demo", demo), str(page), "exec"), {})
