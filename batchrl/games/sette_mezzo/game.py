@@ -81,7 +81,8 @@ class SetteMezzo(Game):
     default_count = 100_000
     log_formats = ("sette-mezzo",)
     # scored exactly (through the game tree): the reference is the optimum itself; the
-    # stick's expected reward takes the dealer's draws' noise out of the data (docs/games/sette-mezzo.md)
+    # stick's expected reward takes the dealer's draws' noise out of the data
+    # (docs/games/sette-mezzo.md)
     datasets = (Dataset("random", ("random",), 100_000, 0, 3_000, {"reward": "expected"}),
                 Dataset("expert", ("optimal",), 100_000, 1, 3_000, {"reward": "expected"}))
     reference = "optimal"
