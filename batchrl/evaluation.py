@@ -14,7 +14,9 @@ True
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from statistics import NormalDist
 from typing import Any
 
@@ -72,3 +74,35 @@ def mean_ci(values: ArrayLike, confidence: float = 0.95, per_unit: int = 1) -> E
     sd = float(x.std(ddof=1)) if n > 1 else float("nan")
     z = NormalDist().inv_cdf(0.5 + confidence / 2)
     return Estimate(float(x.mean()), z * sd / float(np.sqrt(n)), sd, n, confidence)
+
+
+def draw_intervals(unit: str, intervals: Sequence[Any], title: str, path: Path) -> Path:
+    """A report's figures with their 95% intervals (``Interval`` s: label, mean, low,
+    high) as a chart at ``path`` (PNG, SVG or PDF by its suffix): a point each, its
+    interval as whiskers (none for an exact figure). Needs matplotlib."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    labels = [i.label if len(i.label) <= 40 else "…" + i.label[-39:] for i in intervals]
+    means = [i.mean for i in intervals]
+    below = [i.mean - i.low for i in intervals]
+    above = [i.high - i.mean for i in intervals]
+    fig, ax = plt.subplots(figsize=(8, 0.6 * len(intervals) + 1.6))
+    ys = list(range(len(intervals)))[::-1]
+    ax.errorbar(means, ys, xerr=[below, above], fmt="o", capsize=4)
+    for y, i in zip(ys, intervals, strict=True):
+        shown = f"{i.mean:.4g}" if i.low == i.high else \
+            f"{i.mean:.4g} [{i.low:.4g}, {i.high:.4g}]"
+        ax.annotate(shown, (i.mean, y), textcoords="offset points", xytext=(0, 8),
+                    ha="center", fontsize=8)
+    ax.set_yticks(ys, labels)
+    ax.set_ylim(-0.8, len(intervals) - 0.2)
+    ax.set(xlabel=f"{unit} (95% interval)", title=title)
+    ax.grid(axis="x", alpha=0.3)
+    fig.tight_layout()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return path

@@ -281,3 +281,21 @@ def test_fqi_draws_its_curves_and_warns_when_q_passes_every_logged_return(sample
     assert "warning" not in result.output
     said = out_of_range(meta["history"], meta["history"][-1]["max_abs_q"] / 2)
     assert said is not None and "past the largest |return| of any logged decision" in said
+
+
+@pytest.mark.parametrize("args", [
+    ["--game", "holdem", "--players", "rule,random", "--hands", "200"],
+    ["--game", "tressette", "--team", "rule", "--vs", "random", "--games", "20"],
+    ["--game", "hanabi", "--players", "bot2,bot2", "--players", "simple,simple",
+     "--games", "10"],
+    ["--game", "president", "--players", "rule,random,random,random", "--games", "40"],
+    ["--game", "leduc", "--players", "rule,random"],
+], ids=lambda a: a[1])
+def test_evaluate_draws_its_intervals(args, tmp_path):
+    pytest.importorskip("matplotlib", reason="--plot draws with matplotlib")
+    chart = tmp_path / "chart.png"
+    result = invoke("evaluate", *args, "--plot", str(chart))
+    assert result.exit_code == 0, result.output
+    assert f"chart: {chart}" in result.output and chart.stat().st_size > 2000
+    bad = invoke("evaluate", *args, "--plot", str(tmp_path / "chart.txt"))
+    assert bad.exit_code == 1 and "name a .png, .svg or .pdf file" in bad.output

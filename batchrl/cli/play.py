@@ -7,6 +7,7 @@ does the work, the game's own options reach it. ``batchrl.cli.main`` registers t
 
 from __future__ import annotations
 
+import importlib.util
 import inspect
 import json
 from pathlib import Path
@@ -128,9 +129,13 @@ def solve(game: Game, **kwargs: Any) -> None:
                    "workers (pip install 'batchrl[dask]').")
 @game_options("evaluate")
 @click.option("--json", "as_json", is_flag=True, help="One JSON object, for notebooks.")
+@click.option("--plot", type=click.Path(dir_okay=False, path_type=Path), default=None,
+              help="Also draw the report's figures with their 95% intervals as a chart "
+                   "(PNG, SVG or PDF, by the name's suffix). Needs matplotlib.")
 def evaluate(game: Game | None, model: str | None, groups: tuple[str, ...],
              opponent: str | None, team: str | None, versus: str | None, count: int | None,
-             seed: int, scheduler: str | None, as_json: bool, **kwargs: Any) -> None:
+             seed: int, scheduler: str | None, as_json: bool, plot: Path | None,
+             **kwargs: Any) -> None:
     """Measure a learned policy, in the game its model was trained on.
 
     Hands are played in blocks. A block's random players draw from a seed of
@@ -143,6 +148,11 @@ def evaluate(game: Game | None, model: str | None, groups: tuple[str, ...],
     """
     from batchrl.cluster import ClusterError, Tasks, connect, scheduler_address
 
+    if plot is not None:
+        if importlib.util.find_spec("matplotlib") is None:
+            raise click.ClickException("--plot draws with matplotlib: pip install matplotlib")
+        if plot.suffix.lower() not in (".png", ".svg", ".pdf"):
+            raise click.ClickException(f"--plot {plot}: name a .png, .svg or .pdf file")
     hero = f"model:{model}" if model is not None else None
     try:
         game = _game_of(game, hero, groups, team)
@@ -173,6 +183,16 @@ def evaluate(game: Game | None, model: str | None, groups: tuple[str, ...],
         click.echo(json.dumps(out))
     else:
         click.echo(report.table())
+    if plot is not None:
+        from batchrl.evaluation import draw_intervals
+
+        intervals = getattr(report, "intervals", None)
+        if intervals is None:
+            raise click.ClickException(f"{game.name}'s report has no figures to draw")
+        unit, rows = intervals()
+        drawn = draw_intervals(unit, rows, f"batchrl evaluate --game {game.name} (seed {seed})",
+                               plot)
+        click.echo(f"chart: {drawn}", err=as_json)
 
 
 evaluate.help = f"{inspect.cleandoc(evaluate.help or '')}\n\n{games_paragraphs('evaluate')}"

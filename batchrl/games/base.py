@@ -142,11 +142,23 @@ class Dataset:
 
 
 class Report(Protocol):
-    """What ``evaluate`` and ``solve`` return: a table for people, a dict for notebooks."""
+    """What ``evaluate`` and ``solve`` return: a table for people, a dict for notebooks.
+    An evaluation's report also gives ``intervals()``, ``(unit, [Interval, ...])``: what
+    ``evaluate --plot`` draws (`batchrl.evaluation.draw_intervals`)."""
 
     def table(self) -> str: ...
 
     def as_dict(self) -> dict[str, Any]: ...
+
+
+@dataclass(frozen=True)
+class Interval:
+    """One figure of a report with its 95% interval (``low == high``: exact)."""
+
+    label: str
+    mean: float
+    low: float
+    high: float
 
 
 @dataclass(frozen=True)

@@ -21,6 +21,7 @@ from numpy.typing import NDArray
 
 from batchrl.cluster import Task, Tasks, block_entropy, spans
 from batchrl.evaluation import Estimate, mean_ci
+from batchrl.games.base import Interval
 from batchrl.games.hanabi.bots import draws_nothing, make_bot, play_game, play_lockstep
 
 
@@ -151,6 +152,11 @@ class PairsReport:
     def as_dict(self) -> dict[str, Any]:
         return {"games": self.games, "seed": self.seed,
                 "pairs": [p.as_dict() for p in self.pairs]}
+
+    def intervals(self) -> tuple[str, list[Interval]]:
+        return ("cards played per game", [
+            Interval(" + ".join(p.players), p.played.mean.mean, p.played.mean.low,
+                     p.played.mean.high) for p in self.pairs])
 
 
 @dataclass(frozen=True)

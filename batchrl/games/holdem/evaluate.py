@@ -25,6 +25,7 @@ import numpy as np
 
 from batchrl.cluster import Task, Tasks, block_rngs, spans
 from batchrl.evaluation import Estimate, mean_ci
+from batchrl.games.base import Interval
 from batchrl.games.holdem import gamedef
 from batchrl.games.holdem.bots import load_models, make_bot, models_game, players_game
 from batchrl.games.holdem.gamedef import GameDef
@@ -67,6 +68,11 @@ class HoldemReport:
             "by_position": {k: v.as_dict() for k, v in self.by_position.items()},
             "seconds": self.seconds, "hands_per_second": self.hands_per_second,
         }
+
+    def intervals(self) -> tuple[str, list[Interval]]:
+        rows = [("all", self.bb_per_hand), *self.by_position.items()]
+        return (f"bb/hand, {self.hero} against {self.opponent}",
+                [Interval(name, e.mean, e.low, e.high) for name, e in rows])
 
     def table(self) -> str:
         b = self.bb_per_hand

@@ -23,6 +23,7 @@ from batchrl.games.base import (
     FQISettings,
     Game,
     GameError,
+    Interval,
     Scores,
     SourceContext,
     SourcePlan,
@@ -296,6 +297,12 @@ class ExactReport:
             lines.append(f"exploitability   {self.exploitability:.4f} chips per hand (what "
                          "a best response to the player wins, on average over seats)")
         return "\n".join(lines)
+
+    def intervals(self) -> tuple[str, list[Interval]]:
+        mean, best = sum(self.seats) / 2, sum(self.best) / 2  # exact: no interval
+        return (f"chips per hand against {self.players[1]} (exact)",
+                [Interval(self.players[0], mean, mean, mean),
+                 Interval("best response", best, best, best)])
 
     def as_dict(self) -> dict[str, Any]:
         return {"players": list(self.players), "chips_per_hand": sum(self.seats) / 2,

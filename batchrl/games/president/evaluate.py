@@ -18,6 +18,7 @@ from numpy.typing import NDArray
 
 from batchrl.cluster import after, block_rngs
 from batchrl.evaluation import Estimate, mean_ci
+from batchrl.games.base import Interval
 from batchrl.games.president.rules import game_orders, placements
 
 if TYPE_CHECKING:
@@ -74,6 +75,10 @@ class PlacementReport:
         return {"game": "president", "players": list(self.players), "games": self.games,
                 "seed": self.seed, "pass_locks": self.pass_locks, "match": self.match,
                 "results": [r.as_dict() for r in self.results]}
+
+    def intervals(self) -> tuple[str, list[Interval]]:
+        return ("share of games in first place", [
+            Interval(r.name, r.first.mean, r.first.low, r.first.high) for r in self.results])
 
 
 def placement_report(names: Sequence[str], placements: NDArray[np.int64], seed: int,

@@ -8,6 +8,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
+from batchrl.games.base import Interval
 from batchrl.games.sette_mezzo.solver import PolicyReport, Solution, evaluate_policy
 from batchrl.policy import LoadedModel
 
@@ -43,6 +44,12 @@ class ModelReport:
 
     def as_dict(self) -> dict[str, Any]:
         return asdict(self.report) | {"regret": self.report.regret, "model": self.model}
+
+    def intervals(self) -> tuple[str, list[Interval]]:
+        r = self.report  # exact: no interval
+        return ("expected stake per game (exact)",
+                [Interval(self.model, r.expected_reward, r.expected_reward, r.expected_reward),
+                 Interval("optimal", r.optimal_reward, r.optimal_reward, r.optimal_reward)])
 
 
 @dataclass(frozen=True)

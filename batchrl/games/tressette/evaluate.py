@@ -24,6 +24,7 @@ from numpy.typing import NDArray
 
 from batchrl.cluster import Task, Tasks, block_entropy, load_once, spans
 from batchrl.evaluation import Estimate, mean_ci
+from batchrl.games.base import Interval
 from batchrl.games.play import is_model
 from batchrl.games.tressette.bots import make_bot
 from batchrl.games.tressette.features import Tracker
@@ -53,6 +54,11 @@ class TeamReport:
                 f"  hands won        {w.mean:7.2%}  95% CI [{w.low:.2%}, {w.high:.2%}]\n"
                 f"  points per hand  {p.mean:7.3f}  95% CI [{p.low:.3f}, {p.high:.3f}]  "
                 f"(theirs {self.their_points:.3f}; 11 a hand)")
+
+    def intervals(self) -> tuple[str, list[Interval]]:
+        w = self.won
+        return (f"share of hands won against {self.vs}",
+                [Interval(self.team, w.mean, w.low, w.high)])
 
     def as_dict(self) -> dict[str, Any]:
         return {"team": self.team, "vs": self.vs, "hands": self.hands, "seed": self.seed,
