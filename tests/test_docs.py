@@ -76,3 +76,34 @@ def test_every_command_a_page_shows_runs_as_written(page: Path, tmp_path: Path,
         assert result.exit_code == 0, f"batchrl {shlex.join(args)}\n{result.output}"
     for block in _blocks(page, ("python",)):
         exec(compile(block.replace("/tmp/demo", demo), str(page), "exec"), {})
+
+
+def test_a_recipe_s_model_is_the_one_its_fqi_line_writes() -> None:
+    """Where a page runs ``batchrl fqi --store S`` with the game's own settings and then
+    plays ``S/models/NAME.npz``, NAME is the default name of those settings (a recipe
+    that names a file fqi no longer writes fails here)."""
+    from batchrl.games import GAMES
+    from batchrl.learners.fqi import FAST_FREEZE_AFTER
+    from batchrl.training import FQIConfig, default_out
+
+    checked = 0
+    for page in sorted((ROOT / "docs").rglob("*.md")):
+        for block in _blocks(page, ("console",)):
+            lines = [x[2:] for x in block.splitlines() if x.startswith("$ batchrl ")]
+            for i, line in enumerate(lines):
+                args = line.split("#")[0].split()
+                if args[1:2] != ["fqi"] or len(args) != 4 or args[2] != "--store":
+                    continue
+                store = args[3]
+                later = " ".join(lines[i + 1:])
+                named = re.search(rf"{re.escape(store)}/models/([\w.-]+\.npz)", later)
+                game = re.search(r"--game ([\w-]+)", " ".join(lines))
+                if named is None:
+                    continue
+                s = GAMES[game.group(1) if game else "holdem"].recommended["fqi"]
+                config = FQIConfig(store=Path(store), trees=s.trees, nmin=s.nmin, k=s.k,
+                                   iters=s.iters, per_action=s.per_action,
+                                   freeze_after=FAST_FREEZE_AFTER if s.fast else None)
+                assert default_out(config).name == named.group(1), f"{page}: {line}"
+                checked += 1
+    assert checked >= 4
