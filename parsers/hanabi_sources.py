@@ -193,8 +193,7 @@ def _live(path: Path) -> Episode | BadLine:
                              f"Hanabi store holds two-player games (the report's state)")
         states, actions = replay_live(game)
     except HanabLiveError as exc:
-        kind = "variant" if "variant" in str(exc) or "option" in str(exc) else "bad game"
-        return GameError(kind, str(exc))
+        return GameError(exc.kind, str(exc))
     if not is_terminal(states[-1]):
         return GameError("unfinished game", f"{path}: the export stops after {len(actions)} "
                          f"moves, before the rules end the game (ended early on the site?): a "

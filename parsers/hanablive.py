@@ -40,7 +40,12 @@ _RULE_OPTIONS = ("deckPlays", "emptyClues", "oneExtraCard", "oneLessCard", "allO
 
 
 class HanabLiveError(ValueError):
-    """An export batchrl cannot replay; the message says why."""
+    """An export batchrl cannot replay; the message says why, and ``kind`` what kind of
+    refusal it is (``variant 'NAME'``, ``option NAME``, ``bad game``), for counts."""
+
+    def __init__(self, message: str, kind: str = "bad game") -> None:
+        super().__init__(message)
+        self.kind = kind
 
 
 @dataclass(frozen=True)
@@ -68,12 +73,17 @@ def read_hanablive(path: str | Path) -> LiveGame:
     options = data.get("options") or {}
     if not isinstance(options, dict):
         raise HanabLiveError(f"{path}: options {shown(options)}: want an object")
-    variant = options.get("variant", "No Variant")
-    if variant != "No Variant":
-        raise HanabLiveError(f"{path}: variant {shown(variant)}: batchrl plays No Variant only")
+    # the variant is named in options.variant, or in a top-level "variant" key (some
+    # exports, e.g. partial endgame fixtures): either names a game that is not ours
+    variant = options.get("variant", data.get("variant", "No Variant"))
+    if variant != "No Variant" or data.get("variant", "No Variant") != "No Variant":
+        variant = variant if variant != "No Variant" else data.get("variant")
+        raise HanabLiveError(f"{path}: variant {shown(variant)}: batchrl plays No Variant only",
+                             kind=f"variant {shown(variant)}")
     if changed := [o for o in _RULE_OPTIONS if options.get(o)]:
         raise HanabLiveError(f"{path}: option {', '.join(changed)} changes the rules: "
-                             "batchrl plays the standard game only")
+                             "batchrl plays the standard game only",
+                             kind=f"option {', '.join(changed)}")
     if options.get("startingPlayer", 0) != 0:
         raise HanabLiveError(f"{path}: startingPlayer {shown(options['startingPlayer'])}: "
                              "batchrl's games start with seat 0")

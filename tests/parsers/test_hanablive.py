@@ -81,3 +81,31 @@ def test_every_real_export_replays_or_is_refused_with_its_variant():
     assert sorted(n for _, n, _ in replayed) == [4, 5]
     assert all(0 < score <= 25 for _, _, score in replayed)
     assert "example_game.json" in refused  # No Variant, but with deckPlays
+
+
+def test_a_variant_named_at_the_top_level_is_refused_by_name_too(tmp_path):
+    """Some exports (hanab.live endgame fixtures) name their variant in a top-level key,
+    not in options: read either way."""
+    with pytest.raises(HanabLiveError, match="Funnels & Prism") as refused:
+        read_hanablive(_export(tmp_path, variant="Funnels & Prism (4 Suits)"))
+    assert refused.value.kind == "variant 'Funnels & Prism (4 Suits)'"
+    assert read_hanablive(_export(tmp_path, variant="No Variant")).players == ("a", "b")
+
+
+def test_a_folder_of_refused_exports_counts_its_refusals_per_reason(tmp_path):
+    from batchrl.ingest import IngestConfig, ingest
+
+    folder = tmp_path / "exports"
+    folder.mkdir()
+    made = [({"options": {"variant": "Orange (3 Suits)"}}, "o1"),
+            ({"options": {"variant": "Orange (3 Suits)"}}, "o2"),
+            ({"variant": "Orange (3 Suits)"}, "o3"),
+            ({"options": {"deckPlays": True}}, "d1"),
+            ({"players": ["a", "b", "c"]}, "p3")]
+    for extra, name in made:
+        _export(tmp_path, **extra).rename(folder / f"{name}.json")
+    (report,) = ingest(IngestConfig(paths=(folder,), store=tmp_path / "store",
+                                    on_error="skip"))
+    said = str(report.error)
+    assert "none of its 5 games could be read: 3 variant 'Orange (3 Suits)'" in said
+    assert "1 option deckPlays (e.g. d1.json)" in said and "1 not two players" in said

@@ -178,13 +178,14 @@ class Hanabi(Game):
             context.notes.append("Eger et al.'s house rule: a discard with all 8 hints left "
                                  "is legal (the legal masks follow it)")
         games: list[int] = [0]
-        example: list[str] = []
+        refused: dict[str, list[Any]] = {}  # kind: [count, first example]
 
         def counted() -> Iterator[Any]:
             for record in records:
                 games[0] += 1
-                if isinstance(record, BadLine) and not example:
-                    example.append(str(record))
+                if isinstance(record, BadLine):
+                    seen = refused.setdefault(record.kind, [0, Path(record.source).name])
+                    seen[0] += 1
                 yield record
 
         def rows(chunk: list[Any]) -> RowsBatch:
@@ -197,8 +198,11 @@ class Hanabi(Game):
             if not games[0]:
                 raise SourceError(f"{context.path}: no {context.format.name} game in this "
                                   "directory")
+            why = "; ".join(f"{n:,} {kind} (e.g. {first})"
+                            for kind, (n, first) in sorted(refused.items(),
+                                                           key=lambda kv: -kv[1][0]))
             raise SourceError(f"{context.path}: none of its {games[0]:,} games could be "
-                              f"read (e.g. {example[0] if example else '?'})")
+                              f"read: {why or '?'}")
 
         return SourcePlan(self.schema(self.params()), counted(), rows, unit=self.unit,
                           finish=finish)
