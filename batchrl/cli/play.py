@@ -106,7 +106,7 @@ def solve(game: Game, **kwargs: Any) -> None:
                    "model:PATH first in --players).")
 @click.option("--players", "groups", multiple=True, metavar="A,B,...",
               help="The players, the measured one first: random, model:PATH or the game's "
-                   "bots. hanabi: a pair, repeat for more pairs, all on the same deals "
+                   "bots. hanabi: a group of 2 to 5, repeat for more groups, on the same deals "
                    "[default: bot2,bot2].")
 @click.option("--opponent", default=None, metavar="PLAYER",
               help="The other player when --model is given [default: random] (holdem: the "

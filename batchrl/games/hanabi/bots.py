@@ -175,8 +175,11 @@ class ConventionBot:
             if state.hints < MAX_HINTS:
                 return 5 + int(np.argmax(uselessness)), "discard likeliest useless"
         # 6. nothing to do: a hint whose focus cannot be read as a play
+        # (the hint's own target: with more than two players a hint may go past the
+        # next seat)
         safe = [a for a in legal_actions(state)
-                if a >= 10 and not self._misread(state, partner, a)]
+                if a >= 10 and not self._misread(
+                    state, (me + decode(a, state.players)[1]) % state.players, a)]
         if safe:
             return safe[0], "hint safe"
         # 7. the least risky play

@@ -89,8 +89,9 @@ def evaluate_pairs(pairs: Sequence[Sequence[str]], games: int, seed: int,
                    tasks: Tasks | None = None) -> list[PairReport]:
     """`evaluate_players` for each pair, on the same deals, every pair's blocks given to
     ``tasks`` at once (a cluster plays the pairs side by side)."""
-    if any(len(specs) != 2 for specs in pairs):
-        raise ValueError(f"give two players (A,B), not {[len(s) for s in pairs]}")
+    if any(not 2 <= len(specs) <= 5 for specs in pairs):
+        raise ValueError(f"give 2 to 5 players a game (A,B or A,B,C...), not "
+                         f"{[len(s) for s in pairs]}")
     if games < 2:
         raise ValueError("play at least 2 games: a deviation needs two")
     if bots is not None and tasks is not None and tasks.client is not None:

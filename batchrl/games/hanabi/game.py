@@ -99,11 +99,12 @@ class Hanabi(Game):
         "generate": "a directory of games, two files each (the report's format):\n"
                     "  batchrl generate --game hanabi --players bot2,bot2 --games 36000 \\\n"
                     "      -o hanabi-games",
-        "evaluate": "pairs of players on the same deals, the report's Table 2 (mean, sd,\n"
-                    "max, min) in both score conventions; model:PATH is any learner's\n"
-                    "model (batchrl learn network, bc, fqi; batchrl imitate):\n"
+        "evaluate": "groups of 2 to 5 players on the same deals, the report's Table 2\n"
+                    "(mean, sd, max, min) in both score conventions; model:PATH is any\n"
+                    "learner's model (two players; batchrl learn network, bc, fqi;\n"
+                    "batchrl imitate):\n"
                     "  batchrl evaluate --game hanabi --players model:net.npz,bot2 \\\n"
-                    "      --players bot2,bot2 --games 1000",
+                    "      --players bot2,bot2 --players bot2,bot2,bot2 --games 1000",
     }
 
     def num_players(self, params: HanabiParams) -> int:

@@ -94,3 +94,14 @@ def test_players_that_draw_nothing_play_the_same_games_in_lockstep(tmp_path) -> 
         one_by_one = [play_game(bots, deals)[0][-1].score_played for _ in range(25)]
         assert lockstep[:, 0].tolist() == one_by_one
     assert lockstep[:, 0].std() > 0  # games that differ: the deals are the block's
+
+
+def test_three_to_five_players_evaluate_and_the_convention_bot_beats_simple() -> None:
+    """Hanabi's rules and bots play 2 to 5: ``evaluate`` takes a group of each size (a
+    hint may then go past the next seat: the convention bot reads its target from it)."""
+    from batchrl.games.hanabi.evaluate import evaluate_pairs
+
+    for n in (3, 4, 5):
+        bot2, simple = evaluate_pairs([("bot2",) * n, ("simple",) * n], 40, seed=n)
+        assert bot2.played.mean.low > simple.played.mean.high
+        assert bot2.players == ("bot2",) * n and bot2.games == 40
