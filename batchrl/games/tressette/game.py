@@ -294,7 +294,17 @@ class Tressette(Game):
         from batchrl.games.tressette.bots import make_bot
 
         bot = make_bot(name, rng)
-        return OneAtATime(name, lambda hand: int(bot.act(hand.state)))
+        if params.suits != "canonical":
+            return OneAtATime(name, lambda hand: int(bot.act(hand.state)))
+
+        def act(hand: Hand) -> int:
+            # the bot plays a real card; the game's actions name cards in the seat's
+            # canonical suits (a tied suit's card by the first of the tie: alike)
+            card = np.asarray([int(bot.act(hand.state))])
+            x = tracker_at(hand.state).features()
+            return int(canonical(x, None, action=card)[2][0])
+
+        return OneAtATime(name, act)
 
     def generate(self, out: Path, players: Sequence[str], count: int, seed: int,
                  options: Mapping[str, Any],

@@ -243,3 +243,19 @@ def test_a_batch_is_encoded_at_once_as_each_state_alone(suits):
     assert own >= 6 and len(_ORDERS) == (own if suits == "canonical" else 0)
     _ORDERS.clear()  # the orders worked out again, state by state
     assert kept == [GAME.step(s, c) for s, c in zip(playing, cards, strict=True)]
+
+
+@pytest.mark.parametrize("name", ["rule", "random", "seed-heuristic"])
+def test_a_bot_plays_the_game_s_actions_in_canonical_suits_too(name):
+    """With canonical suits the game's actions name cards in each seat's own suit order:
+    a bot (which plays real cards) is put in them, as a search's opponents' model and an
+    environment's opponents need (a real card id taken as canonical was another card)."""
+    params = GAME.params(suits="canonical")
+    bot = GAME.bot(name, params, np.random.default_rng(0))
+    rng = np.random.default_rng(1)
+    for _ in range(6):
+        hand = GAME.new_game(rng, params)
+        while not GAME.is_terminal(hand):
+            action = int(bot.act([hand], [GAME.current_player(hand)])[0])
+            assert action in GAME.legal_actions(hand)
+            hand = GAME.step(hand, action)
