@@ -80,16 +80,14 @@ def draw_intervals(unit: str, intervals: Sequence[Any], title: str, path: Path) 
     """A report's figures with their 95% intervals (``Interval`` s: label, mean, low,
     high) as a chart at ``path`` (PNG, SVG or PDF by its suffix): a point each, its
     interval as whiskers (none for an exact figure). Needs matplotlib."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    from matplotlib.figure import Figure  # no pyplot: a notebook's backend stays its own
 
     labels = [i.label if len(i.label) <= 40 else "…" + i.label[-39:] for i in intervals]
     means = [i.mean for i in intervals]
     below = [i.mean - i.low for i in intervals]
     above = [i.high - i.mean for i in intervals]
-    fig, ax = plt.subplots(figsize=(8, 0.6 * len(intervals) + 1.6))
+    fig = Figure(figsize=(8, 0.6 * len(intervals) + 1.6))
+    ax = fig.subplots()
     ys = list(range(len(intervals)))[::-1]
     ax.errorbar(means, ys, xerr=[below, above], fmt="o", capsize=4)
     for y, i in zip(ys, intervals, strict=True):
@@ -104,5 +102,4 @@ def draw_intervals(unit: str, intervals: Sequence[Any], title: str, path: Path) 
     fig.tight_layout()
     path.parent.mkdir(parents=True, exist_ok=True)
     fig.savefig(path, dpi=110)
-    plt.close(fig)
     return path

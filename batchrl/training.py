@@ -193,6 +193,8 @@ def run_fqi(
 ) -> tuple[Path, ModelArtifact]:
     """Train on the store, checkpointing every iteration; returns where the model went.
     ``on_step(what, done, of)`` hears the progress inside an iteration."""
+    if config.out is None and not config.resume:  # before the store is read: at once
+        refuse_other_model(default_out(config), config)
     store = Store.open(config.store)
     store.check()  # every part sound and of store.json's game; each page checked as read
     seen = snapshot(store)  # the store as read: an ingest landing meanwhile is not it
@@ -202,8 +204,6 @@ def run_fqi(
     # the largest |return| of a logged decision: no |Q| should go far past it (curves.py)
     largest = float(np.abs(return_to_go(held[0], config.gamma)).max(initial=0.0))
     out = config.out or default_out(config)
-    if config.out is None and not config.resume:
-        refuse_other_model(out, config)
     checkpoints = out.with_name(out.name + ".ckpt")
     if config.resume and not checkpoints.exists() and out.exists():
         raise ValueError(f"--resume: the run is finished, its model is {out}; run without "

@@ -259,11 +259,20 @@ def test_piped_progress_says_how_far_it_is_every_so_often(monkeypatch, capsys):
     from batchrl.cli import common
 
     monkeypatch.setattr(common, "PIPED_EVERY", 0.05)
+    said = ""
     with common.progress(200, "playing") as advance:
         advance(50)
-        time.sleep(0.3)
-    lines = [x for x in capsys.readouterr().err.splitlines() if x]
+        for _ in range(100):  # up to 5 s for two lines, however loaded the machine
+            time.sleep(0.05)
+            said += capsys.readouterr().err
+            if said.count("\n") >= 2:
+                break
+    lines = [x for x in said.splitlines() if x]
     assert len(lines) >= 2 and lines[0].startswith("playing: 25%, 50 of 200 after")
+    with common.progress(200, "playing", lines=False) as advance:  # a command printing JSON
+        advance(50)
+        time.sleep(0.3)
+    assert capsys.readouterr().err == ""
 
 
 def test_fqi_draws_its_curves_and_warns_when_q_passes_every_logged_return(sample_store):

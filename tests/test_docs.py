@@ -50,12 +50,18 @@ def _commands(page: Path) -> list[list[str]]:
     install steps, nor the test command, which is this suite)."""
     out = []
     for block in _blocks(page, ("console",)):
-        out += [shlex.split(line[2:])[1:] for line in block.splitlines()
-                if line.startswith("$ batchrl ")]
+        for line in block.splitlines():
+            if line.startswith("$ "):  # every command shown is one of ours, collected
+                assert line.startswith("$ batchrl "), f"{page}: {line}: not run by this test"
+                out.append(shlex.split(line[2:], comments=True)[1:])
     for block in _blocks(page, ("sh",)):
         for step in block.strip().split(" && "):
             if step.startswith(".venv/bin/batchrl "):
-                out.append(shlex.split(step)[1:])
+                out.append(shlex.split(step, comments=True)[1:])
+    text = page.read_text()
+    blocks = re.findall(r"```(\w*)\n", text)
+    assert set(blocks) <= {"sh", "console", "python", "text", ""}, \
+        f"{page}: a code block of another kind ({set(blocks)}): say how this test runs it"
     return out
 
 

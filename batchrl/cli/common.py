@@ -8,6 +8,7 @@ that take it. Nothing here names a game.
 
 from __future__ import annotations
 
+import os
 import sys
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import contextmanager
@@ -92,7 +93,9 @@ def advancing(items: Iterable[T], advance: Callable[[int], None]) -> Iterator[T]
         advance(1)
 
 
-PIPED_EVERY = 30.0  # seconds between progress lines when stderr is not a terminal
+# seconds between progress lines when stderr is not a terminal ($BATCHRL_PROGRESS_EVERY;
+# 0: none)
+PIPED_EVERY = float(os.environ.get("BATCHRL_PROGRESS_EVERY", "30") or 0)
 
 
 @contextmanager
@@ -104,6 +107,9 @@ def heartbeat(total: int, label: str) -> Iterator[Callable[[int], None]]:
     import time
 
     done = [0]
+    if PIPED_EVERY <= 0:  # asked for none
+        yield lambda n: None
+        return
     started = time.monotonic()
     stop = threading.Event()
 
@@ -127,10 +133,14 @@ def heartbeat(total: int, label: str) -> Iterator[Callable[[int], None]]:
 
 
 @contextmanager
-def progress(total: int, label: str) -> Iterator[Callable[[int], None]]:
+def progress(total: int, label: str, lines: bool = True) -> Iterator[Callable[[int], None]]:
     """A progress bar on a terminal (to stderr); piped, a line every ``PIPED_EVERY``
-    seconds (`heartbeat`)."""
+    seconds (`heartbeat`), unless ``lines`` is False (a command printing JSON: its
+    stderr is often the same file as its stdout)."""
     if not sys.stderr.isatty():
+        if not lines:
+            yield lambda n: None
+            return
         with heartbeat(total, label) as advance:
             yield advance
         return

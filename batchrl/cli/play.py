@@ -106,7 +106,8 @@ def solve(game: Game, **kwargs: Any) -> None:
                    "model:PATH first in --players).")
 @click.option("--players", "groups", multiple=True, metavar="A,B,...",
               help="The players, the measured one first: random, model:PATH or the game's "
-                   "bots. hanabi: a group of 2 to 5, repeat for more groups, on the same deals "
+                   "bots. hanabi: a group of 2 to 5, repeat for more groups (those of one "
+                   "size on the same deals) "
                    "[default: bot2,bot2].")
 @click.option("--opponent", default=None, metavar="PLAYER",
               help="The other player when --model is given [default: random] (holdem: the "
@@ -168,7 +169,8 @@ def evaluate(game: Game | None, model: str | None, groups: tuple[str, ...],
             from batchrl.games.play import absolute_player
 
             chosen = [tuple(absolute_player(p) for p in g) for g in chosen]  # as workers read
-        with connect(address) as client, progress(total, "playing") as advance:
+        with connect(address) as client, \
+                progress(total, "playing", lines=not as_json) as advance:
             if takes_tasks:
                 report = game.evaluate(chosen, count, seed, options, advance,
                                        tasks=Tasks(client, advance))
@@ -190,8 +192,11 @@ def evaluate(game: Game | None, model: str | None, groups: tuple[str, ...],
         if intervals is None:
             raise click.ClickException(f"{game.name}'s report has no figures to draw")
         unit, rows = intervals()
-        drawn = draw_intervals(unit, rows, f"batchrl evaluate --game {game.name} (seed {seed})",
-                               plot)
+        try:
+            drawn = draw_intervals(unit, rows,
+                                   f"batchrl evaluate --game {game.name} (seed {seed})", plot)
+        except OSError as exc:
+            raise click.ClickException(f"--plot {plot}: {exc.strerror or exc}") from None
         click.echo(f"chart: {drawn}", err=as_json)
 
 

@@ -22,7 +22,7 @@ from numpy.typing import NDArray
 
 from batchrl.cluster import Task, Tasks, after, block_rngs, load_once, spans
 from batchrl.evaluation import Estimate, mean_ci
-from batchrl.games.base import Game, GameError, Scores
+from batchrl.games.base import Game, GameError, Interval, Scores
 from batchrl.store import Rows
 
 
@@ -289,6 +289,11 @@ class SeatReport:
             lines.append(f"{f'seat {seat}':12}{s.mean:+9.3f}  [{s.low:+8.3f}, {s.high:+8.3f}]"
                          f"  {s.n:>7,}")
         return "\n".join(lines)
+
+    def intervals(self) -> tuple[str, list[Interval]]:
+        rows = [("all", self.mean), *((f"seat {k}", v) for k, v in self.by_seat.items())]
+        return (f"return per game, {self.players[0]} against {', '.join(self.players[1:])}",
+                [Interval(name, e.mean, e.low, e.high) for name, e in rows])
 
     def as_dict(self) -> dict[str, Any]:
         return {"game": self.game, "players": list(self.players), "games": self.games,

@@ -51,13 +51,11 @@ def draw(model: Path, history: Sequence[Mapping[str, Any]], largest: float | Non
     |return|, per iteration; None where matplotlib is not installed."""
     if not history or not can_draw():
         return None
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    from matplotlib.figure import Figure  # no pyplot: a notebook's backend stays its own
 
     its = [h["iteration"] for h in history]
-    fig, (left, right) = plt.subplots(1, 2, figsize=(10, 3.8))
+    fig = Figure(figsize=(10, 3.8))
+    left, right = fig.subplots(1, 2)
     left.plot(its, [h["bellman_residual"] for h in history], marker="o")
     left.set(xlabel="iteration", ylabel="RMS Bellman error", title="Bellman residual")
     right.plot(its, [h["mean_abs_q"] for h in history], marker="o", label="mean |Q|")
@@ -72,5 +70,4 @@ def draw(model: Path, history: Sequence[Mapping[str, Any]], largest: float | Non
     fig.tight_layout()
     plot = model.with_suffix(".png")
     fig.savefig(plot, dpi=110)
-    plt.close(fig)
     return plot
