@@ -69,7 +69,7 @@ def test_k_beyond_the_inputs_is_refused_and_k_is_in_the_model_name(store: Path) 
         result = invoke("fqi", "--store", str(store), "--k", k, "--trees", "2", "--iters", "1")
         assert result.exit_code == 0, result.output
         assert f"-K{k}-" in result.output.splitlines()[-1]
-    models = sorted(p.name for p in (store / "models").iterdir() if p.is_file())
+    models = sorted(p.name for p in (store / "models").glob("*.npz"))
     assert len([m for m in models if "-K3-" in m]) == len([m for m in models if "-K4-" in m]) == 1
 
 
