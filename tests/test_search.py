@@ -281,10 +281,9 @@ def test_president_worlds_at_a_match_s_exchange_deal_the_sampled_hands() -> None
 def _hanabi_exact_hands(state, seat):
     """Every hand ``seat`` may hold and its chance: the identities slot by slot that its
     hints allow, each weighed by the unseen copies left of it (a deal of physical cards)."""
-    from batchrl.games.hanabi.knowledge import unseen
-    from batchrl.games.hanabi.worlds import allowed
+    from batchrl.games.hanabi.knowledge import allowed, unseen
 
-    fits = allowed(state.known[seat])
+    fits = allowed(state.known[seat]).reshape(-1, 25) > 0
     weights: Counter = Counter()
 
     def deal(i, pool, ids, weight):

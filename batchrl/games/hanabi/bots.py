@@ -256,9 +256,8 @@ class ModelBot:
     def act_many(self, states: Sequence[State]) -> NDArray[np.int64]:
         """The moves in many states at once: one call of the model (it draws nothing,
         so the games may be played in lockstep)."""
-        params = self.model.params
-        x = np.stack([self.game.encode(s, s.current, params) for s in states])
-        legal = np.stack([self.game.legal_mask(s, params) for s in states])
+        x, legal = self.game.encode_batch(states, [s.current for s in states],
+                                          self.model.params)
         return np.asarray(self.model.act_batch(x, legal), dtype=np.int64)
 
 

@@ -79,12 +79,18 @@ _PLAYED = (_RANKS[None, None, None, None, None, None, :]
            ).astype(np.float64)
 
 
+def allowed(known: Sequence[tuple[int, int]]) -> NDArray[np.float64]:
+    """(n, 5, 5): 1 where each card's hints (colour mask, rank mask) allow the identity."""
+    out: NDArray[np.float64] = _ALLOWED[[cm << 5 | rm for cm, rm in known]]
+    return out
+
+
 def distributions(left: NDArray[np.float64],
                   known: tuple[tuple[int, int], ...]) -> NDArray[np.float64]:
     """P(identity) of each card whose hints allow its (colour mask, rank mask): (n, 5, 5)."""
     if not known:
         return np.zeros((0, 5, 5))
-    weight = left[None] * _ALLOWED[[cm << 5 | rm for cm, rm in known]]
+    weight = left[None] * allowed(known)
     total = weight.sum(axis=(1, 2), keepdims=True)
     out: NDArray[np.float64] = np.divide(weight, total, out=np.zeros_like(weight),
                                          where=total > 0)

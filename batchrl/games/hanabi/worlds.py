@@ -28,20 +28,11 @@ from __future__ import annotations
 import dataclasses
 
 import numpy as np
-from numpy.typing import NDArray
 
-from batchrl.games.hanabi.knowledge import unseen
+from batchrl.games.hanabi.knowledge import allowed, unseen
 from batchrl.games.hanabi.rules import State
 
 MAX_TRIES = 100_000  # proposals per world before the hints are called contradictory
-
-
-def allowed(known: tuple[tuple[int, int], ...]) -> NDArray[np.bool_]:
-    """(slots, 25): the identities (colour * 5 + rank - 1) each slot's hints allow."""
-    colours = (np.asarray([k[0] for k in known], np.int64)[:, None] >> np.arange(5)) & 1
-    ranks = (np.asarray([k[1] for k in known], np.int64)[:, None] >> np.arange(5)) & 1
-    out: NDArray[np.bool_] = (colours[:, :, None] & ranks[:, None, :]).reshape(-1, 25) > 0
-    return out
 
 
 def sample(state: State, seat: int, n: int, rng: np.random.Generator) -> list[State]:
@@ -52,7 +43,7 @@ def sample(state: State, seat: int, n: int, rng: np.random.Generator) -> list[St
     if int(left.sum()) != len(hand) + len(deck):
         raise ValueError(f"seat {seat} has {int(left.sum())} cards unseen for a hand of "
                          f"{len(hand)} and a deck of {len(deck)}: not a state of the rules")
-    fits = allowed(state.known[seat])
+    fits = allowed(state.known[seat]).reshape(-1, 25) > 0
     first = (fits * left[None, :]).sum(axis=1).astype(np.float64)  # Z0 of each slot
     out = []
     for _ in range(n):

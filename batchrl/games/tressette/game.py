@@ -402,12 +402,7 @@ def tracker_at(state: State) -> Tracker:
         tracker = before.copy()
         tracker.play(np.asarray([state.plays[-1][1]]))
     else:
-        hands = np.zeros((1, SEATS, CARDS), dtype=bool)
-        for s, cards in enumerate(dealt):
-            hands[0, s, list(cards)] = True
-        tracker = Tracker(hands, np.asarray([leader]))
-        for _, card in state.plays:
-            tracker.play(np.asarray([card]))
+        tracker = replay([state])
     if len(_TRACKERS) >= _KEEP:
         _TRACKERS.clear()
     _TRACKERS[key] = tracker
