@@ -107,10 +107,11 @@ def settings(learner: Learner, store: Path | str, given: Mapping[str, Any],
     opened = Store.open(store)
     opened.check(pages=False)
     schema = opened.schema
-    game = None
+    game = params = None
     try:
         game = game_for(schema.game, schema.game_params)
-        recommended, name = game.settings_for(learner.name), game.name
+        params = game.params_from_store(schema.game, schema.game_params)
+        recommended, name = game.settings_for(learner.name, params), game.name
     except GameError:
         recommended, name = {}, schema.game
     whose = f"{name}'s recommended settings" if recommended else f"{learner.name}'s defaults"
@@ -123,7 +124,7 @@ def settings(learner: Learner, store: Path | str, given: Mapping[str, Any],
     else:
         features = tuple(recommended["features"]) if recommended.get("features") else None
         drop = tuple(recommended.get("drop") or ())
-    record = _view(game, name, recommended.get("view"), view, chosen, views)
+    record = _view(game, params, name, recommended.get("view"), view, chosen, views)
     shown = learner.describe(config)
     shown += f", features {','.join(features)}" if features else ""
     shown += f", drop {','.join(drop)}" if drop else ""
@@ -134,8 +135,9 @@ def settings(learner: Learner, store: Path | str, given: Mapping[str, Any],
     return Settings(config, features, drop, f"settings: {shown} ({source})", record)
 
 
-def _view(game: Any, name: str, recommended: Any, given: Mapping[str, Any] | None,
-          columns: bool, views: bool) -> dict[str, Any] | None:
+def _view(game: Any, params: Any, name: str, recommended: Any,
+          given: Mapping[str, Any] | None, columns: bool, views: bool
+          ) -> dict[str, Any] | None:
     """The view's record: the options given over the recommended ones, checked by the
     game (None: no view)."""
     if given and (columns or not views):
@@ -152,7 +154,7 @@ def _view(game: Any, name: str, recommended: Any, given: Mapping[str, Any] | Non
     if game is None:
         raise LearnerError(f"{name} is not a game this batchrl knows: it has no views")
     try:
-        made = game.view(options)
+        made = game.view(options, params)
     except GameError as exc:
         raise LearnerError(str(exc)) from None
     return None if made is None else dict(made.record())
@@ -191,7 +193,9 @@ def learn(learner: Learner, store: Path | str, chosen: Settings, *,
     seen = snapshot(opened)
     view = None
     if chosen.view is not None:
-        view = game_for(opened.schema.game, opened.schema.game_params).view(chosen.view)
+        game = game_for(opened.schema.game, opened.schema.game_params)
+        view = game.view(chosen.view, game.params_from_store(opened.schema.game,
+                                                             opened.schema.game_params))
     if view is not None:
         held = [opened.arrays(features=view.columns, players=players)]
     else:

@@ -525,7 +525,7 @@ def load_model(path: str | Path, check: Callable[[str, Mapping[str, Any]], Any],
                feature_names: Callable[[Any], Sequence[str]],
                action_names: Callable[[Any], Sequence[str]],
                policy: Policy | None = None,
-               view: Callable[[Mapping[str, Any]], FeatureView | None] | None = None
+               view: Callable[[Mapping[str, Any], Any], FeatureView | None] | None = None
                ) -> LoadedModel:
     """The one model loader every game's players use (through ``Game.load_model``): a
     model file of any kind (`load_policy`), bound to the game's states.
@@ -534,14 +534,15 @@ def load_model(path: str | Path, check: Callable[[str, Mapping[str, Any]], Any],
     params to play with (or raises, saying why the model does not fit the game being
     played); ``feature_names(params)`` and ``action_names(params)`` are the game's. The
     model's features are found among the game's by name. ``policy``: the model already
-    loaded from ``path``. ``view(record)``: the game's `FeatureView` for a model fitted on
-    one (its meta's ``view``), which it then plays through (`ViewedPolicy`).
+    loaded from ``path``. ``view(record, params)``: the game's `FeatureView` for a model
+    fitted on one (its meta's ``view``), which it then plays through (`ViewedPolicy`).
     """
     policy = policy if policy is not None else load_policy(path)
     meta = policy.meta
     params = check(str(meta.get("game", "?")), meta.get("game_params") or {})
     if (record := meta.get("view")) is not None and not isinstance(policy, ViewedPolicy):
-        policy = viewed(path, policy, record, view)
+        policy = viewed(path, policy, record,
+                        None if view is None else lambda options: view(options, params))
     names = tuple(feature_names(params))
     if unknown := [n for n in policy.feature_names if n not in names]:
         shown = ", ".join(unknown[:5]) + (" ..." if len(unknown) > 5 else "")

@@ -9,8 +9,8 @@ Three formats, told apart by ``sniff``:
   1), each deal rebuilt from its seed and replayed under their house rule (a
   discard with 8 hints is allowed); the replayed score must equal the logged one;
 * ``hanablive``: hanab.live JSON exports, replayed through the rules; only
-  two-player No Variant games fit a Hanabi store (the others are refused, naming
-  the variant or the number of players).
+  No Variant games of the standard rules are read, of 2 to 5 players (a store holds
+  one player count); the others are refused, naming the variant or the option.
 
 A directory is one source: its games land in the store together, and the
 source's digest covers every game file in it. A game that cannot be read or
@@ -188,9 +188,6 @@ def _eger(path: Path) -> Episode | BadLine:
 def _live(path: Path) -> Episode | BadLine:
     try:
         game = read_hanablive(path)
-        if len(game.players) != 2:
-            return GameError("not two players", f"{path}: {len(game.players)} players: a "
-                             f"Hanabi store holds two-player games (the report's state)")
         states, actions = replay_live(game)
     except HanabLiveError as exc:
         return GameError(exc.kind, str(exc))

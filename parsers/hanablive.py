@@ -18,6 +18,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
+from batchrl.games.hanabi.logs import HANABLIVE_SUITS as _SUIT
 from batchrl.games.hanabi.rules import (
     IllegalMove,
     State,
@@ -31,8 +32,6 @@ from batchrl.games.hanabi.rules import (
 from batchrl.games.jsonlines import parse_json
 from batchrl.records import excerpt, json_int, regular_file, shown
 
-# hanab.live's No Variant suits (red, yellow, green, blue, purple) -> batchrl colour index
-_SUIT = {0: 2, 1: 3, 2: 4, 3: 1, 4: 0}
 MAX_FILE = 16 << 20  # an export is tens of KB
 _INT = 2**31  # a field's whole numbers, before their own checks
 _RULE_OPTIONS = ("deckPlays", "emptyClues", "oneExtraCard", "oneLessCard", "allOrNothing",

@@ -85,7 +85,8 @@ def _print_report(report: SourceReport) -> None:
         why = report.error.removeprefix(f"{report.path}: ").removeprefix(f"{report.path}, ")
         click.echo(f"{report.path}: not ingested: {why}")
         return
-    click.echo(f"{report.path}: {report.fmt}, {report.game}: {report.hands:,} {report.unit}, "
+    unit = report.unit.removesuffix("s") if report.hands == 1 else report.unit  # 1 game
+    click.echo(f"{report.path}: {report.fmt}, {report.game}: {report.hands:,} {unit}, "
                f"{report.rows:,} decisions in {report.seconds:.2f} s "
                f"({report.hands_per_second:,.0f} {report.unit}/s)")
     for note in report.notes:

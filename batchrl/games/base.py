@@ -290,8 +290,10 @@ class Game:
         settings = self.recommended.get("fqi")
         return settings if isinstance(settings, FQISettings) else FQISettings()
 
-    def settings_for(self, learner: str) -> dict[str, Any]:
-        """``recommended[learner]`` as a dict of settings ({} where the game says none)."""
+    def settings_for(self, learner: str, params: Any = None) -> dict[str, Any]:
+        """``recommended[learner]`` as a dict of settings ({} where the game says none), for
+        a store of ``params`` (None: the game's defaults); a game whose settings depend on
+        its params (Hanabi's views, by the number of players) overrides this."""
         given = self.recommended.get(learner)
         if given is None:
             return {}
@@ -478,10 +480,11 @@ class Game:
         """The game solved exactly (``batchrl solve``), where a game can be."""
         raise GameError(f"{self.name} has no exact solver")
 
-    def view(self, options: Mapping[str, Any]) -> FeatureView | None:
+    def view(self, options: Mapping[str, Any], params: Any = None) -> FeatureView | None:
         """The game's own reading of its stored features for a learner (`FeatureView`)
         that ``options`` ask for (``batchrl learn``'s game options, or a model file's
-        ``view`` record); None for no options. A game without views refuses any."""
+        ``view`` record), of a store or model of ``params`` (None: the defaults); None for
+        no options. A game without views refuses any."""
         if options:
             raise GameError(f"{self.name} has no views of its features (asked for "
                             f"{', '.join(sorted(options))})")

@@ -215,6 +215,10 @@ def describe_difference(held: StoreSchema, new: StoreSchema) -> str:
     """What sets a store's schema apart from the one asked for, in words."""
     if held.game != new.game:
         return f"game {excerpt(str(held.game), 100)}, not {excerpt(str(new.game), 100)}"
+    if held.game_params != new.game_params:  # the features and actions follow from them
+        return (f"game {excerpt(str(held.game), 100)} with game_params "
+                f"{excerpt(str(held.game_params), 120)} (not "
+                f"{excerpt(str(new.game_params), 120)})")
     parts = []
     if held.feature_names != new.feature_names:
         only_held = [f for f in held.feature_names if f not in new.feature_names]

@@ -234,7 +234,14 @@ def make_bot(spec: str, rng: np.random.Generator, players: int = 2) -> object:
     if name == "convention":
         return ConventionBot()
     if spec.startswith(("model:", "python:")) or spec.endswith(".npz"):
-        return load_once(ModelBot, spec.removeprefix("model:"))  # stateless
+        bot = load_once(ModelBot, spec.removeprefix("model:"))  # stateless
+        trained = getattr(bot.model.params, "players", players)
+        if trained != players:
+            raise ValueError(f"{spec}: learned from {trained}-player games, not "
+                             f"{players}-player ones: its state would mean something else "
+                             f"(seat it among {trained}: --players "
+                             f"{','.join([spec, *['bot2'] * (trained - 1)])})")
+        return bot
     raise ValueError(f"unknown Hanabi player {spec!r}: want one of {', '.join(BOT_NAMES)} or "
                      f"model:PATH (a model from batchrl learn, fqi or imitate)")
 

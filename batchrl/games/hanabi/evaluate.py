@@ -94,11 +94,10 @@ def evaluate_pairs(pairs: Sequence[Sequence[str]], games: int, seed: int,
                          f"{[len(s) for s in pairs]}")
     if games < 2:
         raise ValueError("play at least 2 games: a deviation needs two")
-    for specs in pairs:  # before any game is played
-        if len(specs) > 2 and (learned := [s for s in specs if s.startswith(("model:", "python:"))
-                                           or s.endswith(".npz")]):
-            raise ValueError(f"{learned[0]}: a learned player plays two-player Hanabi (the "
-                             f"store's state), not a game of {len(specs)}")
+    rng = np.random.default_rng(0)
+    for specs in pairs if bots is None else ():  # first: a model of another player count
+        for spec in specs:
+            make_bot(spec, rng, len(specs))
     if bots is not None and tasks is not None and tasks.client is not None:
         raise ValueError("players given as objects are played here, not on a cluster")
     blocks = spans(games, BLOCK)

@@ -1,20 +1,24 @@
 """Hanabi as ``batchrl.games`` knows it: cooperative, 2 to 5 players, the report's state.
 
 Every seat shares the score, so ``returns`` gives the cards played to all, and each
-move's reward is the score it adds. The store's state is the report's 195 numbers and
-15 public hint facts, defined for two players (the report's game); with more players
-the rules and the bots play, but ``encode`` refuses.
+move's reward is the score it adds. A two-player store's state is the report's 195
+numbers and 15 public hint facts (the report's game); with three to five players it is
+`batchrl.games.hanabi.observation`'s, the same pieces for every other seat and the last
+moves. A store holds one player count (``game_params["players"]``).
 
 >>> params = GAME.params()
 >>> s = GAME.new_game(np.random.default_rng(0), params)
 >>> GAME.current_player(s), len(GAME.encode(s, 0, params)), GAME.action_names(params)[10]
 (0, 210, 'hint_value_1')
+>>> len(GAME.feature_names(GAME.params(players=3))), GAME.action_names(GAME.params(players=3))[20]
+(357, '+2_hint_value_1')
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
+from itertools import chain
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
@@ -96,13 +100,16 @@ class Hanabi(Game):
     reference = "bot2"
     bench_games = (1_000, 60)
     examples: ClassVar[Mapping[str, str]] = {
-        "generate": "a directory of games, two files each (the report's format):\n"
+        "generate": "a directory of games, two files each (the report's format); with 3\n"
+                    "to 5 players, one hanab.live export each (game000000.json):\n"
                     "  batchrl generate --game hanabi --players bot2,bot2 --games 36000 \\\n"
-                    "      -o hanabi-games",
+                    "      -o hanabi-games\n"
+                    "  batchrl generate --game hanabi --players bot2,bot2,bot2 \\\n"
+                    "      --games 10000 -o hanabi-3p",
         "evaluate": "groups of 2 to 5 players on the same deals, the report's Table 2\n"
                     "(mean, sd, max, min) in both score conventions; model:PATH is any\n"
-                    "learner's model (two players; batchrl learn network, bc, fqi;\n"
-                    "batchrl imitate):\n"
+                    "learner's model (batchrl learn network, bc, fqi; batchrl imitate),\n"
+                    "seated among as many players as its store's games had:\n"
                     "  batchrl evaluate --game hanabi --players model:net.npz,bot2 \\\n"
                     "      --players bot2,bot2 --players bot2,bot2,bot2 --games 1000",
     }
@@ -111,13 +118,7 @@ class Hanabi(Game):
         return params.players
 
     def action_names(self, params: HanabiParams) -> tuple[str, ...]:
-        if params.players == 2:
-            return transitions.ACTION_NAMES
-        kinds = ([f"play_{i}" for i in range(5)] + [f"discard_{i}" for i in range(5)])
-        for offset in range(1, params.players):
-            kinds += [f"+{offset}_hint_value_{r}" for r in range(1, 6)]
-            kinds += [f"+{offset}_hint_{c}" for c in rules.COLOURS]
-        return tuple(kinds)
+        return transitions.action_names(params.players)
 
     def reward_unit(self, params: HanabiParams) -> str:
         return ("cards played: 1 for a move that adds a card to the fireworks, else 0; a "
@@ -125,13 +126,7 @@ class Hanabi(Game):
                 "convention's 0 after the third fuse is not applied)")
 
     def feature_names(self, params: HanabiParams) -> tuple[str, ...]:
-        self._two(params)
-        return transitions.FEATURE_NAMES
-
-    def _two(self, params: HanabiParams) -> None:
-        if params.players != 2:
-            raise GameError(f"the Hanabi state (the report's 195 numbers) is of two-player "
-                            f"games, not {params.players}")
+        return transitions.feature_names(params.players)
 
     def new_game(self, rng: np.random.Generator, params: HanabiParams) -> rules.State:
         return rules.new_game(rng, params.players)
@@ -165,9 +160,22 @@ class Hanabi(Game):
 
     def encode(self, state: rules.State, player: int, params: HanabiParams
                ) -> NDArray[np.float32]:
-        self._two(params)
+        if params.players != 2:
+            from batchrl.games.hanabi.observation import encode
+
+            return encode(state, player)
         return np.concatenate([knowledge.encode(state, player),
                                knowledge.hint_features(state, player)]).astype(np.float32)
+
+    def encode_batch(self, states: Sequence[rules.State], players: Sequence[int],
+                     params: HanabiParams) -> tuple[NDArray[np.float32], NDArray[np.bool_]]:
+        """The states' knowledge computed for the whole batch at once (a model in play)."""
+        x = transitions.encode_many(states, players).reshape(
+            len(states), len(self.feature_names(params)))
+        legal = np.zeros((len(states), len(self.action_names(params))), dtype=bool)
+        for i, s in enumerate(states):
+            legal[i, list(rules.legal_actions(s))] = True
+        return x, legal
 
     # ---- store side ----------------------------------------------------------------
 
@@ -175,14 +183,30 @@ class Hanabi(Game):
         return transitions.schema(params.players)
 
     def open_source(self, records: Iterator[Any], context: SourceContext) -> SourcePlan:
+        """The source's games as rows; the first game read says how many play, and a game
+        of another player count is left out, named (a store holds one count)."""
         if context.format.name == "hanabi-eger":
             context.notes.append("Eger et al.'s house rule: a discard with all 8 hints left "
                                  "is legal (the legal masks follow it)")
         games: list[int] = [0]
         refused: dict[str, list[Any]] = {}  # kind: [count, first example]
+        ahead: list[Any] = []
+        for record in records:  # the first game says how many play
+            ahead.append(record)
+            if isinstance(record, transitions.Episode):
+                break
+        players = next((r.players for r in ahead if isinstance(r, transitions.Episode)), 2)
+
+        def checked(record: Any) -> Any:
+            if isinstance(record, transitions.Episode) and record.players != players:
+                return BadLine(str(context.path), -1,
+                               f"{context.path}: game {record.key}: {record.players} players "
+                               f"among games of {players}: a store holds one player count; "
+                               "ingest it into another store", "", "another player count")
+            return record
 
         def counted() -> Iterator[Any]:
-            for record in records:
+            for record in (checked(r) for r in chain(ahead, records)):
                 games[0] += 1
                 if isinstance(record, BadLine):
                     seen = refused.setdefault(record.kind, [0, Path(record.source).name])
@@ -205,8 +229,9 @@ class Hanabi(Game):
             raise SourceError(f"{context.path}: none of its {games[0]:,} games could be "
                               f"read: {why or '?'}")
 
-        return SourcePlan(self.schema(self.params()), counted(), rows, unit=self.unit,
-                          finish=finish)
+        return SourcePlan(self.schema(self.params(players=players)), counted(), rows,
+                          unit=self.unit, finish=finish,
+                          variant="" if players == 2 else f"{players} players")
 
     # ---- play side -----------------------------------------------------------------
 
@@ -253,17 +278,27 @@ class Hanabi(Game):
         return PairsReport(games, seed, evaluate_pairs(groups, games, seed, progress,
                                                        tasks=tasks))
 
-    def view(self, options: Mapping[str, Any]) -> Any:
+    def settings_for(self, learner: str, params: Any = None) -> dict[str, Any]:
+        """The recommended settings; with more than two players the network's view has
+        the convention's facts but no colour order (the report's symmetry is of the
+        two-player numbers)."""
+        out = super().settings_for(learner, params)
+        if params is not None and params.players != 2 and isinstance(out.get("view"), Mapping):
+            out["view"] = {**out["view"], "colour_order": False}
+        return out
+
+    def view(self, options: Mapping[str, Any], params: Any = None) -> Any:
         """Hanabi's view of its stored features that ``options`` (``colour_order``,
-        ``features``) ask for: `batchrl.games.hanabi.view.HanabiView`; None for none, or
-        for the stored features as they are (no colour order, ``hints``)."""
+        ``features``) ask for, of a store of ``params``' player count:
+        `batchrl.games.hanabi.view.HanabiView`; None for none, or for the stored features
+        as they are (no colour order, ``hints``)."""
         if not options:
             return None
-        self._two(self.params())
         from batchrl.games.hanabi.view import HanabiView, hanabi_view
 
-        made = hanabi_view(options)
-        return None if made == HanabiView() else made
+        players = 2 if params is None else params.players
+        made = hanabi_view(options, players)
+        return None if made == HanabiView(players=players) else made
 
 
 GAME = Hanabi()

@@ -1,8 +1,14 @@
-"""The report's Hanabi logs: per game, one JSON state per line and one JSON action per line.
+"""Hanabi logs as ``batchrl generate`` writes them: the report's for two players, and
+hanab.live's game exports for three to five.
 
-Line *i* of ``<game>.states.jsonl`` is the state the player to move sees before
-the move on line *i* of ``<game>.actions.jsonl``. Two-player games only, as in
-the report. A state::
+Games of three to five players are written as hanab.live exports, one JSON file a
+game (``game000000.json``: ``{"players", "deck": [{"suitIndex", "rank"}], "actions":
+[{"type", "target", "value"}], "options": {"variant": "No Variant"}}``, the format the
+site exports and ``parsers.hanablive`` reads; `live_record`).
+
+The report's logs, two players: per game, one JSON state per line and one JSON action
+per line. Line *i* of ``<game>.states.jsonl`` is the state the player to move sees
+before the move on line *i* of ``<game>.actions.jsonl``. A state::
 
     {"hints": 8, "finalround": -1, "white": 0, "blue": 0, "red": 0, "yellow": 0,
      "green": 0, "deck": 40, "handentropy_other": 21.6, "handentropy_current": 21.6,
@@ -126,6 +132,50 @@ def write_game(directory: Path, stem: str, states: Sequence[State], actions: Seq
         _write_atomic(directory / f"{stem}{suffix}", "".join(f"{t}\n" for t in lines))
 
 
+# hanab.live's No Variant suits (red, yellow, green, blue, purple) as batchrl's colours
+# (white, blue, red, yellow, green): suit index -> colour; what parsers.hanablive reads
+HANABLIVE_SUITS = {0: 2, 1: 3, 2: 4, 3: 1, 4: 0}
+_SUIT_OF = {colour: suit for suit, colour in HANABLIVE_SUITS.items()}
+
+
+def live_record(states: Sequence[State], actions: Sequence[int], names: Sequence[str],
+                game_id: str) -> dict[str, Any]:
+    """A game played through the rules as a hanab.live export: the deck as dealt (every
+    hand in seat order, then the draws), plays and discards naming the card's place in
+    the deck, hints a seat and a suit or rank.
+
+    >>> from batchrl.games.hanabi.bots import ConventionBot
+    >>> bots = (ConventionBot(),) * 3
+    >>> states, actions = play_game(bots, np.random.default_rng(3))
+    >>> record = live_record(states, actions, ("a", "b", "c"), "g3")
+    >>> len(record["deck"]), len(record["actions"]) == len(actions), record["actions"][-1]["type"]
+    (50, True, 4)
+    """
+    first = states[0]
+    players = first.players
+    deck = [c for hand in first.hands for c in hand] + list(first.deck)
+    size = len(first.hands[0])
+    slots = [list(range(p * size, (p + 1) * size)) for p in range(players)]
+    drawn = players * size
+    out = []
+    for state, action in zip(states, actions, strict=False):
+        seat = state.current
+        kind, a, b = decode(action, players)
+        if kind in ("play", "discard"):
+            out.append({"type": 0 if kind == "play" else 1, "target": slots[seat].pop(a)})
+            if drawn < len(deck):
+                slots[seat].append(drawn)
+                drawn += 1
+        else:
+            out.append({"type": 2 if kind == "hint_colour" else 3,
+                        "target": (seat + a) % players,
+                        "value": _SUIT_OF[b] if kind == "hint_colour" else b})
+    out.append({"type": 4, "target": states[-1].current, "value": 0})  # the game is over
+    return {"id": game_id, "players": list(names),
+            "deck": [{"suitIndex": _SUIT_OF[colour_of(c)], "rank": rank_of(c)} for c in deck],
+            "actions": out, "options": {"variant": "No Variant"}}
+
+
 def _write_atomic(path: Path, text: str) -> None:
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
     try:
@@ -148,13 +198,18 @@ def _play_and_write(directory: Path, specs: Sequence[str], first: int, count: in
         bots = []
         for spec in specs:
             if not spec.startswith(("model:", "python:")):
-                bots.append(make_bot(spec, rng))
+                bots.append(make_bot(spec, rng, len(specs)))
                 continue
             if spec not in networks:
-                networks[spec] = make_bot(spec, rng)
+                networks[spec] = make_bot(spec, rng, len(specs))
             bots.append(networks[spec])
         states, actions = play_game(bots, rng)
-        write_game(directory, f"game{g:0{width}d}", states, actions, specs)
+        stem = f"game{g:0{width}d}"
+        if len(specs) == 2:
+            write_game(directory, stem, states, actions, specs)
+        else:
+            _write_atomic(directory / f"{stem}.json",
+                          json.dumps(live_record(states, actions, specs, stem)))
         scores.append(states[-1].score_played)
     return scores
 
@@ -163,15 +218,15 @@ def generate(directory: Path, specs: Sequence[str], games: int, seed: int,
              progress: Callable[[int], None] | None = None, jobs: int = 1,
              block: int = 200) -> list[int]:
     """Play ``games`` games of the players ``specs`` (see ``bots.make_bot``) and write them
-    under ``directory`` as ``game000000.*``; returns their scores (cards played). Game g
-    is seeded by (``seed``, g), so ``jobs`` processes write the same files as one."""
-    if len(specs) != 2:
-        raise ValueError(f"the report's logs are of two-player games: give 2 players, "
-                         f"not {len(specs)}")
+    under ``directory`` as ``game000000.*`` (two players: the report's logs; three to
+    five: hanab.live exports); returns their scores (cards played). Game g is seeded by
+    (``seed``, g), so ``jobs`` processes write the same files as one."""
+    if not 2 <= len(specs) <= 5:
+        raise ValueError(f"Hanabi is for 2 to 5 players, not {len(specs)}")
     from batchrl.games.hanabi.bots import make_bot
 
-    for spec in specs:  # an unknown name fails before any game is played
-        make_bot(spec, np.random.default_rng(0))
+    for spec in specs:  # an unknown name, or a model of another count, fails first
+        make_bot(spec, np.random.default_rng(0), len(specs))
     directory.mkdir(parents=True, exist_ok=True)
     width = max(6, len(str(games - 1)))
     starts = range(0, games, block)

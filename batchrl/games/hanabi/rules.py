@@ -118,6 +118,11 @@ class State:
     clued: tuple[tuple[bool, ...], ...] = ()
     hint_target: int = -1
     hint_focus: tuple[int, ...] = ()
+    # The latest moves, newest first, one per other seat at most (what the seat to act
+    # has seen since its own last move): (seat, action, card, info) with ``card`` the
+    # card played or discarded (-1 for a hint) and ``info`` 1 for a play that went up
+    # (else 0), or for a hint the slots it touched (bit i: slot i of its target).
+    last: tuple[tuple[int, int, int, int], ...] = ()
 
     @property
     def players(self) -> int:
@@ -244,18 +249,19 @@ def step(state: State, action: int) -> State:
     deck, turns_left = state.deck, state.turns_left
     hands, knowns, clued = state.hands, state.known, state.clued
     hint_target, hint_focus = -1, cast(tuple[int, ...], ())
+    card_moved, info = -1, 0
     if kind in ("play", "discard"):
         if a >= len(hand):
             raise IllegalMove(f"player {p}: no card in slot {a} (the hand has {len(hand)})")
         if kind == "discard" and hints == MAX_HINTS and not state.discard_at_max_hints:
             raise IllegalMove(f"player {p}: cannot discard with all {MAX_HINTS} hints left")
-        c = hand[a]
+        c = card_moved = hand[a]
         hand, known = hand[:a] + hand[a + 1:], known[:a] + known[a + 1:]
         mine = clued[p][:a] + clued[p][a + 1:]
         if kind == "discard":
             discards, hints = (*discards, c), min(hints + 1, MAX_HINTS)
         elif fireworks[colour_of(c)] == rank_of(c) - 1:
-            fireworks = _replace_at(fireworks, colour_of(c), rank_of(c))
+            fireworks, info = _replace_at(fireworks, colour_of(c), rank_of(c)), 1
             if rank_of(c) == 5 and hints < MAX_HINTS:
                 hints += 1
         else:
@@ -280,6 +286,7 @@ def step(state: State, action: int) -> State:
         knowns, hints = _replace_at(knowns, target, told), hints - 1
         hint_target = target
         clued = _replace_at(clued, target, now_clued)
+        info = sum(1 << i for i, hit in enumerate(touched) if hit)
     if turns_left > 0:
         turns_left -= 1
     # every field passed, as ``dataclasses.replace`` would, without its overhead
@@ -288,7 +295,8 @@ def step(state: State, action: int) -> State:
                        current=(p + 1) % state.players, turns_left=turns_left,
                        moves=state.moves + 1,
                        discard_at_max_hints=state.discard_at_max_hints, clued=clued,
-                       hint_target=hint_target, hint_focus=hint_focus)
+                       hint_target=hint_target, hint_focus=hint_focus,
+                       last=((p, action, card_moved, info), *state.last[:state.players - 2]))
 
 
 def is_terminal(state: State) -> bool:

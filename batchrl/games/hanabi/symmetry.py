@@ -186,7 +186,8 @@ def _relabel_mask(mask: int, sigma: Sequence[int]) -> int:
 
 def relabel_state(state: State, sigma: Sequence[int]) -> State:
     """The same game with colour c renamed ``sigma[c]`` (any number of players): cards
-    in hands, deck and discards, the fireworks, and the colour masks of hints."""
+    in hands, deck and discards, the fireworks, the colour masks of hints, and the last
+    moves' cards and hinted colours."""
     if sorted(int(s) for s in sigma) != list(range(5)):
         raise ValueError(f"sigma must be a permutation of 0..4, not {sigma}")
     fireworks = [0] * 5
@@ -198,7 +199,10 @@ def relabel_state(state: State, sigma: Sequence[int]) -> State:
         known=tuple(tuple((_relabel_mask(cm, sigma), rm) for cm, rm in k) for k in state.known),
         deck=tuple(relabel_card(c, sigma) for c in state.deck),
         discards=tuple(relabel_card(c, sigma) for c in state.discards),
-        fireworks=tuple(fireworks))
+        fireworks=tuple(fireworks),
+        last=tuple((seat, relabel_action(action, sigma, state.players),
+                    -1 if card < 0 else relabel_card(card, sigma), info)
+                   for seat, action, card, info in state.last))
 
 
 def relabel_action(action: int, sigma: Sequence[int], players: int = 2) -> int:

@@ -1,9 +1,12 @@
 """Hanabi games to store rows: one row per move, from the mover's view.
 
-A row's state is the report's 195 numbers followed by 15 public facts about
-hints (``knowledge.HINT_FEATURES``: which cards hints have touched, and the
+A two-player row's state is the report's 195 numbers followed by 15 public facts
+about hints (``knowledge.HINT_FEATURES``: which cards hints have touched, and the
 focus of the partner's hint just before): the report's network reads the first
-195; the others are there because the conventions bots play by read them.
+195; the others are there because the conventions bots play by read them. A game
+of three to five players has the state of `batchrl.games.hanabi.observation` (the
+same pieces for every other seat, and the last moves); a store holds one player
+count.
 
 Hanabi is cooperative: both players share every point, so a game is one
 episode of the team's moves and a row's next state is the *next move's* state
@@ -63,15 +66,49 @@ class Episode:
     hands: tuple[str, ...]  # each mover's own cards
     lines: tuple[int, ...]  # where each move is in its log (else its number, from 1)
     deal: str = ""  # games sharing a deal share this (e.g. Eger's seed); "" when unique
+    players: int = 2
+
+
+def feature_names(players: int = 2) -> tuple[str, ...]:
+    """The state's names: the report's 210 for two players, else `observation`'s."""
+    if players == 2:
+        return FEATURE_NAMES
+    from batchrl.games.hanabi.observation import feature_names as of_more
+
+    return of_more(players)
+
+
+def action_names(players: int = 2) -> tuple[str, ...]:
+    """The moves' names: the report's 20 for two players; with more, each hint once per
+    target, ``+1_…`` the next seat."""
+    if players == 2:
+        return ACTION_NAMES
+    kinds = [f"play_{i}" for i in range(5)] + [f"discard_{i}" for i in range(5)]
+    for offset in range(1, players):
+        kinds += [f"+{offset}_hint_value_{r}" for r in range(1, 6)]
+        kinds += [f"+{offset}_hint_{c}" for c in COLOURS]
+    return tuple(kinds)
 
 
 def schema(players: int = 2) -> StoreSchema:
-    if players != 2:
-        raise ValueError(f"Hanabi stores hold two-player games (the report's 195-number "
-                         f"state), not {players}-player ones")
-    return StoreSchema(game=GAME_NAME, feature_names=FEATURE_NAMES,
-                       action_names=ACTION_NAMES, audit_columns=AUDIT_COLUMNS,
+    return StoreSchema(game=GAME_NAME, feature_names=feature_names(players),
+                       action_names=action_names(players), audit_columns=AUDIT_COLUMNS,
                        game_params={"players": players}, legal=True)
+
+
+def encode_many(states: Sequence[State], seats: Sequence[int]) -> NDArray[np.float32]:
+    """The stored state of ``seats[i]`` in ``states[i]``, for a batch of one player count:
+    the report's 210 numbers (two players) or `observation`'s."""
+    if not states:
+        return np.zeros((0, len(feature_names(2))), dtype=np.float32)
+    if states[0].players != 2:
+        from batchrl.games.hanabi.observation import encode_many as of_more
+
+        return of_more(states, seats)
+    return np.hstack([knowledge.encode_many(states, seats),
+                      np.asarray([knowledge.hint_features(s, m)
+                                  for s, m in zip(states, seats, strict=True)],
+                                 dtype=np.float32).reshape(len(states), 15)])
 
 
 def mask(state: State) -> NDArray[np.bool_]:
@@ -88,21 +125,24 @@ def replayed(states: Sequence[State], actions: Sequence[int], names: Sequence[st
     if len(before) != len(actions):
         raise ValueError(f"{len(states)} states for {len(actions)} moves: want one more")
     movers = [s.current for s in before]
+    players = states[0].players
+    width = len(feature_names(players))
     return Episode(
         key=key,
-        features=np.hstack([knowledge.encode_many(before, movers),
-                            np.asarray([knowledge.hint_features(s, m)
-                                        for s, m in zip(before, movers, strict=True)],
-                                       dtype=np.float32).reshape(len(before), 15)]),
+        features=encode_many(before, movers).reshape(len(before), width),
         actions=np.asarray(actions, dtype=np.int64),
         rewards=np.diff([s.score_played for s in states]).astype(np.float64),
-        legal=np.asarray([mask(s) for s in before], dtype=bool).reshape(len(before), 20),
+        legal=np.asarray([mask(s) for s in before], dtype=bool).reshape(
+            len(before), len(action_names(players))),
         seats=np.asarray(movers, dtype=np.int8),
         names=tuple(names[m] for m in movers),
-        partners=tuple(names[1 - m] for m in movers),
+        # the partner; with more players, the others from the next seat on
+        partners=tuple(",".join(names[(m + k) % players] for k in range(1, players))
+                       for m in movers),
         hands=tuple(" ".join(card_name(c) for c in s.hands[s.current]) for s in before),
         lines=tuple(lines) if lines is not None else tuple(range(1, len(before) + 1)),
         deal=deal,
+        players=players,
     )
 
 
@@ -110,11 +150,14 @@ def rows(episodes: Sequence[Episode], episode_prefix: str) -> dict[str, Any]:
     """Store columns for ``episodes``; an episode's id is ``episode_prefix`` + its key."""
     counts = np.asarray([len(e.actions) for e in episodes], dtype=np.int64)
     n = int(counts.sum())
-    width = len(FEATURE_NAMES)
+    if len({e.players for e in episodes}) > 1:
+        raise ValueError("rows of one player count at a time")
+    players = episodes[0].players if episodes else 2
+    width = len(feature_names(players))
     state = np.concatenate([e.features for e in episodes]) if episodes else \
         np.zeros((0, width), dtype=np.float32)
     legal = np.concatenate([e.legal for e in episodes]) if episodes else \
-        np.zeros((0, 20), dtype=bool)
+        np.zeros((0, len(action_names(players))), dtype=bool)
     last = np.zeros(n, dtype=bool)
     last[np.cumsum(counts) - 1] = True
     next_state = np.roll(state, -1, axis=0)

@@ -18,6 +18,11 @@ model plays through it:
   network masks out of its softmax in training; at play the rules' exact legal moves
   mask, so no move played is illegal.
 
+With three to five players the stored state is `batchrl.games.hanabi.observation`'s:
+``hints`` reads it whole, ``convention`` adds the same facts read with the next seat as
+the partner (the bots hint the next seat only); the colour order and ``report`` are of
+the two-player numbers, and the moves a state allows are the store's legal masks.
+
 The report's network (its Figure 3: Dense 195 -> 195 -> 128 -> 64 -> 32, ReLU, dropout
 0.1 after the first three, batch normalisation, Dense -> 20) is the ``network`` learner
 (`batchrl.learners.network`) with Hanabi's recommended widths, ``REPORT_HIDDEN``.
@@ -86,13 +91,22 @@ def prepare(x: NDArray[np.float32], y: NDArray[np.int64] | None,
 FEATURE_SETS = ("report", "hints", "convention")
 
 
-def feature_set(name: str) -> tuple[str, ...]:
+def feature_set(name: str, players: int = 2) -> tuple[str, ...]:
     """The stored columns a network reads: ``report``, the report's 195 numbers;
     ``hints``, those and the 15 public hint facts (``knowledge.HINT_FEATURES``);
     ``convention``, the same 210, to which ``focus.convention_facts`` adds the focus
-    convention's facts computed from them."""
+    convention's facts computed from them. With more players, ``hints`` and
+    ``convention`` read the whole stored state."""
     from batchrl.games.hanabi import knowledge
 
+    if players != 2:
+        if name in ("hints", "convention"):
+            from batchrl.games.hanabi.observation import feature_names
+
+            return feature_names(players)
+        if name == "report":
+            raise GameError(f"features report: the report's 195 numbers are of two-player "
+                            f"states, not {players}-player ones: use hints or convention")
     if name == "report":
         return knowledge.feature_names()
     if name in ("hints", "convention"):
@@ -101,7 +115,7 @@ def feature_set(name: str) -> tuple[str, ...]:
 
 
 def inputs(x: NDArray[np.float32], colour_order: bool, features: str,
-           moves: NDArray[np.int64] | None = None
+           moves: NDArray[np.int64] | None = None, players: int = 2
            ) -> tuple[NDArray[np.float32], NDArray[np.int64] | None, NDArray[np.intp] | None]:
     """The network's inputs from stored rows (``feature_set(features)``'s columns): the
     colour-ordered states if asked, then the convention's facts if asked; the moves
@@ -111,6 +125,10 @@ def inputs(x: NDArray[np.float32], colour_order: bool, features: str,
     if features == "convention":
         from batchrl.games.hanabi.focus import convention_facts
 
+        if players != 2:
+            from batchrl.games.hanabi.observation import two_player_projection
+
+            x = two_player_projection(x, players)
         xs = np.hstack([xs, convention_facts(x)])  # per slot: the colour order keeps them
     return xs, ys, perm
 
@@ -128,10 +146,11 @@ class HanabiView:
 
     colour_order: bool = False
     features: str = "hints"  # the stored 210
+    players: int = 2  # the store's player count
 
     @property
     def columns(self) -> tuple[str, ...]:
-        return feature_set(self.features)
+        return feature_set(self.features, self.players)
 
     @property
     def input_names(self) -> tuple[str, ...]:
@@ -151,7 +170,7 @@ class HanabiView:
     def read(self, states: NDArray[np.float32]
              ) -> tuple[NDArray[np.float32], NDArray[np.intp] | None]:
         """The inputs and each stored move's number in them, the colour order found once."""
-        xs, _, perm = inputs(states, self.colour_order, self.features)
+        xs, _, perm = inputs(states, self.colour_order, self.features, players=self.players)
         return xs, None if perm is None else _move_order(perm)
 
     def inputs(self, states: NDArray[np.float32]) -> NDArray[np.float32]:
@@ -165,7 +184,9 @@ class HanabiView:
 
         return _move_order(symmetry.colour_order(np.asarray(states)[:, :195]))
 
-    def possible(self, states: NDArray[np.float32]) -> NDArray[np.bool_]:
+    def possible(self, states: NDArray[np.float32]) -> NDArray[np.bool_] | None:
+        if self.players != 2:
+            return None  # the store's legal masks
         return possible_moves(np.asarray(states)[:, :195])
 
 
@@ -181,16 +202,19 @@ def _move_order(perm: NDArray[np.intp]) -> NDArray[np.intp]:
 VIEW_OPTIONS = ("colour_order", "features")
 
 
-def hanabi_view(options: Mapping[str, Any]) -> HanabiView:
+def hanabi_view(options: Mapping[str, Any], players: int = 2) -> HanabiView:
     """The view ``options`` ask for (``colour_order``, a bool, default False;
     ``features``, ``report``, ``hints`` or ``convention``, default ``hints``: the stored
-    210); a `GameError` names what is not one."""
+    210) of a store of ``players``; a `GameError` names what is not one."""
     if unknown := sorted(set(options) - set(VIEW_OPTIONS)):
         raise GameError(f"Hanabi's views take {', '.join(VIEW_OPTIONS)}, not "
                         f"{', '.join(unknown)}")
     features = str(options.get("features") or "hints")
-    feature_set(features)  # a GameError names the sets
+    feature_set(features, players)  # a GameError names the sets
     colour = options.get("colour_order", False)
     if not isinstance(colour, bool):
         raise GameError(f"colour_order {colour!r}: want true or false")
-    return HanabiView(colour, features)
+    if colour and players != 2:
+        raise GameError(f"the colour order is of the two-player numbers, not of a "
+                        f"{players}-player state: give --no-colour-order")
+    return HanabiView(colour, features, players)
