@@ -296,15 +296,7 @@ class Tressette(Game):
         bot = make_bot(name, rng)
         if params.suits != "canonical":
             return OneAtATime(name, lambda hand: int(bot.act(hand.state)))
-
-        def act(hand: Hand) -> int:
-            # the bot plays a real card; the game's actions name cards in the seat's
-            # canonical suits (a tied suit's card by the first of the tie: alike)
-            card = np.asarray([int(bot.act(hand.state))])
-            x = tracker_at(hand.state).features()
-            return int(canonical(x, None, action=card)[2][0])
-
-        return OneAtATime(name, act)
+        return CanonicalBot(name, bot)
 
     def generate(self, out: Path, players: Sequence[str], count: int, seed: int,
                  options: Mapping[str, Any],
@@ -435,6 +427,31 @@ _ORDERS: dict[State, NDArray[np.int64]] = {}
 
 _View = tuple[NDArray[Any], NDArray[np.bool_], NDArray[np.int64]]
 _VIEWS: dict[State, _View] = {}
+
+
+class CanonicalBot:
+    """A bot (it plays real cards) as a `batchrl.games.play.Player` of canonical suits:
+    the game's actions name cards in the seat's canonical suits (a tied suit's card by
+    the first of the tie: alike). A batch of states is replayed in one tracker
+    (`replay`) to rename its cards, not a tracker per state, and each state's suit
+    order is kept for the ``step`` that follows (`_ORDERS`): a search's rollouts ask
+    a bot for thousands of states at once."""
+
+    def __init__(self, name: str, bot: Any) -> None:
+        self.name, self.bot = name, bot
+
+    def act(self, states: Sequence[Hand], seats: Sequence[int]) -> NDArray[np.int64]:
+        cards = np.fromiter((self.bot.act(h.state) for h in states), np.int64,
+                            count=len(states))
+        _ORDERS.clear()  # ``step`` follows the acting on these states
+        if not len(states):
+            return cards
+        x = replay([h.state for h in states]).features()  # the seat to play's view
+        _, _, order = canonical(x)
+        for h, o in zip(states, order, strict=True):
+            _ORDERS[h.state] = o.copy()
+        renamed: NDArray[np.int64] = canonical(x, None, action=cards)[2]
+        return renamed
 
 
 def _canonical_view(state: State) -> _View:

@@ -259,3 +259,32 @@ def test_a_bot_plays_the_game_s_actions_in_canonical_suits_too(name):
             action = int(bot.act([hand], [GAME.current_player(hand)])[0])
             assert action in GAME.legal_actions(hand)
             hand = GAME.step(hand, action)
+
+
+@pytest.mark.parametrize("name", ["rule", "random"])
+def test_a_bot_of_canonical_suits_acts_on_a_batch_as_on_each_state(name):
+    """A batch of states (a search's rollouts) is renamed in one replay: the same actions
+    as each state renamed alone, each stepping to the bot's card (or its alike in a tied
+    suit)."""
+    from batchrl.games.tressette.bots import make_bot
+    from batchrl.games.tressette.game import tracker_at
+    from batchrl.games.tressette.symmetry import canonical
+
+    params = GAME.params(suits="canonical")
+    rng = np.random.default_rng(3)
+    states = []
+    for _ in range(60):
+        s = GAME.new_game(rng, params)
+        for _ in range(int(rng.integers(0, 39))):
+            s = GAME.step(s, GAME.legal_actions(s)[int(rng.integers(len(GAME.legal_actions(s))))])
+        states.append(s)
+    batch = GAME.bot(name, params, np.random.default_rng(5))
+    alone = make_bot(name, np.random.default_rng(5))  # the same draws, state by state
+    chosen = batch.act(states, [GAME.current_player(s) for s in states])
+    for s, action in zip(states, chosen.tolist(), strict=True):
+        card = int(alone.act(s.state))
+        x = tracker_at(s.state).features()
+        assert action == int(canonical(x, None, action=np.asarray([card]))[2][0])
+        assert action in GAME.legal_actions(s)
+        played = GAME.step(s, action).state.plays[-1][1]  # a tied suit's alike card, or it
+        assert played % 10 == card % 10
