@@ -156,18 +156,21 @@ def episodes_of(data: Transitions, by: str = "auto") -> Episodes:
     if not len(data):
         raise ExportError("the store has no rows: nothing to export")
     if by == "auto":
-        rows, starts = _order(data, "seat")
-        mismatched = _mismatched(data, rows, starts)
-        by = "seat"
-        if mismatched:
-            team_rows, team_starts = _order(data, "episode")
-            if not _mismatched(data, team_rows, team_starts):
-                rows, starts, mismatched, by = team_rows, team_starts, 0, "episode"
-    else:
-        rows, starts = _order(data, by)
-        mismatched = _mismatched(data, rows, starts)
+        by = grouping(data)
+    rows, starts = _order(data, by)
+    mismatched = _mismatched(data, rows, starts)
     mask, known, sources = _masks(data, rows, starts)
     return Episodes(data, by, rows, starts, mask, known, mismatched, sources)
+
+
+def grouping(data: Transitions) -> str:
+    """How ``data``'s next states chain its rows: ``"seat"`` where each row's next state
+    is its seat's next decision (or where neither grouping fits every row), ``"episode"``
+    where it is the next row of the store episode (Hanabi's team episodes): the returns
+    an FQI's Bellman targets add up follow that chain."""
+    if not _mismatched(data, *_order(data, "seat")):
+        return "seat"
+    return "episode" if not _mismatched(data, *_order(data, "episode")) else "seat"
 
 
 def _order(data: Transitions, by: str) -> tuple[NDArray[np.int64], NDArray[np.int64]]:

@@ -19,6 +19,7 @@ from typing import Any
 import numpy as np
 
 from batchrl.cluster import connect, scheduler_address
+from batchrl.episodes import grouping
 from batchrl.filenames import inside, safe_name
 from batchrl.games import FQISettings, GameError, game_for
 from batchrl.learners.fqi import FAST_FREEZE_AFTER, LEARNER, FQIParams
@@ -202,7 +203,8 @@ def run_fqi(
     if not len(held[0]):
         raise ValueError(f"store {config.store} has no rows: ingest logs first")
     # the largest |return| of a logged decision: no |Q| should go far past it (curves.py)
-    largest = float(np.abs(return_to_go(held[0], config.gamma)).max(initial=0.0))
+    largest = float(np.abs(return_to_go(held[0], config.gamma, grouping(held[0]))
+                           ).max(initial=0.0))
     out = config.out or default_out(config)
     checkpoints = out.with_name(out.name + ".ckpt")
     if config.resume and not checkpoints.exists() and out.exists():

@@ -1,6 +1,8 @@
 """FQI against exact answers on small problems, and its contracts: legal max, terminals,
 seeds, checkpoints and resume, the model artifact."""
 
+import dataclasses
+
 import numpy as np
 import pytest
 
@@ -249,3 +251,29 @@ def test_q_of_only_the_legal_actions_is_q_there_and_the_greedy_choice_is_unchang
     assert policy.act_batch(states, legal).tolist() == expected.tolist()
     with pytest.raises(ValueError, match="want one mask of"):
         policy.act_batch(states, legal[:, :1])
+
+
+def test_a_team_episode_s_return_is_every_later_reward_of_the_episode(tmp_path):
+    """Where a row's next state is the next mover's (Hanabi), FQI's targets chain the
+    episode's rows, not a seat's: the return the |Q| warning compares with is the team's
+    (a seat's own share of a Hanabi game's cards would make a right Q look too large)."""
+    from batchrl.episodes import grouping
+    from batchrl.games.hanabi.logs import generate
+    from batchrl.ingest import IngestConfig, ingest
+    from batchrl.store import Store
+
+    scores = generate(tmp_path / "logs", ["bot2", "bot2"], 3, seed=1)
+    ingest(IngestConfig(paths=(tmp_path / "logs",), store=tmp_path / "store"))
+    data = Store.open(tmp_path / "store").arrays()
+    assert grouping(data) == "episode"
+    team = return_to_go(data, by="episode")
+    assert sorted(team[data.step == 0].tolist()) == sorted(float(s) for s in scores)
+    assert return_to_go(data).max() < team.max()  # a seat's share is less
+    # each seat's next state is its own next decision's: seat 0 plays states 0 then 2
+    seats = dataclasses.replace(
+        transitions(state=[0, 1, 2, 3], action=[0] * 4, reward=[1, 2, 4, 8],
+                    next_state=[2, 3, 0, 0], next_legal=[(False, False)] * 4,
+                    terminal=[False, False, True, True], episode=[0, 0, 0, 0],
+                    step=[0, 0, 1, 1]), player=np.array([0, 1, 0, 1], np.int8))
+    assert grouping(seats) == "seat"
+    assert return_to_go(seats).tolist() == [5, 10, 4, 8]

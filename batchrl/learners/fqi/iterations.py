@@ -38,6 +38,7 @@ from sklearn.base import clone
 from sklearn.ensemble import ExtraTreesRegressor
 
 from batchrl import modelfile
+from batchrl.episodes import grouping
 from batchrl.learners.fqi.checkpoint_data import data_key, what_changed
 from batchrl.policy import QFunction, predict
 from batchrl.store import Transitions
@@ -178,7 +179,8 @@ class FQI:
         for it in range(start, self.n_iterations):
             began = time.perf_counter()
             if self.freeze_after == 0 and frozen is None:
-                frozen = self._freeze(inputs, return_to_go(data, self.gamma), int(seeds[-1]))
+                frozen = self._freeze(inputs, return_to_go(data, self.gamma, grouping(data)),
+                                      int(seeds[-1]))
             target = data.reward.copy()
             target[inputs.has_next] += self.gamma * best_next
             residual = float(np.sqrt(np.mean((target[inputs.probe] - q_probe) ** 2)))
@@ -694,8 +696,12 @@ def _write_leaf_values(models: list[Any], frozen: _Frozen) -> None:
             start += count
 
 
-def return_to_go(data: Transitions, gamma: float = 1.0) -> NDArray[np.float64]:
-    """Each row's discounted sum of its own and its player's later rewards in the episode.
+def return_to_go(data: Transitions, gamma: float = 1.0, by: str = "seat"
+                 ) -> NDArray[np.float64]:
+    """Each row's discounted sum of its own and its player's later rewards in the episode
+    (``by="seat"``), or of every later reward in the episode (``by="episode"``: where a
+    row's next state is the next mover's, as in Hanabi's team episodes; see
+    `batchrl.episodes.grouping`).
 
     >>> import numpy as np
     >>> from types import SimpleNamespace
@@ -703,9 +709,16 @@ def return_to_go(data: Transitions, gamma: float = 1.0) -> NDArray[np.float64]:
     ...                        step=np.array([0, 0, 1, 0]), reward=np.array([-1., 5., 3., 2.]))
     >>> return_to_go(rows).tolist()  # type: ignore[arg-type]
     [2.0, 5.0, 3.0, 2.0]
+    >>> return_to_go(rows, by="episode").tolist()  # type: ignore[arg-type]
+    [7.0, 8.0, 3.0, 2.0]
     """
-    order = np.lexsort((data.step, data.player, data.episode))
-    ep, pl = data.episode[order], data.player[order]
+    if by == "seat":
+        order = np.lexsort((data.step, data.player, data.episode))
+        ep, pl = data.episode[order], data.player[order]
+    else:  # the store keeps an episode's rows in the order they were played
+        order = np.argsort(data.episode, kind="stable")
+        ep = data.episode[order]
+        pl = np.zeros_like(ep)
     starts = np.ones(len(order), dtype=bool)
     starts[1:] = (ep[1:] != ep[:-1]) | (pl[1:] != pl[:-1])
     run = np.cumsum(starts) - 1
