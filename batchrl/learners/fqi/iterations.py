@@ -38,7 +38,6 @@ from sklearn.base import clone
 from sklearn.ensemble import ExtraTreesRegressor
 
 from batchrl import modelfile
-from batchrl.episodes import grouping
 from batchrl.learners.fqi.checkpoint_data import data_key, what_changed
 from batchrl.policy import QFunction, predict
 from batchrl.store import Transitions
@@ -179,8 +178,7 @@ class FQI:
         for it in range(start, self.n_iterations):
             began = time.perf_counter()
             if self.freeze_after == 0 and frozen is None:
-                frozen = self._freeze(inputs, return_to_go(data, self.gamma, grouping(data)),
-                                      int(seeds[-1]))
+                frozen = self._freeze(inputs, return_to_go(data, self.gamma), int(seeds[-1]))
             target = data.reward.copy()
             target[inputs.has_next] += self.gamma * best_next
             residual = float(np.sqrt(np.mean((target[inputs.probe] - q_probe) ** 2)))
