@@ -150,3 +150,17 @@ def test_the_export_with_a_rule_option_is_refused_by_name(tmp_path):
     assert report.skipped["option deckPlays"] == 1
     assert report.hands == 1  # no_variant.json, the only No Variant export of the standard rules
     assert all(kind.startswith(("variant", "option")) for kind in report.skipped)
+
+
+def test_the_environment_of_three_players_passes_pettingzoo_s_api_test():
+    pytest.importorskip("pettingzoo", reason="the envs extra (pettingzoo) is not installed")
+    from pettingzoo.test import api_test
+
+    import batchrl
+
+    env = batchrl.env("hanabi", players=3)
+    api_test(env, num_cycles=30)
+    env.reset(seed=1)
+    obs = env.observe(env.agent_selection)
+    assert obs["observation"].shape == (len(feature_names(3)),)
+    assert obs["action_mask"].shape == (30,)
