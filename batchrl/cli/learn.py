@@ -410,8 +410,8 @@ def test_report(store: Path | str, policy: Any, chosen: Any, players: tuple[str,
     states = t.state[test]
     view = getattr(policy, "view", None)
     recorded = None if t.legal is None else t.legal[test]  # the store's, where it has them
-    legal = (view.possible(states) if view is not None else recorded) \
-        if chosen.config.mask else None
+    possible = view.possible(states) if view is not None else None  # else the store's
+    legal = (recorded if possible is None else possible) if chosen.config.mask else None
     predicted = policy.act(states, legal)
     truth = t.action[test]
     table_of = confusion(truth, predicted, len(t.action_names))

@@ -84,10 +84,11 @@ class Hanabi(Game):
                choices=("report", "hints", "convention"),
                help="report: the report's 195 numbers; hints: those and 15 public facts "
                     "about hints (which cards hints touched, the focus of the hint just "
-                    "before); convention: those and 78 facts the bots' focus convention "
-                    "reads, computed from them (which card a hint would focus, chops, "
-                    "critical cards) [default: the game's view for the learner: the "
-                    "network's reads convention, the others the stored features]."),
+                    "before), with 3-5 players the whole stored state; convention: those "
+                    "and 78 facts the bots' focus convention reads, computed from them "
+                    "(which card a hint would focus, chops, critical cards; with 3-5 "
+                    "players, of the next seat) [default: the game's view for the learner: "
+                    "the network's reads convention, the others the stored features]."),
     )
     bots = ("random", "simple", "convention", "bot1", "bot2")
     default_players = ("bot2", "bot2")
@@ -200,7 +201,7 @@ class Hanabi(Game):
         def checked(record: Any) -> Any:
             if isinstance(record, transitions.Episode) and record.players != players:
                 return BadLine(str(context.path), -1,
-                               f"{context.path}: game {record.key}: {record.players} players "
+                               f"{context.path}: {record.key}: {record.players} players "
                                f"among games of {players}: a store holds one player count; "
                                "ingest it into another store", "", "another player count")
             return record
@@ -239,7 +240,7 @@ class Hanabi(Game):
         from batchrl.games.hanabi.bots import make_bot
         from batchrl.games.play import OneAtATime
 
-        bot: Any = make_bot(name, rng)
+        bot: Any = make_bot(name, rng, params.players)
         return OneAtATime(name, lambda state: int(bot.act(state)))
 
     def generate(self, out: Path, players: Sequence[str], count: int, seed: int,
@@ -253,15 +254,19 @@ class Hanabi(Game):
 
     ablation_opponents = ("bot2",)
 
+    def ablation_players(self, params: HanabiParams) -> tuple[str, ...]:
+        """A model's partners in scoring: ``bot2`` in every other seat."""
+        return (self.ablation_opponents[0],) * (params.players - 1)
+
     def score(self, players: Sequence[str], count: int, seed: int,
               options: Mapping[str, Any],
               progress: Callable[[int], None] | None = None, params: Any = None) -> Scores:
-        """Cards played in each game by the pair (the first player and its partner), on
-        the deals of ``seed``."""
+        """Cards played in each game by the group (the first player and its partners, a
+        seat each), on the deals of ``seed``."""
         from batchrl.games.hanabi.evaluate import evaluate_players
 
-        if len(players) != 2:
-            raise GameError(f"hanabi scores a pair: give two players, not {len(players)}")
+        if not 2 <= len(players) <= 5:
+            raise GameError(f"hanabi scores a group of 2 to 5, not {len(players)}")
         try:
             report = evaluate_players(tuple(players), count, seed, progress)
         except ValueError as exc:  # a ModelError too

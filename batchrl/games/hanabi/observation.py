@@ -22,11 +22,14 @@ with three players, 4 with four or five):
 - the last moves, one per other seat, ``last1`` the newest (made by the seat before the
   actor): its kind (``play``, ``discard``, ``hint_colour``, ``hint_rank``), a hint's
   target (``target_current``, ``target_next<k>``), the colour and rank named (a hint's,
-  or the card played or discarded), the slots a hint touched, and ``scored`` (a play
-  that went up).
+  or the card played or discarded), the slots a hint touched (its target's slots when it
+  was given: a card played since shifts them, as in the Hanabi Learning Environment),
+  and ``scored`` (a play that went up).
 
 An empty slot (the last round) is all zeros. The actor's own colours and ranks never
-enter it (the conformance check holds every game to that).
+enter it (the conformance check holds every game to that). It is meant for the seat to
+act: ``last1`` is the move of the seat before the actor (``encode`` of another seat reads
+the same moves, newest first).
 
 >>> import numpy as np
 >>> from batchrl.games.hanabi.rules import new_game, step
@@ -195,7 +198,8 @@ def two_player_projection(x: NDArray[np.floating], players: int) -> NDArray[np.f
     the next seat as the partner: the head, the discards, the own slots, the next seat's
     slots, their hint facts and the focus (hands of 4 padded with an empty slot). What
     the two-player focus convention's facts (`batchrl.games.hanabi.focus`) are read from:
-    the bots hint the next seat only."""
+    the bots' play and save hints go to the next seat. (Its ``critical`` fact then counts
+    the cards of the next seat's hand only, not those of the others the actor sees.)"""
     x = np.asarray(x, dtype=np.float32)
     h = hand_size(players)
     disc_at, own_at, others_at, hints_at, _, width = _layout(players)

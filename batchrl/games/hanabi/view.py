@@ -20,8 +20,9 @@ model plays through it:
 
 With three to five players the stored state is `batchrl.games.hanabi.observation`'s:
 ``hints`` reads it whole, ``convention`` adds the same facts read with the next seat as
-the partner (the bots hint the next seat only); the colour order and ``report`` are of
-the two-player numbers, and the moves a state allows are the store's legal masks.
+the partner (the bots' play and save hints go to the next seat); the colour order and
+``report`` are of the two-player numbers, and the moves a state allows are the store's
+legal masks.
 
 The report's network (its Figure 3: Dense 195 -> 195 -> 128 -> 64 -> 32, ReLU, dropout
 0.1 after the first three, batch normalisation, Dense -> 20) is the ``network`` learner
@@ -135,7 +136,8 @@ def inputs(x: NDArray[np.float32], colour_order: bool, features: str,
 
 @dataclass(frozen=True)
 class HanabiView:
-    """A view of two-player Hanabi's stored features (`batchrl.policy.FeatureView`).
+    """A view of Hanabi's stored features (`batchrl.policy.FeatureView`), of a store of
+    ``players`` (the colour order and ``report`` are of two-player stores only).
 
     >>> view = hanabi_view({"colour_order": True, "features": "hints"})
     >>> len(view.columns), len(view.input_names), view.tag, view.record()

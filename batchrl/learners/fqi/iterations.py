@@ -710,6 +710,8 @@ def return_to_go(data: Transitions, gamma: float = 1.0, by: str = "seat"
     >>> return_to_go(rows, by="episode").tolist()  # type: ignore[arg-type]
     [7.0, 8.0, 3.0, 2.0]
     """
+    if by not in ("seat", "episode"):
+        raise ValueError(f"by {by!r}: seat or episode")
     if by == "seat":
         order = np.lexsort((data.step, data.player, data.episode))
         ep, pl = data.episode[order], data.player[order]

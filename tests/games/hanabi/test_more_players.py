@@ -81,8 +81,7 @@ def test_generate_then_ingest_three_players_and_one_count_a_store(tmp_path):
     assert len(t) == report.rows and t.legal.shape[1] == 30
     assert t.reward.sum() == sum(scores)
     # a four-player game among them is left out, named; the others land
-    four = generate(tmp_path / "four", ["bot2"] * 4, 1, seed=3)
-    assert four
+    generate(tmp_path / "four", ["bot2"] * 4, 1, seed=3)
     (tmp_path / "logs" / "game000009.json").write_text(
         (tmp_path / "four" / "game000000.json").read_text())
     mixed = ingest(IngestConfig(paths=(tmp_path / "logs",), store=tmp_path / "mixed",
@@ -164,3 +163,56 @@ def test_the_environment_of_three_players_passes_pettingzoo_s_api_test():
     obs = env.observe(env.agent_selection)
     assert obs["observation"].shape == (len(feature_names(3)),)
     assert obs["action_mask"].shape == (30,)
+
+
+@pytest.mark.parametrize("players", [3, 4, 5])
+def test_the_projection_puts_the_next_seat_where_the_two_player_partner_is(players):
+    """The focus convention's facts read the two-player layout: each of its columns holds
+    the number of the same name, the partner being the next seat (``next1``)."""
+    from batchrl.games.hanabi.observation import two_player_projection
+    from batchrl.games.hanabi.transitions import FEATURE_NAMES
+
+    states, _ = _game(players, 11)
+    x = encode_many(states[:-1], [s.current for s in states[:-1]])
+    projected = two_player_projection(x, players)
+    names = feature_names(players)
+    renamed = {"handentropy_other": "handentropy_next1"}
+    checked = 0
+    for j, two in enumerate(FEATURE_NAMES):
+        mine = renamed.get(two, two)
+        if mine.startswith("other"):  # other3_value -> next1_3_value
+            slot, rest = mine[5], mine[7:]
+            mine = f"next1_{slot}_{rest}"
+        if mine in names:
+            assert np.array_equal(projected[:, j], x[:, names.index(mine)]), two
+            checked += 1
+        else:  # a fifth slot of a hand of four: empty
+            assert players > 3 and not projected[:, j].any(), two
+    assert checked == (210 if players == 3 else 210 - 35)  # 13 + 19 + 3 of a fifth slot
+
+
+def test_imitate_s_test_report_masks_with_the_store_s_legal_moves(tmp_path):
+    """At 3-5 players the view says nothing of which moves a state allows: the report's
+    predictions are masked by the moves the store recorded, as in training."""
+    pytest.importorskip("torch", reason="training the network needs torch")
+    from batchrl.cli.learn import test_report
+    from batchrl.learners import get_learner
+    from batchrl.learning import learn, settings
+
+    generate(tmp_path / "logs", ["bot2"] * 3, 30, seed=6)
+    ingest(IngestConfig(paths=(tmp_path / "logs",), store=tmp_path / "store"))
+    network = get_learner("network")
+    chosen = settings(network, tmp_path / "store", {"epochs": 1})
+    _, policy = learn(network, tmp_path / "store", chosen, out=tmp_path / "n.npz")
+    masks = []
+
+    class Watched:
+        def __getattr__(self, name):
+            return getattr(policy, name)
+
+        def act(self, states, legal):
+            masks.append(legal)
+            return policy.act(states, legal)
+
+    test_report(tmp_path / "store", Watched(), chosen, ())
+    assert masks and masks[0] is not None and masks[0].shape[1] == 30
