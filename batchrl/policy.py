@@ -42,7 +42,7 @@ from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 import numpy as np
 from numpy.typing import NDArray
 
-from batchrl import modelfile
+from batchrl import modelfile, modeltrees
 from batchrl.foreign import is_foreign, load_foreign
 from batchrl.modelfile import ModelError as ModelError
 
@@ -301,7 +301,7 @@ class ModelArtifact:
         then a rename). `ModelError` for a regressor or a meta value the file cannot hold
         (JSON values, numpy numbers and arrays, paths)."""
         extra = [self.q.behaviour] if self.q.behaviour is not None else []
-        models, arrays = modelfile.encode_models([*self.q.models, *extra], f"{Path(path)}")
+        models, arrays = modeltrees.encode_models([*self.q.models, *extra], f"{Path(path)}")
         document: dict[str, Any] = {
             "version": self.version,
             "q": {"per_action": self.q.per_action, "n_actions": self.q.n_actions,
@@ -368,14 +368,14 @@ class ModelArtifact:
                     not 0 <= support["tau"] <= 1:
                 raise ModelError(f"{path}: its support constraint is not a share and a "
                                  "behaviour model")
-            *models, behaviour = modelfile.decode_models([*specs, support.get("behaviour")],
+            *models, behaviour = modeltrees.decode_models([*specs, support.get("behaviour")],
                                                          arrays, path)
             tau = support["tau"]
             if behaviour is None or behaviour.n_outputs_ != n_actions:
                 raise ModelError(f"{path}: its behaviour model does not give one "
                                  f"frequency per action")
         else:
-            models = modelfile.decode_models(specs, arrays, path)
+            models = modeltrees.decode_models(specs, arrays, path)
         if not isinstance(per_action, bool) or type(n_actions) is not int or \
                 n_actions != len(meta["action_names"]) or \
                 len(models) != (n_actions if per_action else 1) or \

@@ -15,7 +15,7 @@ from sklearn.ensemble import ExtraTreesRegressor, RandomForestRegressor
 from sklearn.linear_model import LinearRegression
 from sklearn.tree import DecisionTreeRegressor, ExtraTreeRegressor
 
-from batchrl import modelfile
+from batchrl import modelfile, modeltrees
 from batchrl.learners.fqi.iterations import FQI, extra_trees
 from batchrl.policy import ARTIFACT_VERSION, GreedyPolicy, ModelArtifact, ModelError, QFunction
 from batchrl.store import Transitions
@@ -98,10 +98,10 @@ def test_every_regressor_fqi_can_hold_round_trips(tmp_path, regressor):
     rng = np.random.default_rng(0)
     x = rng.random((400, 3)).astype(np.float32)
     model = regressor.fit(x, x[:, 0] + rng.normal(0, 0.1, 400))
-    specs, arrays = modelfile.encode_models([model])
+    specs, arrays = modeltrees.encode_models([model])
     modelfile.write(tmp_path / "m.npz", "test", {"models": specs}, arrays)
     document, stored = modelfile.read(tmp_path / "m.npz", "test")
-    back = modelfile.decode_models(document["models"], stored, tmp_path / "m.npz")[0]
+    back = modeltrees.decode_models(document["models"], stored, tmp_path / "m.npz")[0]
     assert type(back) is type(model) and back.get_params() == model.get_params()
     probe = rng.random((1000, 3)).astype(np.float32)
     np.testing.assert_array_equal(back.predict(probe), model.predict(probe))

@@ -27,7 +27,7 @@ import numpy as np
 from numpy.typing import NDArray
 from sklearn.ensemble import ExtraTreesRegressor
 
-from batchrl import modelfile
+from batchrl import modelfile, modeltrees
 from batchrl.learners import Learner, LearnerError, ScoredPolicy
 from batchrl.modelfile import ModelError
 from batchrl.policy import probabilities
@@ -87,7 +87,7 @@ class ClonedPolicy(ScoredPolicy):
 
     def save(self, path: str | Path) -> Path:
         """Arrays and JSON (`batchrl.modelfile`), written atomically."""
-        specs, arrays = modelfile.encode_models([self.model], f"{path}")
+        specs, arrays = modeltrees.encode_models([self.model], f"{path}")
         return modelfile.write(path, KIND, {"version": VERSION, "model": specs[0],
                                             "meta": modelfile.to_json(self.meta,
                                                                       f"{path}: meta")},
@@ -124,7 +124,7 @@ class BehaviourCloning(Learner):
     def read(self, path: str | Path) -> ClonedPolicy:
         document, arrays, meta = modelfile.read_learned(
             path, KIND, VERSION, "bc model", "retrain it with batchrl learn bc")
-        (model,) = modelfile.decode_models([document.get("model")], arrays, path)
+        (model,) = modeltrees.decode_models([document.get("model")], arrays, path)
         if model is None or model.n_features_in_ != len(meta["feature_names"]) or \
                 model.n_outputs_ != len(meta["action_names"]):
             raise ModelError(f"{path}: its forest does not map its {len(meta['feature_names'])} "

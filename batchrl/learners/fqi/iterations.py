@@ -37,7 +37,7 @@ from numpy.typing import NDArray
 from sklearn.base import clone
 from sklearn.ensemble import ExtraTreesRegressor
 
-from batchrl import modelfile
+from batchrl import modelfile, modeltrees
 from batchrl.learners.fqi.checkpoint_data import data_key, what_changed
 from batchrl.policy import QFunction, predict
 from batchrl.store import Transitions
@@ -334,7 +334,7 @@ class FQI:
         if model is None or self.checkpoint_dir is None:
             return model
         path = Path(self.checkpoint_dir) / f"frozen-{m}.npz"
-        specs, arrays = modelfile.encode_models([model], str(path))
+        specs, arrays = modeltrees.encode_models([model], str(path))
         modelfile.write(path, "fqi-models", {"models": specs}, arrays)
         return _Aside(path)
 
@@ -385,7 +385,7 @@ class FQI:
         elif frozen is None or trees is None or done == 1 or (
                 self.freeze_after and done == self.freeze_after):
             trees = f"models-{done}.npz"
-            specs, arrays = modelfile.encode_models(self.models_, str(root / trees))
+            specs, arrays = modeltrees.encode_models(self.models_, str(root / trees))
             modelfile.write(root / trees, "fqi-models", {"models": specs}, arrays)
         values = frozen.values if frozen is not None else None
         held = [trees] if trees != ASIDE else [f"frozen-{m}.npz" for m in aside]
@@ -445,7 +445,7 @@ class FQI:
                 raise KeyError(name)
             else:
                 trees, arrays = modelfile.read(root / name, "fqi-models")
-                models = modelfile.decode_models(trees.get("models"), arrays, root / name)
+                models = modeltrees.decode_models(trees.get("models"), arrays, root / name)
             history = [IterationStats(**h) for h in state["history"]]
             done, n_values = int(state["done"]), state["values"]
             saved = None if n_values is None else [
@@ -565,7 +565,7 @@ class _Aside:
 
     def load(self) -> Any:
         header, arrays = modelfile.read(self.path, "fqi-models")
-        return modelfile.decode_models(header.get("models"), arrays, self.path)[0]
+        return modeltrees.decode_models(header.get("models"), arrays, self.path)[0]
 
 
 class _Inputs:
