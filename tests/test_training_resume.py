@@ -127,7 +127,7 @@ def test_a_checkpoint_is_checked_whole_before_a_resume_trusts_it(store: Path,
     import os
     import shutil
 
-    from batchrl.learners.fqi.iterations import ASIDE, CHECKPOINT
+    from batchrl.learners.fqi.checkpoints import ASIDE, CHECKPOINT
     from batchrl.modelfile import read, write
 
     config = FQIConfig(store=store, trees=3, nmin=20, iters=3, jobs=1, out=tmp_path / "m.npz")
@@ -192,7 +192,7 @@ def test_a_fast_mode_checkpoint_s_leaf_values_are_checked_against_its_trees(
     longer one cut short without a word); the untouched one resumes to the whole run."""
     import shutil
 
-    from batchrl.learners.fqi.iterations import CHECKPOINT
+    from batchrl.learners.fqi.checkpoints import CHECKPOINT
     from batchrl.modelfile import read, write
 
     config = FQIConfig(store=store, trees=3, nmin=20, iters=3, jobs=1, per_action=True,
@@ -242,7 +242,7 @@ def test_a_checkpoint_of_an_earlier_batchrl_or_a_longer_run_is_told_apart(
     """A checkpoint directory from before the marker (only checkpoint files in it) is
     fqi's own: run again, it is replaced; resumed, it is refused for its missing digests.
     A sound checkpoint of a run with more iterations says to give --iters."""
-    from batchrl.learners.fqi.iterations import CHECKPOINT
+    from batchrl.learners.fqi.checkpoints import CHECKPOINT
     from batchrl.modelfile import read, write
     from batchrl.training import CHECKPOINT_MARKER
 

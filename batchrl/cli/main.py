@@ -391,7 +391,7 @@ def fqi(store: Path | str | None, trees: int | None, nmin: int | None, k: int | 
         raise click.ClickException(str(exc)) from None
     click.echo(said)
     if resume:  # say where it goes on from, or that there is nothing to go on from
-        from batchrl.learners.fqi.iterations import checkpoint_done
+        from batchrl.learners.fqi.checkpoints import checkpoint_done
         from batchrl.training import default_out as fqi_out
 
         model = config.out or fqi_out(config)

@@ -39,15 +39,16 @@ from sklearn.ensemble import ExtraTreesRegressor
 
 from batchrl import modelfile, modeltrees
 from batchrl.learners.fqi.checkpoint_data import data_key, what_changed
+from batchrl.learners.fqi.checkpoints import (
+    ASIDE,
+    CHECKPOINT,
+    OLD_CHECKPOINT,
+    check_checkpoint,
+    digest,
+)
 from batchrl.policy import QFunction, predict
 from batchrl.store import Transitions
 
-# A checkpoint is model files (arrays and JSON, no pickle: batchrl.modelfile): the
-# iteration's state, written last, names the trees' file, models-ITERATION.npz, written
-# only while the trees change; a kill between the two leaves the state and its trees.
-CHECKPOINT = "checkpoint.npz"
-OLD_CHECKPOINT = "checkpoint.joblib"  # a pickle, from before: not read
-ASIDE = "frozen"  # a checkpoint whose frozen trees are set aside, one file a model
 # Rows on which each iteration's diagnostics are measured: predicting every training
 # row would add a sixth to a full iteration's time, for a number a sample gives as well.
 PROBE_ROWS = 20_000
@@ -408,7 +409,7 @@ class FQI:
         key = (path.name, stat.st_size, stat.st_mtime_ns)
         cache: dict[tuple[str, int, int], str] = self.__dict__.setdefault("_digests", {})
         if key not in cache:
-            cache[key] = _digest(path)
+            cache[key] = digest(path)
         return cache[key]
 
     def _load_checkpoint(self, inputs: _Inputs) -> tuple[int, _Frozen | None]:
@@ -425,7 +426,7 @@ class FQI:
                 raise ValueError(f"the checkpoint in {root}: {CHECKPOINT} is a link, not the "
                                  "file the run wrote: run without --resume to start again")
             state, values = modelfile.read(root / CHECKPOINT, "fqi-checkpoint")
-            _check_checkpoint(root, state, self.n_iterations)
+            check_checkpoint(root, state, self.n_iterations)
             if state.get("params") != self._params():
                 raise ValueError(f"the checkpoint in {root} was made with other parameters "
                                  f"({str(state.get('params'))[:300]}): run without --resume "
@@ -467,77 +468,6 @@ class FQI:
                 _write_leaf_values(self.models_, frozen)
         return done, frozen
 
-
-
-def _digest(path: Path) -> str:
-    import hashlib
-
-    with open(path, "rb") as f:
-        return hashlib.file_digest(f, "sha256").hexdigest()
-
-
-def checkpoint_done(root: Path, iterations: int) -> int | None:
-    """How many iterations the checkpoint in ``root`` has done, once it is checked whole
-    (`_check_checkpoint`) for a run of ``iterations``; None where there is none to resume
-    or it does not pass (the resume then says why)."""
-    try:
-        state = modelfile.read(root / CHECKPOINT, "fqi-checkpoint", with_arrays=False)[0]
-        _check_checkpoint(root, state, iterations)
-    except (FileNotFoundError, modelfile.ModelError, ValueError):
-        return None
-    done = state.get("done")
-    return done if type(done) is int else None
-
-
-def _check_checkpoint(root: Path, state: dict[str, Any], iterations: int) -> None:
-    """A checkpoint checked whole before a resume trusts it: its count of iterations done
-    against its history and the run's, its trees' files named as it wrote them, regular
-    files of the directory (no link out of it, no pipe) whose digests it recorded. A
-    ValueError says what is wrong."""
-    where = f"the checkpoint in {root}"
-    done, history, name = state.get("done"), state.get("history"), state.get("models")
-    if type(done) is int and done > iterations >= 1 and isinstance(history, list) and \
-            len(history) == done:  # a sound checkpoint of a longer run
-        raise ValueError(f"{where} has {done} iterations done, more than this run's "
-                         f"--iters {iterations}: resume with --iters {done} or more, or run "
-                         "without --resume to start again")
-    if type(done) is not int or not 1 <= done <= iterations:
-        raise ValueError(f"{where} says {str(done)[:20]} iterations are done, of the run's "
-                         f"{iterations}: it was changed; run without --resume to start again")
-    if not isinstance(history, list) or len(history) != done or \
-            not all(isinstance(h, dict) for h in history):
-        raise ValueError(f"{where} says {done} iterations are done but holds the figures of "
-                         f"{len(history) if isinstance(history, list) else 'no'} iterations: "
-                         "it was changed; run without --resume to start again")
-    aside, n_models, values = state.get("aside"), state.get("n_models"), state.get("values")
-    if type(n_models) is not int or not 1 <= n_models <= modelfile.MAX_ACTIONS or \
-            not isinstance(aside, list) or \
-            not all(type(m) is int and 0 <= m < n_models for m in aside) or \
-            (values is not None and not (type(values) is int and 0 <= values <= n_models)):
-        raise ValueError(f"{where}: its models are not what it says it holds")
-    if name == ASIDE:
-        if not aside or values is None:
-            raise ValueError(f"{where}: its trees are set aside, but it keeps no leaf values")
-        held = [f"frozen-{m}.npz" for m in aside]
-    else:
-        match = re.fullmatch(r"models-(\d+)\.npz", str(name))
-        if match is None or int(match.group(1)) > done:
-            raise ValueError(f"{where} names {str(name)[:40]!r} as its trees, not a file it "
-                             f"writes by iteration {done}")
-        held = [str(name)]
-    digests = state.get("digests")
-    if not isinstance(digests, dict):
-        raise ValueError(f"{where} records no digests of its trees (an older batchrl's): run "
-                         "without --resume to start again")
-    for file in held:
-        path = root / file
-        if path.is_symlink() or not path.is_file():
-            raise ValueError(f"{where}: {file} is not a file of the checkpoint (a link, a "
-                             "pipe, or missing): run without --resume to start again")
-        if digests.get(file) != _digest(path):
-            raise ValueError(f"{where}: {file} is not the file it wrote (its digest differs: "
-                             "another run's, or changed): run without --resume to start "
-                             "again")
 
 
 def _check_values(root: Path, saved: list[NDArray[np.float64]], frozen: _Frozen) -> None:
