@@ -98,16 +98,32 @@ def distributions(left: NDArray[np.float64],
 
 
 def playable(state: State) -> NDArray[np.bool_]:
-    """Which identities would play now."""
-    out: NDArray[np.bool_] = _RANKS[None, :] == np.array(state.fireworks)[:, None] + 1
+    """Which identities would play now (read-only: one table per fireworks)."""
+    out: NDArray[np.bool_] = _PLAYABLE[state.fireworks]
     return out
 
 
 def useless(state: State) -> NDArray[np.bool_]:
-    """Identities that can never be played: already up, or blocked by a dead lower rank."""
-    dead = table_facts(np.array(state.fireworks)[None], counts(state.discards)[None])[2]
-    out: NDArray[np.bool_] = dead[0]
+    """Identities that can never be played: already up, or blocked by a dead lower rank
+    (read-only; kept per fireworks and discards, which a bot's rollouts repeat)."""
+    key = (state.fireworks, state.discards)
+    out = _USELESS.get(key)
+    if out is None:
+        dead = table_facts(np.array(state.fireworks)[None], counts(state.discards)[None])[2]
+        out = dead[0]
+        out.flags.writeable = False
+        if len(_USELESS) >= _KEEP:
+            _USELESS.clear()
+        _USELESS[key] = out
     return out
+
+
+# playable(state) of every fireworks; useless(state) of the fireworks and discards seen
+_PLAYABLE = (_RANKS[None, None, None, None, None, None, :]
+             == np.stack(np.meshgrid(*[np.arange(6)] * 5, indexing="ij"), axis=-1)[..., None] + 1)
+_PLAYABLE.flags.writeable = False
+_USELESS: dict[tuple[tuple[int, ...], tuple[int, ...]], NDArray[np.bool_]] = {}
+_KEEP = 1 << 16
 
 
 def table_facts(fireworks: NDArray[np.integer], gone: NDArray[np.floating]
