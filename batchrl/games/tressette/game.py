@@ -63,7 +63,12 @@ from batchrl.games.tressette.rules import (
     team_points,
 )
 from batchrl.games.tressette.rules import returns as rules_returns
-from batchrl.games.tressette.symmetry import canonical, canonical_name, to_cards
+from batchrl.games.tressette.symmetry import (
+    canonical,
+    canonical_cards,
+    canonical_name,
+    to_cards,
+)
 from batchrl.store import StoreSchema
 
 if TYPE_CHECKING:
@@ -447,10 +452,9 @@ class CanonicalBot:
         if not len(states):
             return cards
         x = replay([h.state for h in states]).features()  # the seat to play's view
-        _, _, order = canonical(x)
+        order, renamed = canonical_cards(x, cards)
         for h, o in zip(states, order, strict=True):
             _ORDERS[h.state] = o.copy()
-        renamed: NDArray[np.int64] = canonical(x, None, action=cards)[2]
         return renamed
 
 

@@ -151,12 +151,26 @@ def canonical(x: NDArray[Any], legal: NDArray[np.bool_] | None = None,
             moved[rows] = np.take(legal[rows], _CARD_SRC[k], axis=1)
     if action is None:
         return out, moved, order
+    return out, moved, _renamed(keys, action)
+
+
+def canonical_cards(x: NDArray[Any], cards: NDArray[np.integer]
+                    ) -> tuple[NDArray[np.int64], NDArray[np.int64]]:
+    """The order (n, 4) of states ``x`` and real ``cards`` renamed in their canonical
+    suits, as `canonical` gives them, without moving the states' columns (what a bot
+    playing real cards needs)."""
+    keys = _keys(x)
+    order: NDArray[np.int64] = np.argsort(-keys, axis=1, kind="stable")
+    return order, _renamed(keys, cards)
+
+
+def _renamed(keys: NDArray[np.int64], action: NDArray[np.integer]) -> NDArray[np.int64]:
+    """Cards named in the canonical suits; a tied suit's card by the first of the tie."""
     action = np.asarray(action, dtype=np.int64)
-    rows = np.arange(len(action))
-    own = keys[rows, action // 10]
+    own = keys[np.arange(len(action)), action // 10]
     first = (keys > own[:, None]).sum(axis=1)  # the first place with the card's key
-    renamed = first * 10 + action % 10
-    return out, moved, renamed
+    renamed: NDArray[np.int64] = first * 10 + action % 10
+    return renamed
 
 
 def to_cards(cards: NDArray[np.integer], order: NDArray[np.int64]) -> NDArray[np.int64]:
