@@ -213,6 +213,34 @@ def encode(state: State, player: int) -> NDArray[np.float32]:
     return out
 
 
+def hand_features(fireworks: NDArray[np.integer], gone: NDArray[np.floating],
+                  shown: NDArray[np.integer], masks: NDArray[np.integer]
+                  ) -> NDArray[np.float64]:
+    """``card_features`` of every hand's slots in a batch: (n, hands, slots, 13). Row i
+    has ``fireworks`` (n, 5), the discarded copies ``gone`` (n, 5, 5) and the copies the
+    actor sees in the other hands ``shown`` (n, 5, 5); ``masks`` (n, hands, slots, 2)
+    the (colour, rank) hint masks, the actor's own hand first (its cards as it knows
+    them), the others as their holders are publicly known to know them; an empty slot's
+    masks are 0 and all its features 0."""
+    up, plays, dead = table_facts(fireworks, gone)  # (n, colour, rank)
+    public = np.clip(COPIES - up - gone, 0, None)
+    hands = masks.shape[1]
+    left = np.repeat(public[:, None], hands, axis=1)  # [row, hand, colour, rank]
+    left[:, 0] = np.clip(public - shown, 0, None)
+    allowed = _ALLOWED[(masks[..., 0] & ALL) << 5 | masks[..., 1] & ALL]  # (n, h, s, 5, 5)
+    weight = left[:, :, None] * allowed
+    total = weight.sum(axis=(3, 4), keepdims=True)
+    p = np.divide(weight, total, out=np.zeros_like(weight), where=total > 0)
+    play, dead = plays[:, None, None], dead[:, None, None]
+    feats = np.empty((*masks.shape[:3], 13))
+    feats[..., 0] = (p * play).sum(axis=(3, 4))
+    feats[..., 1] = entropy(p)
+    feats[..., 2] = (p * dead).sum(axis=(3, 4))
+    feats[..., 3:8] = p[..., 0, :] + p[..., 1, :] + p[..., 2, :] + p[..., 3, :] + p[..., 4, :]
+    feats[..., 8:] = p[..., 0] + p[..., 1] + p[..., 2] + p[..., 3] + p[..., 4]
+    return feats
+
+
 _HAND_PAD = tuple((-1,) * k for k in range(6))  # an empty partner slot: no card
 _KNOWN_PAD = tuple((0,) * (2 * k) for k in range(6))  # an empty slot: nothing possible
 
@@ -258,20 +286,7 @@ def encode_many(states: Sequence[State], players: Sequence[int]) -> NDArray[np.f
     held = hand >= 0
     shown = np.bincount((np.arange(n)[:, None] * 25 + hand)[held],
                         minlength=n * 25).reshape(n, 5, 5)
-    up, plays, dead = table_facts(fireworks, gone)  # (n, colour, rank)
-    public = np.clip(COPIES - up - gone, 0, None)
-    left = np.stack([np.clip(public - shown, 0, None), public], axis=1)  # [row, own/public]
-    allowed = _ALLOWED[(masks[..., 0] & ALL) << 5 | masks[..., 1] & ALL]  # (n, 2, 5, 5, 5)
-    weight = left[:, :, None] * allowed
-    total = weight.sum(axis=(3, 4), keepdims=True)
-    p = np.divide(weight, total, out=np.zeros_like(weight), where=total > 0)
-    play, dead = plays[:, None, None], dead[:, None, None]
-    feats = np.empty((n, 2, 5, 13))  # as card_features, per [row, own/partner, slot]
-    feats[..., 0] = (p * play).sum(axis=(3, 4))
-    feats[..., 1] = entropy(p)
-    feats[..., 2] = (p * dead).sum(axis=(3, 4))
-    feats[..., 3:8] = p[..., 0, :] + p[..., 1, :] + p[..., 2, :] + p[..., 3, :] + p[..., 4, :]
-    feats[..., 8:] = p[..., 0] + p[..., 1] + p[..., 2] + p[..., 3] + p[..., 4]
+    feats = hand_features(fireworks, gone, shown, masks)  # [row, own/partner, slot, 13]
     out[:, :8] = table[:, :8]
     out[:, 8:10] = feats[:, :, :, 1].sum(axis=2)
     out[:, 10:35] = gone.reshape(n, 25)

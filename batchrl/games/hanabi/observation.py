@@ -48,8 +48,8 @@ from itertools import chain
 import numpy as np
 from numpy.typing import NDArray
 
-from batchrl.games.hanabi.knowledge import _ALLOWED, COPIES, entropy, table_facts
-from batchrl.games.hanabi.rules import ALL, COLOURS, State, decode, hand_size
+from batchrl.games.hanabi.knowledge import hand_features
+from batchrl.games.hanabi.rules import COLOURS, State, decode, hand_size
 
 _PER = ("playability", "cardentropy", "uselessness", *(f"poss_value{r}" for r in range(1, 6)),
         *(f"poss_color_{c}" for c in COLOURS))
@@ -139,21 +139,7 @@ def encode_many(states: Sequence[State], seats: Sequence[int]) -> NDArray[np.flo
     held = seen >= 0
     shown = np.bincount((np.arange(n)[:, None, None] * 25 + seen)[held],
                         minlength=n * 25).reshape(n, 5, 5)
-    up, plays, dead = table_facts(fireworks, gone)
-    public = np.clip(COPIES - up - gone, 0, None)
-    own_left = np.clip(public - shown, 0, None)
-    left = np.concatenate([own_left[:, None], np.repeat(public[:, None], players - 1, axis=1)],
-                          axis=1)  # [row, seat from the actor, colour, rank]
-    allowed = _ALLOWED[(masks[..., 0] & ALL) << 5 | masks[..., 1] & ALL]  # (n, P, h, 5, 5)
-    weight = left[:, :, None] * allowed
-    total = weight.sum(axis=(3, 4), keepdims=True)
-    p = np.divide(weight, total, out=np.zeros_like(weight), where=total > 0)
-    feats = np.empty((n, players, h, 13))
-    feats[..., 0] = (p * plays[:, None, None]).sum(axis=(3, 4))
-    feats[..., 1] = entropy(p)
-    feats[..., 2] = (p * dead[:, None, None]).sum(axis=(3, 4))
-    feats[..., 3:8] = p.sum(axis=3)
-    feats[..., 8:] = p.sum(axis=4)
+    feats = hand_features(fireworks, gone, shown, masks)  # [row, seat from the actor, ...]
 
     out = np.zeros((n, width), dtype=np.float32)
     out[:, :8] = table[:, :8]
