@@ -173,9 +173,8 @@ class Hanabi(Game):
         """The states' knowledge computed for the whole batch at once (a model in play)."""
         x = transitions.encode_many(states, players).reshape(
             len(states), len(self.feature_names(params)))
-        legal = np.zeros((len(states), len(self.action_names(params))), dtype=bool)
-        for i, s in enumerate(states):
-            legal[i, list(rules.legal_actions(s))] = True
+        legal = np.asarray([transitions.mask(s) for s in states], dtype=bool).reshape(
+            len(states), len(self.action_names(params)))
         return x, legal
 
     # ---- store side ----------------------------------------------------------------

@@ -28,7 +28,7 @@ import functools
 import re
 import time
 from collections.abc import Callable, Iterator, Mapping
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
@@ -46,14 +46,13 @@ from batchrl.learners.fqi.checkpoints import (
     check_checkpoint,
     digest,
 )
+from batchrl.learners.fqi.leaves import Frozen, check_values, leaf_means, leaves_of, mean_values
 from batchrl.policy import QFunction, predict
 from batchrl.store import Transitions
 
 # Rows on which each iteration's diagnostics are measured: predicting every training
 # row would add a sixth to a full iteration's time, for a number a sample gives as well.
 PROBE_ROWS = 20_000
-# Rows per block when finding leaves and averaging them: bounds fast mode's memory.
-CHUNK_ROWS = 16_384
 
 
 def extra_trees(trees: int = 100, nmin: int = 20, k: int | float | None = None,
@@ -76,20 +75,6 @@ class IterationStats:
     max_abs_q: float
     seconds: float
     frozen: bool
-
-
-@dataclass
-class _Frozen:
-    """Frozen trees: the leaf of each training row, probe row and legal next input in each
-    tree, numbered within its tree (uint16 where every tree has fewer than 65,536 nodes,
-    else int32: half the memory of the largest arrays fast mode holds); tree t's values
-    sit at ``offsets[t]`` in a model's value vector."""
-
-    train: list[NDArray[np.integer[Any]]]  # per model: (rows, trees), column-major
-    probe: list[NDArray[np.integer[Any]]]  # per model: the probe rows' leaves
-    nxt: list[dict[int, NDArray[np.integer[Any]]]]  # per model, per action: (next rows, trees)
-    offsets: list[NDArray[np.int64]]  # per model: (trees + 1,)
-    values: list[NDArray[np.float64]] = field(default_factory=list)
 
 
 class FQI:
@@ -167,8 +152,8 @@ class FQI:
         self.history_: list[IterationStats] = []
         self.models_: list[Any] = []
         self._checkpoint_models: str | None = None  # the trees' file in the checkpoint
-        self._values: _Frozen | None = None  # the leaf values of trees set aside
-        frozen: _Frozen | None = None
+        self._values: Frozen | None = None  # the leaf values of trees set aside
+        frozen: Frozen | None = None
         q_probe = np.zeros(len(inputs.probe))
         best_next = np.zeros(inputs.n_next)  # max over legal a' of Q_0(s', a') = 0
         self._data = data_key(data, self.checkpoint_data) if self.checkpoint_dir else {}
@@ -190,7 +175,7 @@ class FQI:
                 if self.freeze_after is not None and it + 1 >= self.freeze_after:
                     frozen = self._freeze_fitted(inputs)
             else:
-                frozen.values = [_leaf_means(frozen.train[m], frozen.offsets[m],
+                frozen.values = [leaf_means(frozen.train[m], frozen.offsets[m],
                                              target[inputs.rows[m]])
                                  for m in range(len(frozen.train))]
                 self._values = frozen
@@ -294,7 +279,7 @@ class FQI:
         for item in pending:
             yield None if item is None else remote.gather(item[0], item[1], features)
 
-    def _freeze(self, inputs: _Inputs, target: NDArray[np.float64], seed: int) -> _Frozen:
+    def _freeze(self, inputs: _Inputs, target: NDArray[np.float64], seed: int) -> Frozen:
         """Fast mode's trees, grown once on ``target`` and frozen, one model at a time:
         grown, its leaves found, and (with a checkpoint directory) its trees set aside on
         disk until the end, so that only one model's trees are ever held (on 75,000
@@ -305,9 +290,9 @@ class FQI:
             parts.append(self._freeze_one(inputs, m, model))
             self.models_.append(self._set_aside(m, model))
             self._step("models grown and frozen", m + 1, len(inputs.rows))
-        return _Frozen(*(list(p) for p in zip(*parts, strict=True)))
+        return Frozen(*(list(p) for p in zip(*parts, strict=True)))
 
-    def _freeze_fitted(self, inputs: _Inputs) -> _Frozen:
+    def _freeze_fitted(self, inputs: _Inputs) -> Frozen:
         """The leaves of the models in ``models_`` (trees set aside are read back one at a
         time, and set aside again)."""
         parts = []
@@ -315,7 +300,7 @@ class FQI:
             self._step("models' leaves found", m, len(self.models_))
             held = model.load() if isinstance(model, _Aside) else model
             parts.append(self._freeze_one(inputs, m, held))
-        return _Frozen(*(list(p) for p in zip(*parts, strict=True)))
+        return Frozen(*(list(p) for p in zip(*parts, strict=True)))
 
     def _freeze_one(self, inputs: _Inputs, m: int, model: Any) -> tuple[Any, Any, Any, Any]:
         """Model ``m``'s leaves: of its training rows, its probe rows and the legal next
@@ -325,8 +310,8 @@ class FQI:
             return empty, empty, {}, np.zeros(1, np.int64)
         sizes = [e.tree_.node_count for e in model.estimators_]
         offsets = np.cumsum([0, *sizes])
-        train = _leaves(model, inputs.x(m), offsets)
-        nxt = {a: _leaves(model, x, offsets) for a, x in inputs.next_inputs(m)}
+        train = leaves_of(model, inputs.x(m), offsets)
+        nxt = {a: leaves_of(model, x, offsets) for a, x in inputs.next_inputs(m)}
         return train, train[inputs.probe_local[m]], nxt, offsets
 
     def _set_aside(self, m: int, model: Any) -> Any:
@@ -339,7 +324,7 @@ class FQI:
         modelfile.write(path, "fqi-models", {"models": specs}, arrays)
         return _Aside(path)
 
-    def _predict(self, inputs: _Inputs, frozen: _Frozen | None
+    def _predict(self, inputs: _Inputs, frozen: Frozen | None
                  ) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
         """Q on the probe rows, and each next state's max of Q over its legal actions (0
         where no model knows any of them), kept as a running max: never a (next states,
@@ -351,10 +336,10 @@ class FQI:
                 continue
             if frozen is not None and frozen.values:
                 values, offsets = frozen.values[m], frozen.offsets[m]
-                q_probe[inputs.probe_of[m]] = _mean_values(values, frozen.probe[m], offsets)
+                q_probe[inputs.probe_of[m]] = mean_values(values, frozen.probe[m], offsets)
                 for a, leaves in frozen.nxt[m].items():
                     _raise_to(best_next, inputs.next_rows[a],
-                              _mean_values(values, leaves, offsets))
+                              mean_values(values, leaves, offsets))
             else:
                 q_probe[inputs.probe_of[m]] = predict(model, inputs.probe_x(m))
                 for a, x in inputs.next_inputs(m):
@@ -374,7 +359,7 @@ class FQI:
                 "gamma": self.gamma, "per_action": self.per_action,
                 "freeze_after": self.freeze_after, "random_state": self.random_state}
 
-    def _save_checkpoint(self, done: int, frozen: _Frozen | None) -> None:
+    def _save_checkpoint(self, done: int, frozen: Frozen | None) -> None:
         if self.checkpoint_dir is None:
             return
         root = Path(self.checkpoint_dir)
@@ -412,7 +397,7 @@ class FQI:
             cache[key] = digest(path)
         return cache[key]
 
-    def _load_checkpoint(self, inputs: _Inputs) -> tuple[int, _Frozen | None]:
+    def _load_checkpoint(self, inputs: _Inputs) -> tuple[int, Frozen | None]:
         if self.checkpoint_dir is None:
             return 0, None
         root = Path(self.checkpoint_dir)
@@ -462,28 +447,12 @@ class FQI:
         if saved is not None:
             frozen = self._freeze_fitted(inputs)
             if saved:  # none yet when the run stopped at the iteration the trees froze:
-                _check_values(root, saved, frozen)
+                check_values(root, saved, frozen)
                 frozen.values = saved  # they predict with their own values, as it did
                 self._values = frozen
                 _write_leaf_values(self.models_, frozen)
         return done, frozen
 
-
-
-def _check_values(root: Path, saved: list[NDArray[np.float64]], frozen: _Frozen) -> None:
-    """The leaf values a checkpoint kept, one finite value for each node of each model's
-    frozen trees; a ValueError says which model's are not."""
-    if len(saved) != len(frozen.offsets):
-        raise ValueError(f"the checkpoint in {root} keeps the leaf values of {len(saved)} "
-                         f"models, not {len(frozen.offsets)}: run without --resume to start "
-                         "again")
-    for m, (values, offsets) in enumerate(zip(saved, frozen.offsets, strict=True)):
-        if values.shape != (int(offsets[-1]),) or not np.isfinite(values).all():
-            raise ValueError(f"the checkpoint in {root}: model {m}'s leaf values are "
-                             f"{values.shape[0] if values.ndim == 1 else values.shape} "
-                             f"numbers{'' if np.isfinite(values).all() else ', not all finite'}"
-                             f", for {int(offsets[-1]):,} nodes of its trees: run without "
-                             "--resume to start again")
 
 
 @dataclass(frozen=True)
@@ -573,46 +542,7 @@ def _raise_to(best: NDArray[np.float64], rows: NDArray[np.intp],
     best[rows] = np.maximum(best[rows], q)
 
 
-def _leaves(model: Any, x: NDArray[np.float32], offsets: NDArray[np.int64]
-            ) -> NDArray[np.integer[Any]]:
-    """The leaf of each row of ``x`` in each tree, numbered within the tree, column-major;
-    built in chunks to bound memory."""
-    biggest = int(np.diff(offsets).max(initial=0))
-    dtype = np.uint16 if biggest <= np.iinfo(np.uint16).max else np.int32
-    out = np.empty((len(x), len(offsets) - 1), dtype=dtype, order="F")
-    for lo in range(0, len(x), CHUNK_ROWS):
-        out[lo : lo + CHUNK_ROWS] = model.apply(x[lo : lo + CHUNK_ROWS])
-    return out
-
-
-def _leaf_means(leaves: NDArray[np.integer[Any]], offsets: NDArray[np.int64],
-                target: NDArray[np.float64]) -> NDArray[np.float64]:
-    """Mean target of the rows in each leaf, tree by tree (0 for nodes no row reaches)."""
-    sums = np.zeros(int(offsets[-1]))
-    counts = np.zeros(int(offsets[-1]))
-    for t in range(leaves.shape[1]):
-        size = int(offsets[t + 1] - offsets[t])
-        local = leaves[:, t]
-        sums[offsets[t] : offsets[t + 1]] = np.bincount(local, weights=target, minlength=size)
-        counts[offsets[t] : offsets[t + 1]] = np.bincount(local, minlength=size)
-    return np.divide(sums, counts, out=np.zeros_like(sums), where=counts > 0)
-
-
-def _mean_values(values: NDArray[np.float64], leaves: NDArray[np.integer[Any]],
-                 offsets: NDArray[np.int64]) -> NDArray[np.float64]:
-    """The forest's prediction: the mean over trees of each row's leaf value, in chunks."""
-    out = np.empty(len(leaves))
-    trees = leaves.shape[1]
-    for lo in range(0, len(leaves), CHUNK_ROWS):
-        block = leaves[lo : lo + CHUNK_ROWS]
-        total = np.zeros(len(block))
-        for t in range(trees):
-            total += values[offsets[t] : offsets[t + 1]][block[:, t]]
-        out[lo : lo + CHUNK_ROWS] = total / trees
-    return out
-
-
-def _write_leaf_values(models: list[Any], frozen: _Frozen) -> None:
+def _write_leaf_values(models: list[Any], frozen: Frozen) -> None:
     """Put the frozen leaf values into the trees, so the model predicts with them."""
     for model, values in zip(models, frozen.values, strict=True):
         if model is None or isinstance(model, _Aside):
