@@ -34,7 +34,7 @@ filesystem pyarrow reads, or fsspec's), and written only in a local directory.
 Modules: `batchrl.store.schema` (identity, ids, errors), `batchrl.store.rows` (rows on
 their way in), `batchrl.store.writer` (writing a source), `batchrl.store.lock` (one
 writer at a time), `batchrl.store.place` (a directory or a URL), `batchrl.store.store`
-(`Store` and what it reads back). Import from here.
+(`Store`), `batchrl.store.transitions` (what it reads back). Import from here.
 """
 
 from __future__ import annotations
@@ -50,12 +50,11 @@ from batchrl.store.schema import (
     source_key,
 )
 from batchrl.store.store import (
-    FollowingStates,
     SourceInfo,
     Store,
     StoreInfo,
-    Transitions,
 )
+from batchrl.store.transitions import FollowingStates, Transitions
 from batchrl.store.writer import (
     COMPRESSION,
     COMPRESSION_LEVEL,
