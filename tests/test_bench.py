@@ -50,7 +50,7 @@ def test_the_quick_grid_scores_every_learner_on_every_game_and_tier(quick) -> No
         assert set(row) >= ROW_FIELDS, row
         assert np.isfinite(row["score"]) and row["score_ci"] >= 0, row
     for r in learned:
-        assert r["cpu_seconds"] > 0 and Path(r["model"]).is_file(), r
+        assert r["cpu_seconds"] > 0 and r["model"] == "", r  # scored, then removed
         assert np.isfinite(r["normalized"]) and r["normalized_ci"] >= 0, r
     for game, tier in benched:  # the baselines are 0 and 100 by construction
         base = [r for r in rows if (r["game"], r["dataset"]) == (game, tier)
@@ -62,6 +62,7 @@ def test_the_quick_grid_scores_every_learner_on_every_game_and_tier(quick) -> No
     optimal = next(r for r in exact if r["learner"] == "optimal")["score"]
     assert all(r["score"] <= optimal + 1e-12 for r in exact)  # nothing beats the optimum
     assert len(document["paired"]) == len(benched)  # bc against fqi on each dataset
+    assert not list((out / "models").glob("*"))  # no --keep-models
     assert (out / "bench.json").is_file() and (out / "bench.png").stat().st_size > 1000
     assert len((out / "results.jsonl").read_text().splitlines()) == len(learned)
     assert len(list((cache / "bench").glob("*/*/store/store.json"))) == len(benched)
@@ -103,7 +104,7 @@ def test_a_registered_learner_is_benchmarked_by_naming_it(quick, tmp_path: Path)
     try:
         result = invoke("bench", "--quick", "--games", "sette-mezzo", "--tiers", "random",
                         "--learners", "fqi,linear:ridge=0.5", "--json", "-o", tmp_path,
-                        "--cache", cache)
+                        "--cache", cache, "--keep-models")
     finally:
         unregister_learner(LEARNER.name)
     assert result.exit_code == 0, result.output
@@ -111,6 +112,8 @@ def test_a_registered_learner_is_benchmarked_by_naming_it(quick, tmp_path: Path)
     linear = [r for r in rows if r["learner"] == "linear:ridge=0.5"]
     assert len(linear) == 1 and "ridge=0.5" in linear[0]["settings"], rows
     assert len([r for r in rows if r["learner"] == "fqi"]) == 3
+    learned = [r for r in rows if r["seed"] is not None]
+    assert all(Path(r["model"]).is_file() for r in learned), rows  # --keep-models
 
 
 @pytest.mark.parametrize(("args", "message"), [
@@ -174,7 +177,7 @@ def test_a_row_is_reused_only_where_it_was_measured_the_same_way(quick, monkeypa
     rows = json.loads(again.stdout)["rows"]
     fqi = [r for r in rows if r["learner"] == "fqi"]
     assert "trained in" in again.stderr and len(fqi) == 1 and fqi[0]["games"] == 100
-    assert fqi[0]["model"] != before[0]["model"] and Path(before[0]["model"]).is_file()
+    assert fqi[0]["scores"] != before[0]["scores"] and Path(before[0]["scores"]).is_file()
     assert before[0]["games"] == 200
 
 

@@ -63,6 +63,7 @@ def test_search_names_parse_and_bad_ones_are_refused() -> None:
     assert parse("search:model:m.npz") == (SearchOptions(), "model:m.npz")
     assert parse("search+worlds=4+seed=2:rule") == (SearchOptions(worlds=4, seed=2), "rule")
     assert parse("search+margin=0.5+z=2:bot2") == (SearchOptions(margin=0.5, z=2.0), "bot2")
+    assert parse("search+more=48+top=2:bot2") == (SearchOptions(more=48, top=2), "bot2")
     assert inner("search+worlds=4:search:model:m.npz") == "model:m.npz"
     assert parse("model:search.npz") is None
     for spec, message in [("search", "names the policy it searches over"),
@@ -71,7 +72,9 @@ def test_search_names_parse_and_bad_ones_are_refused() -> None:
                           ("search+worlds=x:rule", "worlds=x is not a whole number"),
                           ("search+worlds=0:rule", "worlds=0: at least 1"),
                           ("search+margin=x:rule", "margin=x is not a number"),
-                          ("search+z=-1:rule", "z=-1.0: 0 or more")]:
+                          ("search+z=-1:rule", "z=-1.0: 0 or more"),
+                          ("search+more=-1:rule", "more=-1: at least 0"),
+                          ("search+top=0:rule", "top=0: at least 1")]:
         with pytest.raises(GameError, match=message):
             parse(spec)
 
@@ -415,6 +418,58 @@ def test_the_search_leaves_the_blueprint_only_for_a_gain_past_its_margin_and_its
     assert chooser().choose((0, 2), 0, noisy[:, :3]) == 0  # worse
     assert chooser().choose((0, 2), 0, np.ones((2, 3))) == 0  # a tie: the blueprint's
     assert chooser().choose((1, 2), 0, noisy) == 2  # the blueprint's move is not legal
+
+
+def test_a_second_round_races_only_the_moves_that_beat_the_blueprint() -> None:
+    """``more``: the moves whose first-round mean beat the blueprint's (the ``top`` best)
+    and the blueprint's own get that many new worlds, and the choice is made on them."""
+
+    class Game:
+        """One decision of four moves, the blueprint's move 0; the worlds are numbered
+        as they are drawn, and a move's return depends on the round its world is in."""
+
+        name = "race"
+        teams = ((0,), (1,))
+        drawn = 0
+
+        def can(self, what: str) -> bool:
+            return True
+
+        def legal_actions(self, state):
+            return (0, 1, 2, 3)
+
+        def sample_worlds(self, state, seat, n, rng):
+            self.drawn += n
+            return [("world", self.drawn - n + k) for k in range(n)]
+
+        def step(self, world, action):
+            return ("after", world[1], action)
+
+        def is_terminal(self, state):
+            return True
+
+        def returns(self, state):
+            _, world, action = state
+            # first round (worlds 0-3): 2 leads, 1 beats the blueprint, 3 trails it;
+            # second round (worlds 4 on): 1 is the best, 2 falls behind the blueprint
+            first = {0: 1.0, 1: 1.5, 2: 2.0, 3: 0.0}
+            second = {0: 1.0, 1: 1.8 + 0.01 * world, 2: 0.5, 3: 9.0}
+            return ((first if world < 4 else second)[action], 0.0)
+
+    class Blueprint:
+        def act(self, states, seats):
+            return np.zeros(len(states), dtype=np.int64)
+
+    def player(**options):
+        return SearchPlayer(Game(), None, Blueprint(), Blueprint(),
+                            SearchOptions(worlds=4, **options), "s")
+
+    alone = player()
+    assert alone.act(["root"], [0]).tolist() == [2] and alone.contested == 0
+    raced = player(more=6)
+    assert raced.act(["root"], [0]).tolist() == [1]  # 3 never raced: its 9.0 unseen
+    assert raced.contested == 1 and raced.game.drawn == 4 + 6
+    assert player(more=6, top=1).act(["root"], [0]).tolist() == [0]  # only 2 raced, lost
 
 
 def test_hanabi_s_filter_is_for_blueprints_that_decide_without_drawing() -> None:

@@ -160,6 +160,7 @@ class BenchConfig:
     jobs: int = -1
     scheduler: str | None = None  # a Dask scheduler's address: the grid's steps as tasks
     minari: Path | None = None  # also each dataset as a Minari dataset under this root
+    keep_models: bool = False  # each model file left under OUT/models once scored
 
 
 @dataclass
@@ -395,7 +396,8 @@ class Bench:
                                str(s.store),
                                chosen, str((self.out / "models" / f"{name}.npz").resolve()),
                                str(self.scores / f"{name}.npz"), s.opponents, s.count,
-                               s.params, s.exact, self.config.jobs)
+                               s.params, s.exact, self.config.jobs,
+                               self.config.keep_models)
                     todo.append((s, spec, seed, Task(train_and_score, job, say, size=1)))
         if not todo:
             return

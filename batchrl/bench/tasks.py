@@ -49,6 +49,7 @@ class Job:
     params: tuple[str, dict[str, Any]]  # the store's game and game_params
     exact: bool
     jobs: int
+    keep_model: bool = False  # the model file left under OUT/models after its scoring
 
 
 def built(game: str, dataset: Dataset, quick: bool, cache: Path,
@@ -98,7 +99,8 @@ def train_and_score(job: Job, say: Callable[[str], None] | None,
                      progress: Any = None) -> dict[str, Any]:
     """A task: the learner trained on the dataset (its CPU seconds: this process's
     threads and reaped children, so give a cluster's workers one thread each for figures
-    of one task alone), then its policy scored."""
+    of one task alone), then its policy scored; the model file is then removed unless
+    the job keeps it (``keep_model``: a full grid's forests run to tens of gigabytes)."""
     where = f"{job.game}/{job.tier}"
     tell = say or (lambda _: None)
     tell(f"{where} {job.spec} seed {job.seed}: {job.settings.said}")
@@ -116,4 +118,7 @@ def train_and_score(job: Job, say: Callable[[str], None] | None,
          f"scoring {how} against {against}")
     scores = score(job.scores, job.game, f"model:{Path(path).resolve()}", job.opponents,
                     job.count, job.params)
-    return {"scores": scores, "cpu": cpu, "wall": wall, "model": str(path)}
+    if not job.keep_model:  # the row keeps its scores; a grid's models fill a disk
+        Path(path).unlink(missing_ok=True)
+    return {"scores": scores, "cpu": cpu, "wall": wall,
+            "model": str(path) if job.keep_model else ""}

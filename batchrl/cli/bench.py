@@ -60,7 +60,12 @@ def _datasets_help() -> str:
 @click.option("-o", "--out", type=click.Path(path_type=Path), default=Path("bench"),
               show_default=True,
               help="Where results.jsonl (a row as each lands; a rerun goes on from it), "
-                   "bench.json, bench.png, the models and their scores go.")
+                   "bench.json, bench.png and the models' scores go (and the models, "
+                   "with --keep-models).")
+@click.option("--keep-models", is_flag=True,
+              help="Keep each trained model under OUT/models (to evaluate or search over "
+                   "later); by default it is removed once scored: a full grid's forests "
+                   "take tens of gigabytes.")
 @click.option("--cache", type=click.Path(path_type=Path), default=None,
               help="Where the datasets are built once and kept [default: $BATCHRL_CACHE, "
                    f"else {cache_dir()}].")
@@ -86,7 +91,8 @@ def _datasets_help() -> str:
          "run the same command to go on from there.")
 def bench(games: tuple[str, ...], tiers: tuple[str, ...], learners: tuple[str, ...],
           peers: tuple[str, ...], seeds: int, quick: bool, as_json: bool, out: Path,
-          cache: Path | None, jobs: int, scheduler: str | None, minari: Path | None) -> None:
+          cache: Path | None, jobs: int, scheduler: str | None, minari: Path | None,
+          keep_models: bool) -> None:
     """Score every learner on every game's datasets, between random play and the best.
 
     For each game, dataset, learner and training seed: the dataset is generated and
@@ -115,7 +121,8 @@ def bench(games: tuple[str, ...], tiers: tuple[str, ...], learners: tuple[str, .
         config = BenchConfig(games=split_names(games), tiers=split_names(tiers),
                              learners=split_learners(learners), peers=peers, seeds=seeds,
                              quick=quick, out=out, cache=cache, jobs=jobs,
-                             scheduler=scheduler_address(scheduler), minari=minari)
+                             scheduler=scheduler_address(scheduler), minari=minari,
+                             keep_models=keep_models)
     except ClusterError as exc:
         raise click.ClickException(str(exc)) from None
     try:

@@ -13,11 +13,17 @@ A player is named ``search:INNER`` (``search:model:M.npz``, ``search:rule``), wi
 options before the colon: ``search+worlds=64+opponent=random:model:M.npz`` (a model as
 the others' model by its path, with no colon: ``opponent=o.npz``); ``margin=0.1``: play
 the blueprint's move unless another is better by more than that (SPARTA's threshold);
-``z=2``: and by two standard errors of the difference over the worlds. In a game of teams
-the searcher's partners play the blueprint in its rollouts, the others their model.
+``z=2``: and by two standard errors of the difference over the worlds. ``more=48``: a
+second round (racing, as successive halving does): the moves whose mean beat the
+blueprint's over the first worlds, the ``top`` best of them (3 by default), and the
+blueprint's own move are played out in ``more`` new worlds each, and the choice between
+them is made on those new worlds (the first round's would flatter the moves it picked);
+the moves the first round left behind cost nothing more. In a game of teams the
+searcher's partners play the blueprint in its rollouts, the others their model.
 
->>> parse("search+worlds=8+opponent=random:model:m.npz")
-(SearchOptions(worlds=8, opponent='random', seed=0, margin=0.0, z=0.0), 'model:m.npz')
+>>> options, policy = parse("search+worlds=8+opponent=random+more=32:model:m.npz")
+>>> options.worlds, options.opponent, options.more, options.top, policy
+(8, 'random', 32, 3, 'model:m.npz')
 >>> parse("rule") is None
 True
 """
@@ -43,13 +49,17 @@ class SearchOptions:
     ``margin``: how much better than the blueprint's own move (in the game's return,
     the mean over the worlds) another must be to be played instead, as SPARTA's
     threshold (0: any better one); ``z``: and by at least that many standard errors of
-    the difference over the same worlds (0: no test)."""
+    the difference over the same worlds (0: no test); ``more``: worlds of a second round
+    for the ``top`` moves whose mean beat the blueprint's in the first, and for the
+    blueprint's own (0: no second round)."""
 
     worlds: int = 16
     opponent: str | None = None
     seed: int = 0
     margin: float = 0.0
     z: float = 0.0
+    more: int = 0
+    top: int = 3
 
 
 def parse(spec: str) -> tuple[SearchOptions, str] | None:
@@ -85,10 +95,9 @@ def parse(spec: str) -> tuple[SearchOptions, str] | None:
     for key in ("margin", "z"):
         if not 0 <= getattr(options, key) < float("inf"):
             raise GameError(f"{spec!r}: {key}={getattr(options, key)}: 0 or more")
-    if options.worlds < 1:
-        raise GameError(f"{spec!r}: worlds={options.worlds}: at least 1")
-    if options.seed < 0:
-        raise GameError(f"{spec!r}: seed={options.seed}: at least 0")
+    for key, least in (("worlds", 1), ("seed", 0), ("more", 0), ("top", 1)):
+        if getattr(options, key) < least:
+            raise GameError(f"{spec!r}: {key}={getattr(options, key)}: at least {least}")
     return options, inner
 
 
@@ -122,13 +131,14 @@ class SearchPlayer:
         # again while fewer than wanted are kept, up to ``DRAWS`` times as many
         self.keep: Callable[[Any, int, list[Any]], list[Any]] | None = None
         self.unfiltered = 0  # decisions where no drawn world was kept (the blueprint's move)
+        self.contested = 0  # decisions that went to a second round (``more``)
 
     DRAWS = 64
 
-    def worlds(self, state: Any, seat: int) -> list[Any]:
-        """The worlds of one decision: ``worlds`` drawn, or with a filter (``keep``) up to
-        that many of those it keeps."""
-        n = self.options.worlds
+    def worlds(self, state: Any, seat: int, n: int | None = None) -> list[Any]:
+        """The worlds of one decision: ``n`` (``worlds``) drawn, or with a filter
+        (``keep``) up to that many of those it keeps."""
+        n = self.options.worlds if n is None else n
         if self.keep is None:
             return list(self.game.sample_worlds(state, seat, n, self.rng))
         kept: list[Any] = []
@@ -162,20 +172,70 @@ class SearchPlayer:
         own = dict(zip(searched, self.blueprint.act([states[i] for i in searched],
                                                     [seats[i] for i in searched]).tolist(),
                        strict=True)) if searched else {}
+        # each decision's returns, actions × worlds (the rollouts were made action by
+        # action, the worlds in order)
+        tables: dict[int, tuple[tuple[int, ...], NDArray[np.float64]]] = {}
+        start = 0
+        for i in searched:
+            if count[i]:
+                size = len(legal_of[i]) * count[i]
+                tables[i] = legal_of[i], values[start : start + size].reshape(
+                    len(legal_of[i]), count[i])
+                start += size
+        if self.options.more:
+            tables.update(self.second_round(states, seats, own, tables))
         out = np.empty(len(states), dtype=np.int64)
-        start = 0  # each decision's rollouts: action by action, the worlds in order
         for i, legal in enumerate(legal_of):
             if len(legal) < 2:
                 out[i] = legal[0]
-                continue
-            if not count[i]:  # no world kept: the blueprint's move
+            elif i not in tables:  # no world kept: the blueprint's move
                 out[i] = own[i]
-                continue
-            size = len(legal) * count[i]
-            out[i] = self.choose(legal, own[i],
-                                 values[start : start + size].reshape(len(legal), count[i]))
-            start += size
+            else:
+                moves, table = tables[i]
+                out[i] = self.choose(moves, own[i], table)
         self.decisions += len(states)
+        return out
+
+    def second_round(self, states: Sequence[Any], seats: Sequence[int], own: dict[int, int],
+                     tables: dict[int, tuple[tuple[int, ...], NDArray[np.float64]]]
+                     ) -> dict[int, tuple[tuple[int, ...], NDArray[np.float64]]]:
+        """``more`` new worlds for the moves of each decision whose mean beat the
+        blueprint's (its ``top`` best) and for the blueprint's own, all rolled out in one
+        lockstep: each contested decision's moves and their returns in the new worlds.
+        The first round only picks the contenders: judged again on its own worlds, the
+        moves it picked for beating the blueprint there would be flattered."""
+        game, top = self.game, self.options.top
+        roots: list[Any] = []
+        searcher: list[int] = []
+        plan: list[tuple[int, tuple[int, ...], int]] = []
+        for i, (legal, values) in tables.items():
+            if own[i] not in legal:
+                continue
+            means = values.mean(axis=1)
+            mine = legal.index(own[i])
+            ahead = [a for a in np.argsort(-means, kind="stable").tolist()
+                     if means[a] > means[mine]][:top]
+            if not ahead:
+                continue  # the blueprint's move led: no move to race it
+            worlds = self.worlds(states[i], seats[i], self.options.more)
+            if not worlds:
+                continue
+            rows = [mine, *ahead]
+            for r in rows:
+                for world in worlds:
+                    roots.append(game.step(world, legal[r]))
+                    searcher.append(seats[i])
+            plan.append((i, tuple(legal[r] for r in rows), len(worlds)))
+        self.contested += len(plan)
+        if not plan:
+            return {}
+        values = self.rollout(roots, searcher)
+        out = {}
+        start = 0
+        for i, moves, n in plan:
+            size = len(moves) * n
+            out[i] = moves, values[start : start + size].reshape(len(moves), n)
+            start += size
         return out
 
     def choose(self, legal: tuple[int, ...], own: int, values: NDArray[np.float64]) -> int:
