@@ -496,6 +496,19 @@ class LoadedModel:
         out: NDArray[np.float64] = values(np.asarray(states)[:, self.columns])
         return out
 
+    def best_values(self, states: NDArray[np.floating[Any]],
+                    legal: NDArray[np.bool_]) -> NDArray[np.float64]:
+        """The policy's value of each row of the game's encoded ``states``: its best legal
+        action's (`ModelError` for a policy without values, or a state where it knows no
+        legal action's value)."""
+        q = self.q_values(states)
+        q = np.where(np.asarray(legal, dtype=bool) & ~np.isnan(q), q, -np.inf)
+        best: NDArray[np.float64] = q.max(axis=1)
+        if not np.isfinite(best).all():
+            raise ModelError(f"{self.path} knows none of the legal actions' values in "
+                             "some state")
+        return best
+
     def act_batch(self, states: NDArray[np.floating[Any]],
                   legal: NDArray[np.bool_] | None = None) -> NDArray[np.int64]:
         """The policy's legal action for each row of the game's encoded ``states``."""

@@ -68,7 +68,8 @@ def test_search_names_parse_and_bad_ones_are_refused() -> None:
     assert parse("model:search.npz") is None
     for spec, message in [("search", "names the policy it searches over"),
                           ("search:", "names the policy it searches over"),
-                          ("search+depth=3:rule", "'depth=3' is no option of search"),
+                          ("search+width=3:rule", "'width=3' is no option of search"),
+                          ("search+depth=-1:rule", "depth=-1: at least 0"),
                           ("search+worlds=x:rule", "worlds=x is not a whole number"),
                           ("search+worlds=0:rule", "worlds=0: at least 1"),
                           ("search+margin=x:rule", "margin=x is not a number"),
@@ -481,3 +482,100 @@ def test_hanabi_s_filter_is_for_blueprints_that_decide_without_drawing() -> None
     for spec in ("search:simple", "search:random", "search:search:bot2"):
         assert not make_bot(spec, rng).filtered, spec
     assert not make_bot("search:bot2", rng, players=3).filtered
+
+
+class _PlayedOut:
+    """``rule`` as a blueprint whose value is exact: what the seat earns from a state on
+    when ``rule`` plays every seat to the end (deterministic), its banked return taken
+    off, as a learned value counts it."""
+
+    def __init__(self, game, params) -> None:
+        self.game = game
+        self.rule = make_player(game, "rule", params, np.random.default_rng(0))
+        self.name = "played-out"
+
+    def act(self, states, seats):
+        return self.rule.act(states, seats)
+
+    def value(self, states, seats):
+        out = []
+        for state, seat in zip(states, seats, strict=True):
+            s = state
+            while not self.game.is_terminal(s):
+                s = self.game.step(s, int(self.act([s], [self.game.current_player(s)])[0]))
+            out.append(self.game.returns(s)[seat] - self.game.banked(state, seat))
+        return np.asarray(out)
+
+
+@pytest.mark.parametrize("name", ["holdem", "leduc"])
+def test_a_search_to_a_depth_adds_the_blueprint_s_value_to_what_the_seat_banked(name) -> None:
+    """With a value that is exact for the blueprint, rollouts cut at the searcher's next
+    decision (``depth=1``) or the one after are worth what rollouts to the end are: the
+    leaves add the seat's banked chips (hold'em: minus its chips in; Leduc: nothing, its
+    rewards come at the end) to the value, and stop where they should."""
+    game = get_game(name)
+    params = game.params()
+    blueprint = _PlayedOut(game, params)
+    rng = np.random.default_rng(3)
+    roots, seats = [], []
+    for _ in range(40):
+        state = game.new_game(rng, params)
+        seat = game.current_player(state)
+        for action in game.legal_actions(state):
+            roots.append(game.step(state, action))
+            seats.append(seat)
+    full = SearchPlayer(game, params, blueprint, blueprint, SearchOptions(), "s")
+    to_end = full.rollout(roots, seats)
+    for depth in (1, 2):
+        cut = SearchPlayer(game, params, blueprint, blueprint, SearchOptions(depth=depth), "s")
+        assert np.allclose(cut.rollout(roots, seats), to_end)
+        assert cut.leaves > 0 and cut.rollout_steps < full.rollout_steps
+    if name == "holdem":  # chips banked before the end: the leaves' values need them
+        state = roots[0]
+        assert game.banked(state, seats[0]) == -state.spent[seats[0]] < 0
+
+
+def test_a_search_to_a_depth_needs_a_blueprint_with_values_and_a_game_that_banks() -> None:
+    leduc = get_game("leduc")
+    with pytest.raises(GameError, match="search over a model file with values"):
+        make_player(leduc, "search+depth=1:rule", leduc.params(), np.random.default_rng(0))
+    tressette = get_game("tressette")
+    with pytest.raises(GameError, match="tressette cannot be searched to a depth"):
+        make_player(tressette, "search+depth=1:rule", tressette.params(),
+                    np.random.default_rng(0))
+
+
+@pytest.mark.parametrize("name", ["holdem", "leduc"])
+def test_a_learned_model_searched_to_a_depth_is_valued_by_its_best_legal_q(
+        name, tmp_path) -> None:
+    """A model player's value (hold'em's hero, any game's model player) is its best legal
+    action's Q, and a search over it to a depth plays in ``evaluate``."""
+    run = CliRunner().invoke
+    log = tmp_path / ("hands.log" if name == "holdem" else "hands.jsonl")
+    for args in (["generate", "--game", name, "--hands", "300", "--seed", "4", "-o", str(log)],
+                 ["ingest", str(log), "--store", str(tmp_path / "s")],
+                 ["fqi", "--store", str(tmp_path / "s"), "--trees", "5", "--iters", "2",
+                  "--out", str(tmp_path / "m.npz")]):
+        result = run(main, args, catch_exceptions=False)
+        assert result.exit_code == 0, result.output
+    game = get_game(name)
+    params = game.params()
+    player = make_player(game, f"search+depth=1+worlds=4:model:{tmp_path / 'm.npz'}", params,
+                         np.random.default_rng(0))
+    assert isinstance(player, SearchPlayer)
+    rng = np.random.default_rng(2)
+    states = [game.new_game(rng, params) for _ in range(30)]
+    seats = [game.current_player(s) for s in states]
+    values = player.blueprint.value(states, seats)
+    x, legal = game.encode_batch(states, seats, params)
+    model = game.load_model(tmp_path / "m.npz", params)
+    q = model.q_values(x)
+    assert np.allclose(values, np.where(legal, q, -np.inf).max(axis=1))
+    chosen = player.act(states, seats)
+    assert all(int(a) in game.legal_actions(s) for s, a in zip(states, chosen, strict=True))
+    assert player.leaves > 0
+    hands = ["--hands", "20"] if name == "holdem" else []  # Leduc's is exact: no hands
+    result = run(main, ["evaluate", "--game", name, *hands, "--players",
+                        f"search+depth=1+worlds=4:model:{tmp_path / 'm.npz'},random"],
+                 catch_exceptions=False)
+    assert result.exit_code == 0 and "search" in result.output, result.output

@@ -476,6 +476,16 @@ class Game:
         out; a game without it cannot be searched."""
         raise GameError(f"{self.name} cannot sample the worlds a seat cannot tell apart")
 
+    def banked(self, state: Any, seat: int) -> float:
+        """What ``seat``'s store rows before ``state`` earned, their rewards added up: a
+        learned value of ``state`` (what its rows from there on will earn) plus this is
+        the seat's expected return (`returns`). Where a search to a depth
+        (``search+depth=1:...``) adds the blueprint's value at its leaves; a game whose
+        rewards all come at the end banks 0. A game without it cannot be searched to a
+        depth."""
+        raise GameError(f"{self.name} cannot be searched to a depth: it does not say what "
+                        "a seat's rows have earned before a state (Game.banked)")
+
     def solve(self, options: Mapping[str, Any]) -> Report:
         """The game solved exactly (``batchrl solve``), where a game can be."""
         raise GameError(f"{self.name} has no exact solver")
@@ -492,7 +502,8 @@ class Game:
 
     def can(self, capability: str) -> bool:
         """Whether this game overrides ``capability`` (``"solve"``, ``"view"``, ``"bot"``,
-        ``"generate"``, ``"evaluate"``, ``"open_source"``, ``"sample_worlds"``)."""
+        ``"generate"``, ``"evaluate"``, ``"open_source"``, ``"sample_worlds"``,
+        ``"banked"``)."""
         return getattr(type(self), capability) is not getattr(Game, capability)
 
     def __repr__(self) -> str:

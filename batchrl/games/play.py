@@ -63,6 +63,12 @@ class ModelPlayer:
         x, legal = self.game.encode_batch(states, seats, self.params)
         return self.model.act_batch(x, legal)
 
+    def value(self, states: Sequence[Any], seats: Sequence[int]) -> NDArray[np.float64]:
+        """The model's value of each state to the seat to act: its best legal action's
+        (what its rows from there on earn, in the store's rewards)."""
+        x, legal = self.game.encode_batch(states, seats, self.params)
+        return self.model.best_values(x, legal)
+
 
 class OneAtATime:
     """A bot that decides one state at a time (``act(state) -> action``) as a `Player`."""

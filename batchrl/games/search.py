@@ -18,8 +18,13 @@ second round (racing, as successive halving does): the moves whose mean beat the
 blueprint's over the first worlds, the ``top`` best of them (3 by default), and the
 blueprint's own move are played out in ``more`` new worlds each, and the choice between
 them is made on those new worlds (the first round's would flatter the moves it picked);
-the moves the first round left behind cost nothing more. In a game of teams the
-searcher's partners play the blueprint in its rollouts, the others their model.
+the moves the first round left behind cost nothing more. ``depth=1``: a rollout stops at
+the searcher's first decision after the move tried (``depth=2``: its second), and the
+world's value is what the seat has banked there (`Game.banked`) plus the blueprint's
+value of that state (its best legal action's, a model with values: FQI's Q), where a
+rollout to the end would play the blueprint on; 0, the default, plays to the end. In a
+game of teams the searcher's partners play the blueprint in its rollouts, the others
+their model.
 
 >>> options, policy = parse("search+worlds=8+opponent=random+more=32:model:m.npz")
 >>> options.worlds, options.opponent, options.more, options.top, policy
@@ -51,7 +56,8 @@ class SearchOptions:
     threshold (0: any better one); ``z``: and by at least that many standard errors of
     the difference over the same worlds (0: no test); ``more``: worlds of a second round
     for the ``top`` moves whose mean beat the blueprint's in the first, and for the
-    blueprint's own (0: no second round)."""
+    blueprint's own (0: no second round); ``depth``: the searcher's decisions in a rollout
+    after which the blueprint's value is taken (0: to the end)."""
 
     worlds: int = 16
     opponent: str | None = None
@@ -60,6 +66,7 @@ class SearchOptions:
     z: float = 0.0
     more: int = 0
     top: int = 3
+    depth: int = 0
 
 
 def parse(spec: str) -> tuple[SearchOptions, str] | None:
@@ -95,7 +102,7 @@ def parse(spec: str) -> tuple[SearchOptions, str] | None:
     for key in ("margin", "z"):
         if not 0 <= getattr(options, key) < float("inf"):
             raise GameError(f"{spec!r}: {key}={getattr(options, key)}: 0 or more")
-    for key, least in (("worlds", 1), ("seed", 0), ("more", 0), ("top", 1)):
+    for key, least in (("worlds", 1), ("seed", 0), ("more", 0), ("top", 1), ("depth", 0)):
         if getattr(options, key) < least:
             raise GameError(f"{spec!r}: {key}={getattr(options, key)}: at least {least}")
     return options, inner
@@ -117,6 +124,13 @@ class SearchPlayer:
         if not game.can("sample_worlds"):
             raise GameError(f"{game.name} cannot search yet: it samples no worlds "
                             "(Game.sample_worlds)")
+        if options.depth:
+            if not game.can("banked"):
+                game.banked(None, 0)  # says why
+            if not callable(getattr(blueprint, "value", None)):
+                raise GameError(f"{name}: a search to a depth takes the blueprint's value "
+                                "at its leaves: search over a model file with values "
+                                "(fqi's), not a bot")
         self.game, self.params, self.options, self.name = game, params, options, name
         self.blueprint, self.others = blueprint, others
         self.spec = name  # the name it was made from (search_player sets it)
@@ -132,6 +146,7 @@ class SearchPlayer:
         self.keep: Callable[[Any, int, list[Any]], list[Any]] | None = None
         self.unfiltered = 0  # decisions where no drawn world was kept (the blueprint's move)
         self.contested = 0  # decisions that went to a second round (``more``)
+        self.leaves = 0  # rollouts stopped at ``depth``, valued by the blueprint
 
     DRAWS = 64
 
@@ -258,13 +273,31 @@ class SearchPlayer:
         return legal[best]
 
     def rollout(self, roots: Sequence[Any], searcher: Sequence[int]) -> NDArray[np.float64]:
-        """Each root played to the end, ``searcher[j]``'s seat by the blueprint and the
-        others by their model, in lockstep: its return to ``searcher[j]``."""
-        game = self.game
+        """Each root played to the end (or, with ``depth``, to the searcher's depth-th
+        decision, then its banked return and the blueprint's value there),
+        ``searcher[j]``'s seat by the blueprint and the others by their model, in
+        lockstep: its return to ``searcher[j]``."""
+        game, depth = self.game, self.options.depth
         states = list(roots)
+        value = np.full(len(states), np.nan)  # a leaf's, where a rollout stopped short
+        met = np.zeros(len(states), dtype=np.int64)  # the searcher's decisions reached
         live = [j for j, s in enumerate(states) if not game.is_terminal(s)]
         while live:
             turn = [game.current_player(states[j]) for j in live]
+            if depth:
+                leaves = []
+                for j, p in zip(live, turn, strict=True):
+                    if p == searcher[j]:
+                        met[j] += 1
+                        if met[j] >= depth:
+                            leaves.append(j)
+                if leaves:
+                    self.leaf_values(states, searcher, leaves, value)
+                    stopped = set(leaves)
+                    turn = [p for j, p in zip(live, turn, strict=True) if j not in stopped]
+                    live = [j for j in live if j not in stopped]
+                    if not live:
+                        break
             ours = [p == searcher[j] or p in self.partners.get(searcher[j], ())
                     for j, p in zip(live, turn, strict=True)]
             mine = [j for j, o in zip(live, ours, strict=True) if o]
@@ -282,8 +315,20 @@ class SearchPlayer:
                     states[j] = game.step(states[j], int(a))
             self.rollout_steps += len(live)
             live = [j for j in live if not game.is_terminal(states[j])]
-        return np.fromiter((game.returns(s)[p] for s, p in zip(states, searcher, strict=True)),
+        return np.fromiter((game.returns(s)[p] if np.isnan(v) else v
+                            for s, p, v in zip(states, searcher, value.tolist(), strict=True)),
                            np.float64, count=len(states))
+
+    def leaf_values(self, states: Sequence[Any], searcher: Sequence[int],
+                    leaves: Sequence[int], value: NDArray[np.float64]) -> None:
+        """``value[j]`` of each leaf ``j``: what its searcher has banked there and the
+        blueprint's value of the state, in one call of the blueprint."""
+        seats = [searcher[j] for j in leaves]
+        learned = self.blueprint.value([states[j] for j in leaves], seats)
+        for j, seat, v in zip(leaves, seats, np.asarray(learned, np.float64).tolist(),
+                              strict=True):
+            value[j] = self.game.banked(states[j], seat) + v
+        self.leaves += len(leaves)
 
 
 def search_player(game: Game, params: Any, spec: str, make: Callable[[str], Any],

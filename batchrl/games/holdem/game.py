@@ -190,6 +190,12 @@ class Holdem(Game):
                ) -> NDArray[np.float32]:
         return features.encode(state, player, params.pv)
 
+    def banked(self, state: HandState, seat: int) -> float:
+        """Minus the chips ``seat`` has put in, its blind included: a row's reward is
+        minus what its action puts in (the blind on the first), the pot it takes on the
+        last (`batchrl.games.holdem.transitions`)."""
+        return -float(state.spent[seat])
+
     def sample_worlds(self, state: HandState, seat: int, n: int,
                       rng: np.random.Generator) -> list[HandState]:
         """The other seats' hole cards and the board still to come, drawn from the cards

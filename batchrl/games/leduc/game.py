@@ -157,6 +157,10 @@ class Leduc(Game):
     def encode(self, state: LeducState, player: int, params: Any) -> NDArray[np.float32]:
         return encode(state, player)
 
+    def banked(self, state: LeducState, seat: int) -> float:
+        """Nothing: a seat's rows earn the hand's payoff at its end (`Game.rewards`)."""
+        return 0.0
+
     def sample_worlds(self, state: LeducState, seat: int, n: int,
                       rng: np.random.Generator) -> list[LeducState]:
         """The other seat's card, and the public card until it is turned, drawn from the
