@@ -496,18 +496,18 @@ class LoadedModel:
         out: NDArray[np.float64] = values(np.asarray(states)[:, self.columns])
         return out
 
-    def best_values(self, states: NDArray[np.floating[Any]],
-                    legal: NDArray[np.bool_]) -> NDArray[np.float64]:
-        """The policy's value of each row of the game's encoded ``states``: its best legal
-        action's (`ModelError` for a policy without values, or a state where it knows no
-        legal action's value)."""
+    def played_values(self, states: NDArray[np.floating[Any]],
+                      legal: NDArray[np.bool_]) -> NDArray[np.float64]:
+        """The policy's value of each row of the game's encoded ``states``: the Q of the
+        move it plays there (`act_batch`, so a support constraint's masked moves never
+        lend their value). `ModelError` for a policy without values, or where the move
+        it plays has none."""
         q = self.q_values(states)
-        q = np.where(np.asarray(legal, dtype=bool) & ~np.isnan(q), q, -np.inf)
-        best: NDArray[np.float64] = q.max(axis=1)
-        if not np.isfinite(best).all():
-            raise ModelError(f"{self.path} knows none of the legal actions' values in "
-                             "some state")
-        return best
+        out: NDArray[np.float64] = q[np.arange(len(q)), self.act_batch(states, legal)]
+        if not np.isfinite(out).all():
+            raise ModelError(f"{self.path} has no value for the move it plays in some "
+                             "state")
+        return out
 
     def act_batch(self, states: NDArray[np.floating[Any]],
                   legal: NDArray[np.bool_] | None = None) -> NDArray[np.int64]:

@@ -64,6 +64,7 @@ def test_search_names_parse_and_bad_ones_are_refused() -> None:
     assert parse("search+worlds=4+seed=2:rule") == (SearchOptions(worlds=4, seed=2), "rule")
     assert parse("search+margin=0.5+z=2:bot2") == (SearchOptions(margin=0.5, z=2.0), "bot2")
     assert parse("search+more=48+top=2:bot2") == (SearchOptions(more=48, top=2), "bot2")
+    assert parse("search+depth=1:m.npz") == (SearchOptions(depth=1), "m.npz")
     assert inner("search+worlds=4:search:model:m.npz") == "model:m.npz"
     assert parse("model:search.npz") is None
     for spec, message in [("search", "names the policy it searches over"),
@@ -75,7 +76,8 @@ def test_search_names_parse_and_bad_ones_are_refused() -> None:
                           ("search+margin=x:rule", "margin=x is not a number"),
                           ("search+z=-1:rule", "z=-1.0: 0 or more"),
                           ("search+more=-1:rule", "more=-1: at least 0"),
-                          ("search+top=0:rule", "top=0: at least 1")]:
+                          ("search+top=0:rule", "top=0: at least 1"),
+                          ("search+top=2:rule", "give its worlds too")]:
         with pytest.raises(GameError, match=message):
             parse(spec)
 
@@ -423,11 +425,12 @@ def test_the_search_leaves_the_blueprint_only_for_a_gain_past_its_margin_and_its
 
 def test_a_second_round_races_only_the_moves_that_beat_the_blueprint() -> None:
     """``more``: the moves whose first-round mean beat the blueprint's (the ``top`` best)
-    and the blueprint's own get that many new worlds, and the choice is made on them."""
+    and the blueprint's own get that many new worlds, and the choice is made on them; a
+    batch mixes decisions that race, that the blueprint led, and that have one move."""
 
     class Game:
-        """One decision of four moves, the blueprint's move 0; the worlds are numbered
-        as they are drawn, and a move's return depends on the round its world is in."""
+        """Decisions of four moves (one for "single"), the blueprint's move 0; a world
+        is (decision, round, index), the round told by how many are drawn (4, then 6)."""
 
         name = "race"
         teams = ((0,), (1,))
@@ -437,25 +440,27 @@ def test_a_second_round_races_only_the_moves_that_beat_the_blueprint() -> None:
             return True
 
         def legal_actions(self, state):
-            return (0, 1, 2, 3)
+            return (0,) if state == "single" else (0, 1, 2, 3)
 
         def sample_worlds(self, state, seat, n, rng):
             self.drawn += n
-            return [("world", self.drawn - n + k) for k in range(n)]
+            return [(state, 1 if n == 4 else 2, k) for k in range(n)]
 
         def step(self, world, action):
-            return ("after", world[1], action)
+            return (*world, action)
 
         def is_terminal(self, state):
             return True
 
         def returns(self, state):
-            _, world, action = state
-            # first round (worlds 0-3): 2 leads, 1 beats the blueprint, 3 trails it;
-            # second round (worlds 4 on): 1 is the best, 2 falls behind the blueprint
+            decision, round_, k, action = state
+            if decision == "led":  # the blueprint's move leads: no second round
+                return ({0: 3.0, 1: 1.0, 2: 2.0, 3: 0.0}[action], 0.0)
+            # first round: 2 leads, 1 beats the blueprint, 3 trails it; second round:
+            # 1 is the best, 2 falls behind the blueprint, 3 (never raced) would win
             first = {0: 1.0, 1: 1.5, 2: 2.0, 3: 0.0}
-            second = {0: 1.0, 1: 1.8 + 0.01 * world, 2: 0.5, 3: 9.0}
-            return ((first if world < 4 else second)[action], 0.0)
+            second = {0: 1.0, 1: 1.8 + 0.01 * k, 2: 0.5, 3: 9.0}
+            return ((first if round_ == 1 else second)[action], 0.0)
 
     class Blueprint:
         def act(self, states, seats):
@@ -465,12 +470,17 @@ def test_a_second_round_races_only_the_moves_that_beat_the_blueprint() -> None:
         return SearchPlayer(Game(), None, Blueprint(), Blueprint(),
                             SearchOptions(worlds=4, **options), "s")
 
+    batch = ["root", "single", "led", "root"]
     alone = player()
-    assert alone.act(["root"], [0]).tolist() == [2] and alone.contested == 0
+    assert alone.act(batch, [0] * 4).tolist() == [2, 0, 0, 2] and alone.contested == 0
     raced = player(more=6)
-    assert raced.act(["root"], [0]).tolist() == [1]  # 3 never raced: its 9.0 unseen
-    assert raced.contested == 1 and raced.game.drawn == 4 + 6
-    assert player(more=6, top=1).act(["root"], [0]).tolist() == [0]  # only 2 raced, lost
+    assert raced.act(batch, [0] * 4).tolist() == [1, 0, 0, 1]
+    assert raced.contested == 2 and raced.game.drawn == 3 * 4 + 2 * 6
+    assert player(more=6, top=1).act(batch, [0] * 4).tolist() == [0, 0, 0, 0]  # 2 lost
+    empty = player(more=6)  # a filter that keeps none of the second round's worlds
+    first = empty.worlds
+    empty.worlds = lambda state, seat, n=None: [] if n == 6 else first(state, seat, n)
+    assert empty.act(batch, [0] * 4).tolist() == [0, 0, 0, 0]  # judged on none: its own
 
 
 def test_hanabi_s_filter_is_for_blueprints_that_decide_without_drawing() -> None:
@@ -484,10 +494,49 @@ def test_hanabi_s_filter_is_for_blueprints_that_decide_without_drawing() -> None
     assert not make_bot("search:bot2", rng, players=3).filtered
 
 
+def _earned(game, state, seat: int, act) -> float:
+    """What ``seat``'s store rows earn from ``state`` to the end of the hand, ``act``
+    playing every seat (`Game.rewards`, the rows' rewards)."""
+    total = 0.0
+    while not game.is_terminal(state):
+        after = game.step(state, int(act([state], [game.current_player(state)])[0]))
+        got = game.rewards(state, after)
+        total += got[seat] if got is not None else 0.0
+        state = after
+    return total
+
+
+@pytest.mark.parametrize("name", ["holdem", "leduc"])
+def test_what_a_seat_banked_and_what_its_rows_earn_after_add_up_to_its_return(name) -> None:
+    """`Game.banked` at every state of random hands: plus the rewards the seat's rows earn
+    from there (its blind counted on its first decision in hold'em, nothing before the
+    end in Leduc), the seat's return."""
+    game = get_game(name)
+    params = game.params()
+    rng = np.random.default_rng(11)
+    rand = make_player(game, "random", params, rng)
+    checked = 0
+    for _ in range(60):
+        state = game.new_game(rng, params)
+        path = [state]
+        while not game.is_terminal(state):
+            state = game.step(state, int(rand.act([state], [game.current_player(state)])[0]))
+            path.append(state)
+        final = game.returns(state)
+        for k, s in enumerate(path[:-1]):
+            for seat in range(len(final)):
+                later = 0.0
+                for before, after in zip(path[k:], path[k + 1:], strict=False):
+                    got = game.rewards(before, after)
+                    later += got[seat] if got is not None else 0.0
+                assert game.banked(s, seat) + later == pytest.approx(final[seat]), (k, seat)
+                checked += 1
+    assert checked > 200
+
+
 class _PlayedOut:
-    """``rule`` as a blueprint whose value is exact: what the seat earns from a state on
-    when ``rule`` plays every seat to the end (deterministic), its banked return taken
-    off, as a learned value counts it."""
+    """``rule`` as a blueprint whose value is exact: what the seat's rows earn from a
+    state on when ``rule`` plays every seat to the end (deterministic)."""
 
     def __init__(self, game, params) -> None:
         self.game = game
@@ -498,21 +547,16 @@ class _PlayedOut:
         return self.rule.act(states, seats)
 
     def value(self, states, seats):
-        out = []
-        for state, seat in zip(states, seats, strict=True):
-            s = state
-            while not self.game.is_terminal(s):
-                s = self.game.step(s, int(self.act([s], [self.game.current_player(s)])[0]))
-            out.append(self.game.returns(s)[seat] - self.game.banked(state, seat))
-        return np.asarray(out)
+        return np.asarray([_earned(self.game, s, seat, self.act)
+                           for s, seat in zip(states, seats, strict=True)])
 
 
 @pytest.mark.parametrize("name", ["holdem", "leduc"])
 def test_a_search_to_a_depth_adds_the_blueprint_s_value_to_what_the_seat_banked(name) -> None:
-    """With a value that is exact for the blueprint, rollouts cut at the searcher's next
-    decision (``depth=1``) or the one after are worth what rollouts to the end are: the
-    leaves add the seat's banked chips (hold'em: minus its chips in; Leduc: nothing, its
-    rewards come at the end) to the value, and stop where they should."""
+    """With a value that is exact for the blueprint (what the rows earn from there on),
+    rollouts cut at the searcher's next decision (``depth=1``) or the one after are worth
+    what rollouts to the end are: the leaves add what the seat banked (hold'em: minus its
+    chips in) to the value, and stop where they should."""
     game = get_game(name)
     params = game.params()
     blueprint = _PlayedOut(game, params)
@@ -530,9 +574,6 @@ def test_a_search_to_a_depth_adds_the_blueprint_s_value_to_what_the_seat_banked(
         cut = SearchPlayer(game, params, blueprint, blueprint, SearchOptions(depth=depth), "s")
         assert np.allclose(cut.rollout(roots, seats), to_end)
         assert cut.leaves > 0 and cut.rollout_steps < full.rollout_steps
-    if name == "holdem":  # chips banked before the end: the leaves' values need them
-        state = roots[0]
-        assert game.banked(state, seats[0]) == -state.spent[seats[0]] < 0
 
 
 def test_a_search_to_a_depth_needs_a_blueprint_with_values_and_a_game_that_banks() -> None:
@@ -548,8 +589,9 @@ def test_a_search_to_a_depth_needs_a_blueprint_with_values_and_a_game_that_banks
 @pytest.mark.parametrize("name", ["holdem", "leduc"])
 def test_a_learned_model_searched_to_a_depth_is_valued_by_its_best_legal_q(
         name, tmp_path) -> None:
-    """A model player's value (hold'em's hero, any game's model player) is its best legal
-    action's Q, and a search over it to a depth plays in ``evaluate``."""
+    """A model player's value (hold'em's hero, any game's model player) is the Q of the
+    move it plays (its best legal one, with no support constraint), and a search over it
+    to a depth plays in ``evaluate``; a policy without values (bc's) is refused."""
     run = CliRunner().invoke
     log = tmp_path / ("hands.log" if name == "holdem" else "hands.jsonl")
     for args in (["generate", "--game", name, "--hands", "300", "--seed", "4", "-o", str(log)],
@@ -569,11 +611,17 @@ def test_a_learned_model_searched_to_a_depth_is_valued_by_its_best_legal_q(
     values = player.blueprint.value(states, seats)
     x, legal = game.encode_batch(states, seats, params)
     model = game.load_model(tmp_path / "m.npz", params)
-    q = model.q_values(x)
-    assert np.allclose(values, np.where(legal, q, -np.inf).max(axis=1))
+    q = np.where(legal, model.q_values(x), -np.inf)  # no support constraint: the best Q
+    assert np.allclose(values, q.max(axis=1))
     chosen = player.act(states, seats)
     assert all(int(a) in game.legal_actions(s) for s, a in zip(states, chosen, strict=True))
     assert player.leaves > 0
+    result = run(main, ["learn", "bc", "--store", str(tmp_path / "s"), "--trees", "3",
+                        "--out", str(tmp_path / "bc.npz")], catch_exceptions=False)
+    assert result.exit_code == 0, result.output
+    with pytest.raises(GameError, match="a policy without them"):  # bc has no values
+        make_player(game, f"search+depth=1:model:{tmp_path / 'bc.npz'}", params,
+                    np.random.default_rng(0))
     hands = ["--hands", "20"] if name == "holdem" else []  # Leduc's is exact: no hands
     result = run(main, ["evaluate", "--game", name, *hands, "--players",
                         f"search+depth=1+worlds=4:model:{tmp_path / 'm.npz'},random"],

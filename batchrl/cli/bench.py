@@ -65,7 +65,8 @@ def _datasets_help() -> str:
 @click.option("--keep-models", is_flag=True,
               help="Keep each trained model under OUT/models (to evaluate or search over "
                    "later); by default it is removed once scored: a full grid's forests "
-                   "take tens of gigabytes.")
+                   "take tens of gigabytes. A row already in OUT/results.jsonl is not "
+                   "learned again for it: give a new -o.")
 @click.option("--cache", type=click.Path(path_type=Path), default=None,
               help="Where the datasets are built once and kept [default: $BATCHRL_CACHE, "
                    f"else {cache_dir()}].")

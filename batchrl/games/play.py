@@ -64,10 +64,10 @@ class ModelPlayer:
         return self.model.act_batch(x, legal)
 
     def value(self, states: Sequence[Any], seats: Sequence[int]) -> NDArray[np.float64]:
-        """The model's value of each state to the seat to act: its best legal action's
+        """The model's value of each state to the seat to act: the Q of the move it plays
         (what its rows from there on earn, in the store's rewards)."""
         x, legal = self.game.encode_batch(states, seats, self.params)
-        return self.model.best_values(x, legal)
+        return self.model.played_values(x, legal)
 
 
 class OneAtATime:

@@ -105,6 +105,9 @@ def parse(spec: str) -> tuple[SearchOptions, str] | None:
     for key, least in (("worlds", 1), ("seed", 0), ("more", 0), ("top", 1), ("depth", 0)):
         if getattr(options, key) < least:
             raise GameError(f"{spec!r}: {key}={getattr(options, key)}: at least {least}")
+    if "top" in given and not options.more:
+        raise GameError(f"{spec!r}: top={options.top} picks the moves of a second round: "
+                        "give its worlds too (search+more=48+top=2:INNER)")
     return options, inner
 
 
@@ -127,10 +130,12 @@ class SearchPlayer:
         if options.depth:
             if not game.can("banked"):
                 game.banked(None, 0)  # says why
-            if not callable(getattr(blueprint, "value", None)):
+            model = getattr(blueprint, "model", None)  # a model file's player: its policy's
+            if not callable(getattr(blueprint, "value", None)) or (
+                    model is not None and getattr(model.policy, "values", None) is None):
                 raise GameError(f"{name}: a search to a depth takes the blueprint's value "
                                 "at its leaves: search over a model file with values "
-                                "(fqi's), not a bot")
+                                "(fqi's), not a bot or a policy without them")
         self.game, self.params, self.options, self.name = game, params, options, name
         self.blueprint, self.others = blueprint, others
         self.spec = name  # the name it was made from (search_player sets it)
@@ -233,7 +238,8 @@ class SearchPlayer:
             if not ahead:
                 continue  # the blueprint's move led: no move to race it
             worlds = self.worlds(states[i], seats[i], self.options.more)
-            if not worlds:
+            if not worlds:  # none kept: judged on no world, the blueprint's move stands
+                plan.append((i, (own[i],), 0))
                 continue
             rows = [mine, *ahead]
             for r in rows:
@@ -249,7 +255,8 @@ class SearchPlayer:
         start = 0
         for i, moves, n in plan:
             size = len(moves) * n
-            out[i] = moves, values[start : start + size].reshape(len(moves), n)
+            out[i] = moves, values[start : start + size].reshape(len(moves), n) if n else \
+                np.zeros((1, 1))
             start += size
         return out
 
@@ -279,7 +286,8 @@ class SearchPlayer:
         lockstep: its return to ``searcher[j]``."""
         game, depth = self.game, self.options.depth
         states = list(roots)
-        value = np.full(len(states), np.nan)  # a leaf's, where a rollout stopped short
+        value = np.zeros(len(states))  # a leaf's, where a rollout stopped short
+        stopped = np.zeros(len(states), dtype=bool)
         met = np.zeros(len(states), dtype=np.int64)  # the searcher's decisions reached
         live = [j for j, s in enumerate(states) if not game.is_terminal(s)]
         while live:
@@ -293,9 +301,9 @@ class SearchPlayer:
                             leaves.append(j)
                 if leaves:
                     self.leaf_values(states, searcher, leaves, value)
-                    stopped = set(leaves)
-                    turn = [p for j, p in zip(live, turn, strict=True) if j not in stopped]
-                    live = [j for j in live if j not in stopped]
+                    stopped[leaves] = True
+                    turn = [p for j, p in zip(live, turn, strict=True) if not stopped[j]]
+                    live = [j for j in live if not stopped[j]]
                     if not live:
                         break
             ours = [p == searcher[j] or p in self.partners.get(searcher[j], ())
@@ -315,8 +323,9 @@ class SearchPlayer:
                     states[j] = game.step(states[j], int(a))
             self.rollout_steps += len(live)
             live = [j for j in live if not game.is_terminal(states[j])]
-        return np.fromiter((game.returns(s)[p] if np.isnan(v) else v
-                            for s, p, v in zip(states, searcher, value.tolist(), strict=True)),
+        return np.fromiter((v if cut else game.returns(s)[p] for s, p, v, cut in
+                            zip(states, searcher, value.tolist(), stopped.tolist(),
+                                strict=True)),
                            np.float64, count=len(states))
 
     def leaf_values(self, states: Sequence[Any], searcher: Sequence[int],
@@ -328,6 +337,10 @@ class SearchPlayer:
         for j, seat, v in zip(leaves, seats, np.asarray(learned, np.float64).tolist(),
                               strict=True):
             value[j] = self.game.banked(states[j], seat) + v
+            if not np.isfinite(value[j]):
+                raise GameError(f"{self.name}: a leaf of the search to depth "
+                                f"{self.options.depth} is worth {value[j]} (the blueprint's "
+                                f"value {v}): a value must be a number")
         self.leaves += len(leaves)
 
 

@@ -369,11 +369,11 @@ class HeroBot:
         return self.model.act_batch(x, _masks(states))
 
     def value(self, states: Sequence[HandState], seats: Sequence[int]) -> NDArray[np.float64]:
-        """The model's value of each state to the seat to act (its best legal action's,
-        in the store's chips): what a search to a depth takes at its leaves."""
+        """The model's value of each state to the seat to act (the Q of the move it
+        plays, in the store's chips): what a search to a depth takes at its leaves."""
         from batchrl.games.holdem.features import encode_many
 
-        return self.model.best_values(encode_many(states, seats, pv=self.pv), _masks(states))
+        return self.model.played_values(encode_many(states, seats, pv=self.pv), _masks(states))
 
 
 BOT_NAMES = ("random", "rule")

@@ -191,10 +191,14 @@ class Holdem(Game):
         return features.encode(state, player, params.pv)
 
     def banked(self, state: HandState, seat: int) -> float:
-        """Minus the chips ``seat`` has put in, its blind included: a row's reward is
-        minus what its action puts in (the blind on the first), the pot it takes on the
-        last (`batchrl.games.holdem.transitions`)."""
-        return -float(state.spent[seat])
+        """Minus the chips ``seat`` has put in, its blind included, once it has acted;
+        nothing before (`rewards`: a row's reward is minus what its action puts in, the
+        blind counted on the seat's first, and the pot it takes on its last)."""
+        spent = state.spent[seat]
+        blind = min(state.game.blind[seat], state.stack[seat])
+        if spent == blind and seat not in _seats_acted(state):  # more than its blind: acted
+            return 0.0
+        return -float(spent)
 
     def sample_worlds(self, state: HandState, seat: int, n: int,
                       rng: np.random.Generator) -> list[HandState]:
