@@ -627,3 +627,10 @@ def test_a_learned_model_searched_to_a_depth_is_valued_by_its_best_legal_q(
                         f"search+depth=1+worlds=4:model:{tmp_path / 'm.npz'},random"],
                  catch_exceptions=False)
     assert result.exit_code == 0 and "search" in result.output, result.output
+
+
+def test_the_players_help_teaches_the_search_player() -> None:
+    for command in ("evaluate", "generate"):
+        result = CliRunner().invoke(main, [command, "--help"])
+        assert result.exit_code == 0 and "search:NAME" in result.output, command
+    assert "more=48" in CliRunner().invoke(main, ["evaluate", "--help"]).output

@@ -44,7 +44,9 @@ def _players(text: str) -> tuple[str, ...]:
                    "or one of the game's bots (" + games_help(
                        lambda g: ", ".join(g.bots) + f" [default {','.join(g.default_players)}]"
                        if g.can("generate") else None)
-                   + "). holdem: a model file without model: works too; tressette: A,B "
+                   + "); search:NAME searches over any of them at each decision "
+                     "(docs/search.md). holdem: a model file without model: works too; "
+                     "tressette: A,B "
                      "means teams 0+2 and 1+3, and NAME~EPS a bot that plays a random card "
                      "with probability EPS (rule~0.3: good play that tries every move); "
                      "hanabi: model:PATH is any learner's model (learn, fqi, imitate).")
@@ -106,8 +108,10 @@ def solve(game: Game, **kwargs: Any) -> None:
                    "model:PATH first in --players).")
 @click.option("--players", "groups", multiple=True, metavar="A,B,...",
               help="The players, the measured one first: random, model:PATH or the game's "
-                   "bots. hanabi: a group of 2 to 5, repeat for more groups (those of one "
-                   "size on the same deals) "
+                   "bots; search:NAME searches over any of them at each decision, its "
+                   "options before the colon (search+worlds=64+opponent=rule+more=48:NAME; "
+                   "see docs/search.md). hanabi: a group of 2 to 5, repeat for more groups "
+                   "(those of one size on the same deals) "
                    "[default: bot2,bot2].")
 @click.option("--opponent", default=None, metavar="PLAYER",
               help="The other player when --model is given [default: random] (holdem: the "
