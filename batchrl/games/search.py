@@ -174,7 +174,7 @@ class SearchPlayer:
     def act(self, states: Sequence[Any], seats: Sequence[int]) -> NDArray[np.int64]:
         game = self.game
         roots: list[Any] = []
-        owner: list[tuple[int, int]] = []  # (decision, action) of each rollout
+        searcher: list[int] = []  # the searching seat of each rollout
         legal_of: list[tuple[int, ...]] = []
         count: list[int] = []  # the worlds of each decision
         for state, seat in zip(states, seats, strict=True):
@@ -185,8 +185,7 @@ class SearchPlayer:
             for a in legal if worlds else ():
                 for world in worlds:
                     roots.append(game.step(world, a))
-                    owner.append((len(legal_of) - 1, a))
-        searcher = [seats[i] for i, _ in owner]
+                    searcher.append(seat)
         values = self.rollout(roots, searcher)
         searched = [i for i, legal in enumerate(legal_of) if len(legal) > 1]
         own = dict(zip(searched, self.blueprint.act([states[i] for i in searched],
