@@ -38,6 +38,30 @@ def game_object(text: str, fields: Sequence[str]) -> dict[str, Any]:
 
 
 _SURROGATE = re.compile(r"\\u[dD][89a-fA-F][0-9a-fA-F]{2}|[\ud800-\udfff]")
+MAX_DEPTH = 100  # a game's line or export nests a few levels
+_STRING = re.compile(r'"(?:[^"\\]|\\.)*"')
+_BRACKET = re.compile(r"[\[\]{}]")
+_DEEP = "not JSON (nested too deep: a game line nests a few levels)"
+
+
+def nesting(text: str) -> int:
+    """How deep the arrays and objects of ``text`` nest (brackets inside strings aside),
+    counted only where ``text`` opens more than ``MAX_DEPTH`` of them (else 0).
+
+    >>> nesting('{"a": ' + "[" * 150 + '"]]"' + "]" * 150 + "}")
+    151
+    >>> nesting("[" + "[1], " * 150 + "[1]]")  # many arrays, shallow
+    2
+    >>> nesting("[[1]]")
+    0
+    """
+    if text.count("[") + text.count("{") <= MAX_DEPTH:
+        return 0
+    depth = most = 0
+    for m in _BRACKET.finditer(_STRING.sub('""', text)):
+        depth += 1 if m.group() in "[{" else -1
+        most = max(most, depth)
+    return most
 
 
 def parse_json(text: str) -> Any:
@@ -52,6 +76,8 @@ def parse_json(text: str) -> Any:
     ...
     ValueError: not text: a string holds a lone surrogate (\\udc80), which is no character
     """
+    if nesting(text) > MAX_DEPTH:  # refused before the parser recurses: at its limit a
+        raise ValueError(_DEEP)     # finalizer that runs fails, and says so on stderr
     try:
         data = json.loads(text)
         if _SURROGATE.search(text):  # a pair is one character; one alone is none
@@ -61,8 +87,8 @@ def parse_json(text: str) -> Any:
         bad = e.object[e.start:e.end].encode("unicode_escape", "backslashreplace").decode()
         raise ValueError(f"not text: a string holds a lone surrogate ({bad}), which is no "
                          "character") from None
-    except RecursionError:
-        raise ValueError("not JSON (nested too deep: a game line nests a few levels)") from None
+    except RecursionError:  # a deep stack already: the parser's own limit comes first
+        raise ValueError(_DEEP) from None
     except json.JSONDecodeError as e:
         raise ValueError(f"not JSON ({e})") from None
     except ValueError:  # int() of a number past 4,300 digits
