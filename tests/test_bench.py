@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 from click.testing import CliRunner, Result
 
-from batchrl.bench import BenchError, LearnerSpec, normalized, split_learners
+from batchrl.bench import DEFAULT_LEARNERS, BenchError, LearnerSpec, normalized, split_learners
 from batchrl.cli import main
 from batchrl.games import GAMES
 from batchrl.learners import register_learner, unregister_learner
@@ -45,7 +45,8 @@ def test_the_quick_grid_scores_every_learner_on_every_game_and_tier(quick) -> No
         {game for game, _ in benched}
     learned = [r for r in rows if r["seed"] is not None]
     assert {(r["game"], r["dataset"], r["learner"]) for r in learned} == \
-        {(g, d, learner) for g, d in benched for learner in ("fqi", "bc")}
+        {(g, d, learner) for g, d in benched for learner in DEFAULT_LEARNERS}
+    assert DEFAULT_LEARNERS == ("fqi", "fqi:support=0.3", "bc")
     for row in rows:
         assert set(row) >= ROW_FIELDS, row
         assert np.isfinite(row["score"]) and row["score_ci"] >= 0, row
@@ -61,7 +62,9 @@ def test_the_quick_grid_scores_every_learner_on_every_game_and_tier(quick) -> No
     assert all(r["exact"] and r["score_ci"] == 0 for r in exact)
     optimal = next(r for r in exact if r["learner"] == "optimal")["score"]
     assert all(r["score"] <= optimal + 1e-12 for r in exact)  # nothing beats the optimum
-    assert len(document["paired"]) == len(benched)  # bc against fqi on each dataset
+    # fqi:support=0.3 and bc against fqi on each dataset
+    assert {(p["game"], p["dataset"], p["learner"], p["versus"]) for p in document["paired"]} \
+        == {(g, d, learner, "fqi") for g, d in benched for learner in DEFAULT_LEARNERS[1:]}
     assert not list((out / "models").glob("*"))  # no --keep-models
     assert (out / "bench.json").is_file() and (out / "bench.png").stat().st_size > 1000
     assert len((out / "results.jsonl").read_text().splitlines()) == len(learned)

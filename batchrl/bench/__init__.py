@@ -147,11 +147,17 @@ def _parse_value(spec: str, key: str, raw: str, kind: type) -> Any:
             from None
 
 
+# The three: FQI with the game's recommended settings, FQI under discrete BCQ's
+# support constraint at its usual share (only moves the logs make at least 0.3 times as
+# often as their likeliest, which on uniform logs is every move), and behaviour cloning.
+DEFAULT_LEARNERS = ("fqi", "fqi:support=0.3", "bc")
+
+
 @dataclass(frozen=True)
 class BenchConfig:
     games: tuple[str, ...] = ()  # () : every game that declares datasets
     tiers: tuple[str, ...] = ()  # () : every tier
-    learners: tuple[str, ...] = ("fqi", "bc")
+    learners: tuple[str, ...] = DEFAULT_LEARNERS
     peers: tuple[str, ...] = ()  # other libraries whose learners run too (PEERS)
     seeds: int = 3  # training seeds per learner and dataset
     quick: bool = False  # the whole grid small: small datasets, small learners, few games

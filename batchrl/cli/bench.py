@@ -12,6 +12,7 @@ from pathlib import Path
 import click
 
 from batchrl.bench import (
+    DEFAULT_LEARNERS,
     PEERS,
     QUICK_SETTINGS,
     BenchConfig,
@@ -41,10 +42,12 @@ def _datasets_help() -> str:
               help="The games [default: every game with datasets].")
 @click.option("--tiers", multiple=True, metavar="TIER[,TIER...]",
               help="The datasets' tiers: random, mixed, expert [default: all].")
-@click.option("--learners", multiple=True, default=("fqi", "bc"), show_default=True,
-              metavar="SPEC[,SPEC...]",
+@click.option("--learners", multiple=True, metavar="SPEC[,SPEC...]",
               help="The learners: a registered learner's name, or NAME:SETTING=VALUE,... "
-                   "over the game's recommended settings (fqi:support=0.3).")
+                   "over the game's recommended settings; the first is the one the others' "
+                   "paired differences are taken against [default: "
+                   f"{','.join(DEFAULT_LEARNERS)}: FQI, FQI that plays only moves the logs "
+                   "make (discrete BCQ's support constraint), behaviour cloning].")
 @click.option("--peers", multiple=True, metavar="LIBRARY", type=click.Choice(list(PEERS)),
               help="Other libraries' learners too: d3rlpy's DiscreteCQL, DiscreteBCQ, DQN "
                    "and DiscreteBC (the d3rlpy learner, batchrl learn d3rlpy --help; needs "
@@ -108,7 +111,7 @@ def bench(games: tuple[str, ...], tiers: tuple[str, ...], learners: tuple[str, .
     \b
     Example:
       batchrl bench --quick                            # every game, small (~1 min)
-      batchrl bench --games sette-mezzo,holdem --learners fqi,bc,fqi:support=0.3
+      batchrl bench --games sette-mezzo,holdem --learners bc,fqi:support=0.5
       batchrl bench --games leduc --peers d3rlpy       # and d3rlpy's four
       batchrl bench --scheduler tcp://HOST:8786        # the full grid on a Dask cluster
       batchrl bench --quick --minari ~/.minari/datasets   # and each dataset for Minari
@@ -120,8 +123,8 @@ def bench(games: tuple[str, ...], tiers: tuple[str, ...], learners: tuple[str, .
     say = (lambda line: click.echo(line, err=True)) if as_json else click.echo
     try:
         config = BenchConfig(games=split_names(games), tiers=split_names(tiers),
-                             learners=split_learners(learners), peers=peers, seeds=seeds,
-                             quick=quick, out=out, cache=cache, jobs=jobs,
+                             learners=split_learners(learners) or DEFAULT_LEARNERS,
+                             peers=peers, seeds=seeds, quick=quick, out=out, cache=cache, jobs=jobs,
                              scheduler=scheduler_address(scheduler), minari=minari,
                              keep_models=keep_models)
     except ClusterError as exc:
