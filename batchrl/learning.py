@@ -74,16 +74,6 @@ def store_digest(store: Store) -> str:
     return hashlib.sha256(joined.encode()).hexdigest()[:16]
 
 
-class _ExplicitNone:
-    """A setting given as none (``--set k=none``): None itself means "not given"."""
-
-    def __repr__(self) -> str:
-        return "none"
-
-
-EXPLICIT_NONE: Any = _ExplicitNone()
-
-
 @dataclass(frozen=True)
 class Settings:
     """A learner's config and the features it reads, with the line that says whose."""
@@ -116,7 +106,7 @@ def settings(learner: Learner, store: Path | str, given: Mapping[str, Any],
         recommended, name = {}, schema.game
     whose = f"{name}'s recommended settings" if recommended else f"{learner.name}'s defaults"
     values = {k: v for k, v in recommended.items() if learner.takes(k)}
-    asked = {k: None if v is EXPLICIT_NONE else v for k, v in given.items() if v is not None}
+    asked = {k: v for k, v in given.items() if v is not None}  # EXPLICIT_NONE kept
     config = learner.config(**{**values, **asked})
     chosen = features is not None or drop is not None
     if chosen:

@@ -192,8 +192,9 @@ def test_a_retrained_opponent_is_not_served_from_the_cache(store, tmp_path):
 
 
 def test_settings_given_as_none_and_booleans_are_taken_exactly(store, tmp_path):
+    from batchrl.bench import LearnerSpec
     from batchrl.cli.learn import settings_given
-    from batchrl.learners import LearnerError, get_learner
+    from batchrl.learners import EXPLICIT_NONE, LearnerError, get_learner
     from batchrl.learning import settings
 
     given = settings_given("bc", ("k=none", "trees=3"))
@@ -201,6 +202,11 @@ def test_settings_given_as_none_and_booleans_are_taken_exactly(store, tmp_path):
     chosen = settings(get_learner("bc"), tressette, given)
     assert chosen.config.k is None and chosen.config.trees == 3  # not the game's k=30
     assert settings(get_learner("bc"), tressette, {}).config.k == 30
+    # the game recommends fast mode (freeze_after 0); none given means never freeze
+    assert settings(get_learner("fqi"), tressette, {}).config.freeze_after == 0
+    fqi = settings(get_learner("fqi"), tressette, settings_given("fqi", ("freeze_after=none",)))
+    assert fqi.config.freeze_after is None and "freeze_after=None" in fqi.said
+    assert LearnerSpec.parse("fqi:freeze_after=none").given["freeze_after"] is EXPLICIT_NONE
     with pytest.raises(LearnerError, match="true or false"):
         settings_given("fqi", ("per_action=ture",))
 

@@ -53,8 +53,8 @@ from batchrl.bench.tasks import EVAL_SEED, Job, as_scores, built, score, train_a
 from batchrl.evaluation import mean_ci
 from batchrl.filenames import safe_name
 from batchrl.games import GAMES, Dataset, Game, GameError, Scores, get_game
-from batchrl.learners import Learner, LearnerError, get_learner
-from batchrl.learning import EXPLICIT_NONE, Settings, settings
+from batchrl.learners import EXPLICIT_NONE, Learner, LearnerError, get_learner
+from batchrl.learning import Settings, settings
 from batchrl.store import Store
 
 __all__ = ["EVAL_SEED", "PEERS", "QUICK_SETTINGS", "TIERS", "BenchConfig", "BenchError",
@@ -105,7 +105,7 @@ class LearnerSpec:
                                  f"settings: {', '.join(sorted(types))})")
             given[key] = _parse_value(spec, key, raw, types[key])
         try:  # what its config refuses, refused before any dataset is built
-            learner.config(**{k: None if v is EXPLICIT_NONE else v for k, v in given.items()})
+            learner.config(**given)
         except LearnerError as exc:
             raise BenchError(f"{spec}: {exc}") from None
         return cls(spec.strip(), learner, given)

@@ -41,8 +41,21 @@ from batchrl import modelfile
 from batchrl.registry import Registry
 from batchrl.store import Transitions
 
-__all__ = ["LEARNERS", "Learner", "LearnerError", "ScoredPolicy", "get_learner",
+__all__ = ["EXPLICIT_NONE", "LEARNERS", "Learner", "LearnerError", "ScoredPolicy", "get_learner",
            "learner_for_kind", "register_learner", "unregister_learner"]
+
+
+class _ExplicitNone:
+    """A setting given as none (``--set k=none``, ``bench --learners fqi:k=none``): None
+    itself means "not given". A learner's `Learner.config` reads it as None; until then
+    it tells a config hook that the user chose None over the game's recommendation (FQI's
+    ``freeze_after=none`` over a game's fast mode)."""
+
+    def __repr__(self) -> str:
+        return "none"
+
+
+EXPLICIT_NONE: Any = _ExplicitNone()
 
 
 class LearnerError(ValueError):
@@ -71,6 +84,7 @@ class Learner:
     def config(self, **values: Any) -> Any:
         """The learner's config with ``values`` set (the others its defaults);
         `LearnerError` names the fields it has."""
+        values = {k: None if v is EXPLICIT_NONE else v for k, v in values.items()}
         fields = {f.name for f in dataclasses.fields(self.Config)}
         if unknown := sorted(set(values) - fields):
             raise LearnerError(f"{self.name} has no setting {', '.join(unknown)}: its "

@@ -71,7 +71,7 @@ class FittedQIteration(Learner):
 
     def config(self, **values: Any) -> Any:
         """The config; ``fast`` (a game's `FQISettings`) is ``freeze_after`` 0 unless that
-        is given."""
+        is given (``EXPLICIT_NONE`` included: never freeze)."""
         if values.pop("fast", None) and values.get("freeze_after") is None:
             values["freeze_after"] = FAST_FREEZE_AFTER
         return super().config(**values)
