@@ -39,7 +39,9 @@ def game_object(text: str, fields: Sequence[str]) -> dict[str, Any]:
 
 _SURROGATE = re.compile(r"\\u[dD][89a-fA-F][0-9a-fA-F]{2}|[\ud800-\udfff]")
 MAX_DEPTH = 100  # a game's line or export nests a few levels
-_STRING = re.compile(r'"(?:[^"\\]|\\.)*"')
+# possessive, its closing quote optional: each string is read once, even a line of
+# unclosed ones (a backtracking match from each quote would take quadratic time)
+_STRING = re.compile(r'"(?:[^"\\]++|\\.)*+"?', re.S)
 _BRACKET = re.compile(r"[\[\]{}]")
 _DEEP = "not JSON (nested too deep: a game line nests a few levels)"
 
@@ -54,6 +56,8 @@ def nesting(text: str) -> int:
     2
     >>> nesting("[[1]]")
     0
+    >>> nesting("[" * 101 + '"' + '\\\\"' * 100_000)  # an unclosed string, read once
+    101
     """
     if text.count("[") + text.count("{") <= MAX_DEPTH:
         return 0
