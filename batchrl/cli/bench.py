@@ -110,7 +110,7 @@ def bench(games: tuple[str, ...], tiers: tuple[str, ...], learners: tuple[str, .
 
     \b
     Example:
-      batchrl bench --quick                            # every game, small (~1 min)
+      batchrl bench --quick                            # every game, small (minutes)
       batchrl bench --games sette-mezzo,holdem --learners bc,fqi:support=0.5
       batchrl bench --games leduc --peers d3rlpy       # and d3rlpy's four
       batchrl bench --scheduler tcp://HOST:8786        # the full grid on a Dask cluster
