@@ -43,7 +43,7 @@ from batchrl.filenames import inside, safe_name
 from batchrl.games import Game, GameError, Scores, game_for
 from batchrl.games.play import absolute_player, player_file
 from batchrl.learners import Learner, LearnerError, get_learner
-from batchrl.learning import Settings, default_out, learn, settings, store_digest
+from batchrl.learning import Settings, learn, settings, settings_name, store_digest
 from batchrl.policy import ModelError, load_policy, policy_meta
 from batchrl.store import Store, StoreError, Transitions
 from batchrl.store.place import is_url, outputs_beside
@@ -250,9 +250,9 @@ def _hero(chosen: Settings, drop: tuple[str, ...] = (), seed: int | None = None)
 def train(config: AblationConfig, p: Plan, hero: Settings, jobs: int) -> tuple[Path, Any]:
     """The hero's model file and policy, learned unless a model from the same data and
     settings is there already."""
-    out = default_out(config.store, p.learner, hero.config, hero.features, hero.drop,
-                      config.players)
-    out = inside(p.models, out.name)
+    # every hero its own file: the learner's own name for a model may leave a setting out
+    out = inside(p.models, settings_name(p.learner, hero.config, hero.features, hero.drop,
+                                         config.players) + ".npz")
     if out.exists():
         try:
             meta = policy_meta(out)

@@ -25,10 +25,10 @@ import pandas as pd
 
 from batchrl.filenames import inside, safe_name
 from batchrl.learners.fqi import FAST_FREEZE_AFTER
-from batchrl.learning import store_digest
+from batchrl.learners.fqi import LEARNER as FQI
+from batchrl.learning import Settings, learn, store_digest
 from batchrl.policy import GreedyPolicy
 from batchrl.store import Store, StoreError
-from batchrl.training import FQIConfig, run_fqi
 
 
 @dataclass(frozen=True)
@@ -93,15 +93,17 @@ def train(store: Path | str, hero: Hero, models: Path, jobs: int = -1,
         policy = GreedyPolicy.load(out)
         if policy.artifact.meta.get("store_digest") == (digest or data_digest(store)):
             return out, policy
-    _, artifact = run_fqi(FQIConfig(
-        store=store, trees=hero.trees, nmin=hero.nmin, iters=hero.iters, seed=hero.seed,
-        per_action=hero.per_action, freeze_after=FAST_FREEZE_AFTER if hero.fast else None,
-        players=hero.players, drop=hero.drop, jobs=jobs, out=out))
-    return out, GreedyPolicy(artifact)
+    config = FQI.config(trees=hero.trees, nmin=hero.nmin, iters=hero.iters, seed=hero.seed,
+                        per_action=hero.per_action,
+                        freeze_after=FAST_FREEZE_AFTER if hero.fast else None)
+    _, policy = learn(FQI, store, Settings(config, None, tuple(hero.drop), ""),
+                      players=tuple(hero.players), jobs=jobs, out=out)
+    assert isinstance(policy, GreedyPolicy)
+    return out, policy
 
 
 def data_digest(store: Path | str) -> str:
-    """What a model records of the data it saw (``training.store_digest``)."""
+    """What a model records of the data it saw (``learning.store_digest``)."""
     return store_digest(Store.open(store))
 
 

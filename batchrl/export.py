@@ -184,15 +184,19 @@ def recommended_features(store: Store) -> tuple[tuple[str, ...] | None, tuple[st
     """The features the store's game recommends (its FQI settings' ``features`` and
     ``drop``: what ``batchrl fqi`` reads with no flags), and the line that says so."""
     try:
-        settings = game_for(store.schema.game, store.schema.game_params).fqi
+        game = game_for(store.schema.game, store.schema.game_params)
+        settings = game.settings_for("fqi", game.params_from_store(store.schema.game,
+                                                                   store.schema.game_params))
     except GameError:
         return None, (), ""
-    if settings.features is None and not settings.drop:
+    features = tuple(settings["features"]) if settings.get("features") else None
+    drop = tuple(settings.get("drop") or ())
+    if features is None and not drop:
         return None, (), ""
-    kept = len(store.select_features(settings.features, settings.drop))
-    chosen = [f"features {','.join(settings.features)}"] if settings.features else []
-    chosen += [f"drop {','.join(settings.drop)}"] if settings.drop else []
-    return (settings.features, settings.drop,
+    kept = len(store.select_features(features, drop))
+    chosen = [f"features {','.join(features)}"] if features else []
+    chosen += [f"drop {','.join(drop)}"] if drop else []
+    return (features, drop,
             f"features: {kept} of {len(store.schema.feature_names)}, the game's recommended "
             f"({'; '.join(chosen)}); --features '*' exports all")
 

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
+import shutil
 import time
 from collections.abc import Callable, Mapping, MutableMapping, Sequence
 from dataclasses import dataclass
@@ -30,7 +31,7 @@ from batchrl import __version__
 from batchrl.filenames import inside, safe_name
 from batchrl.games import GameError, game_for
 from batchrl.learners import Learner, LearnerError
-from batchrl.policy import FeatureView, ViewedPolicy, renamed
+from batchrl.policy import FeatureView, ModelError, ViewedPolicy, policy_meta, renamed
 from batchrl.store import Store, Transitions
 from batchrl.store.place import outputs_beside, recorded
 
@@ -157,9 +158,27 @@ def _said(record: Mapping[str, Any]) -> str:
 def default_out(store: Path | str, learner: Learner, config: Any,
                 features: Sequence[str] | None, drop: Sequence[str],
                 players: Sequence[str], view: str = "") -> Path:
-    """``STORE/models/NAME[-SETTING…].npz``: every setting that is not the learner's
+    """``STORE/models/NAME.npz``: the learner's own name for the model
+    (`Learner.file_name`), else its name and every setting that is not the learner's
     default, and the features, view (its tag) and players chosen, so two runs that make
     different models never share a file."""
+    named = learner.file_name(config, features, drop, players, view)
+    if named is None:
+        named = settings_name(learner, config, features, drop, players, view)
+    return inside(outputs_beside(store) / "models", named + ".npz")
+
+
+def settings_name(learner: Learner, config: Any, features: Sequence[str] | None,
+                  drop: Sequence[str], players: Sequence[str], view: str = "") -> str:
+    """A name that differs wherever the model would: the learner's, each setting that is
+    not its default, the features, view and players chosen (``bc-trees10-drop-pv``).
+    What a caller that makes many models at once (an ablation's heroes) names them by.
+
+    >>> from batchrl.learners import get_learner
+    >>> fqi = get_learner("fqi")
+    >>> settings_name(fqi, fqi.config(trees=3, fast=True), None, ("pv",), ())
+    'fqi-trees3-freeze_after0-drop-pv'
+    """
     parts = [learner.name]
     for f in dataclasses.fields(config):
         value = getattr(config, f.name)
@@ -169,23 +188,96 @@ def default_out(store: Path | str, learner: Learner, config: Any,
     parts += [f"drop-{safe_name(','.join(drop))}"] if drop else []
     parts += [safe_name(view)] if view else []
     parts += [f"player-{safe_name(p)}" for p in players]
-    return inside(outputs_beside(store) / "models", "-".join(parts) + ".npz")
+    return "-".join(parts)
+
+
+def model_params(chosen: Settings, players: Sequence[str],
+                 view: Mapping[str, Any] | None) -> dict[str, Any]:
+    """What a model file records of the settings that made it (``meta["params"]``)."""
+    return {**dataclasses.asdict(chosen.config),
+            "features": list(chosen.features) if chosen.features else None,
+            "drop": list(chosen.drop), "players": list(players), "view": view}
+
+
+def refuse_other_model(out: Path, params: Mapping[str, Any]) -> None:
+    """A `ValueError` where the model at ``out`` (a default name: it may not hold every
+    setting) was made with other settings than ``params``: a run must not replace a
+    model it did not make again, and that model's name would then lie."""
+    if not out.is_file():
+        return
+    try:
+        made = policy_meta(out).get("params") or {}
+    except (ModelError, ValueError, OSError):
+        return  # not a model this reads: replaced, as before
+
+    def same(value: Any) -> Any:
+        return list(value) if isinstance(value, (list, tuple)) else value
+
+    other = [f"{k} {made.get(k)!r} (this run: {params[k]!r})" for k in params
+             if k in made and same(made[k]) != same(params[k])]
+    if other:
+        raise ValueError(f"{out} holds a model made with other settings: "
+                         f"{'; '.join(other)}. Give --out for this one, or remove that "
+                         "model first")
+
+
+def checkpoint_record(store: Store, players: Sequence[str]) -> dict[str, Any]:
+    """What a learner's checkpoint records of the data beyond the rows it sees: the store's
+    game and sources (each log's sha256, rows and ingest time: a log added, removed or
+    re-ingested changes it) and the players chosen; a resume on other data is refused."""
+    return {"game": store.schema.game, "game_params": dict(store.schema.game_params),
+            "sources": {s.path: {"sha256": s.digest[:16], "rows": s.rows,
+                                 "ingested_at": s.ingested_at} for s in store.sources()},
+            "players": list(players)}
+
+
+def checkpoints_of(out: Path) -> Path:
+    """Where a learner with checkpoints keeps them for the model ``out``."""
+    return out.with_name(out.name + ".ckpt")
 
 
 def learn(learner: Learner, store: Path | str, chosen: Settings, *,
           players: tuple[str, ...] = (), jobs: int = -1, out: Path | None = None,
-          progress: Callable[[str, int, int], None] | None = None) -> tuple[Path, Any]:
-    """Fit ``learner`` on the store's rows (``players``' decisions only, if named), through
-    the game's view if the settings name one, and save its policy; returns where it went
-    and the policy (playing through the view: `batchrl.policy.ViewedPolicy`)."""
+          progress: Callable[[str, int, int], None] | None = None,
+          on_iteration: Callable[[dict[str, Any]], None] | None = None,
+          **run: Any) -> tuple[Path, Any]:
+    """Fit ``learner`` on the store's rows and save its policy.
+
+    Args:
+        learner: the learner (`batchrl.learners.get_learner`).
+        store: the store's directory or URL.
+        chosen: its config and the features it reads (`settings`).
+        players: learn from these players' decisions only (() all).
+        jobs: worker threads (-1: every core).
+        out: the model file (None: `default_out`; a model there made with other
+            settings is refused, not replaced).
+        progress: hears how far the fit is, ``(what, done, of)``.
+        on_iteration: hears each entry of a learner's history as it is made (a learner
+            with a ``history_header``).
+        **run: the learner's run-time options (`batchrl.learners.RunOption`), as given.
+
+    Returns:
+        Where the model went, and the policy (playing through the game's view, if the
+        settings name one: `batchrl.policy.ViewedPolicy`).
+    """
+    resume = bool(run.get("resume"))
+    if resume and not learner.checkpoints:
+        raise LearnerError(f"{learner.name} keeps no checkpoints: there is nothing to resume")
     opened = Store.open(store)
     opened.check()  # every part sound and of store.json's game; each page checked as read
-    seen = snapshot(opened)
     view = None
     if chosen.view is not None:
         game = game_for(opened.schema.game, opened.schema.game_params)
         view = game.view(chosen.view, game.params_from_store(opened.schema.game,
                                                              opened.schema.game_params))
+    record = None if view is None else dict(view.record())
+    params = model_params(chosen, players, record)
+    named = out is None
+    out = out or default_out(store, learner, chosen.config, chosen.features, chosen.drop,
+                             players, view.tag if view is not None else "")
+    if named and not resume:  # before the rows are read: at once
+        refuse_other_model(out, params)
+    seen = snapshot(opened)  # the store as read: an ingest landing meanwhile is not it
     if view is not None:
         held = [opened.arrays(features=view.columns, players=players)]
     else:
@@ -197,21 +289,26 @@ def learn(learner: Learner, store: Path | str, chosen: Settings, *,
         held[0] = dataclasses.replace(held[0], group=deal_groups(opened, held[0], players))
     if view is not None:
         held.append(through_view(view, held.pop(), learner.uses_next_state))
-    out = out or default_out(store, learner, chosen.config, chosen.features, chosen.drop,
-                             players, view.tag if view is not None else "")
+    extra = dict(run)
+    checkpoints = checkpoints_of(out)
+    if learner.checkpoints:
+        if resume and not checkpoints.exists() and out.exists():
+            raise ValueError(f"--resume: the run is finished, its model is {out}; run "
+                             "without --resume to train it again")
+        extra.update(checkpoints=checkpoints,
+                     checkpoint_data=checkpoint_record(opened, players))
+    if on_iteration is not None and learner.history_header is not None:
+        extra["on_iteration"] = on_iteration
     started = time.perf_counter()
-    policy = learner.fit(chosen.config, held.pop, progress=progress, jobs=jobs)
+    # the learner takes the rows from ``held``: they can go before the fit ends
+    policy = learner.fit(chosen.config, held.pop, progress=progress, jobs=jobs, **extra)
     if not isinstance(policy.meta, MutableMapping):
         raise LearnerError(f"{learner.name}: its policy's meta is a "
                            f"{type(policy.meta).__name__}; a learned policy keeps its metadata "
                            "in a dict that its save writes")
-    record = None if view is None else dict(view.record())
     policy.meta.update(model_meta(
         opened, store, learner=learner.name, feature_names=policy.feature_names,
-        action_names=policy.action_names, rows=rows,
-        params={**dataclasses.asdict(chosen.config),
-                "features": list(chosen.features) if chosen.features else None,
-                "drop": list(chosen.drop), "players": list(players), "view": record},
+        action_names=policy.action_names, rows=rows, params=params,
         history=policy.meta.get("history", []), started=started, seen=seen))
     if record is not None:
         policy.meta["view"] = record
@@ -219,7 +316,41 @@ def learn(learner: Learner, store: Path | str, chosen: Settings, *,
         raise LearnerError(f"{learner.name}: its policy's meta did not keep what was recorded "
                            "(a learned policy's meta must be the dict its save writes)")
     path: Path = policy.save(out)
+    if learner.checkpoints:
+        shutil.rmtree(checkpoints, ignore_errors=True)
     return path, policy if view is None else ViewedPolicy(policy, view)
+
+
+def train(learner: str | Learner, store: Path | str, *,
+          features: tuple[str, ...] | None = None, drop: tuple[str, ...] | None = None,
+          players: tuple[str, ...] = (), jobs: int = -1, out: Path | None = None,
+          progress: Callable[[str, int, int], None] | None = None,
+          on_iteration: Callable[[dict[str, Any]], None] | None = None,
+          **given: Any) -> tuple[Path, Any]:
+    """`settings` and `learn` in one call: what ``batchrl learn NAME`` runs, for a notebook
+    (``train("fqi", "datasets/store", trees=50, fast=True)``).
+
+    Args:
+        learner: the learner or its name.
+        store: the store's directory or URL.
+        features, drop: the features it reads (None: the game's recommendation).
+        players, jobs, out, progress, on_iteration: as `learn` takes them.
+        **given: its settings (the others: the game's recommendation, else the
+            learner's defaults) and its run-time options (FQI's ``resume``,
+            ``scheduler``).
+
+    Returns:
+        Where the model went, and the policy.
+    """
+    from batchrl.learners import get_learner
+
+    chosen_learner = get_learner(learner) if isinstance(learner, str) else learner
+    run_names = {option.name for option in chosen_learner.run_options}
+    run = {k: v for k, v in given.items() if k in run_names}
+    chosen = settings(chosen_learner, store, {k: v for k, v in given.items()
+                                              if k not in run_names}, features, drop)
+    return learn(chosen_learner, store, chosen, players=players, jobs=jobs, out=out,
+                 progress=progress, on_iteration=on_iteration, **run)
 
 
 def deal_groups(opened: Store, t: Transitions, players: Sequence[str]

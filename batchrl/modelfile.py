@@ -276,7 +276,7 @@ def is_pickle(path: str | Path, head: bytes) -> bool:
     return Path(path).suffix == PICKLE_SUFFIX or head[:1] == b"\x80"
 
 
-# An FQI model's default name (batchrl.training.default_out), without its suffix.
+# An FQI model's default name (batchrl.learners.fqi, FittedQIteration.file_name).
 _DEFAULT_NAME = re.compile(r"fqi-M(?P<trees>\d+)-nmin(?P<nmin>\d+)(?:-K(?P<k>\d+))?"
                            r"-N(?P<iters>\d+)(?:-fast(?P<fast>\d+))?(?P<per>-peraction)?"
                            r"(?P<players>(?:-player-.+)?)")

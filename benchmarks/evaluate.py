@@ -64,7 +64,7 @@ PARTS = ("features", "PV", "model", "rules")
 def train_hero(work: Path, train_hands: int, trees: int) -> Path:
     from batchrl.games.holdem.logs import generate
     from batchrl.ingest import IngestConfig, ingest
-    from batchrl.training import FQIConfig, run_fqi
+    from batchrl.learning import train
 
     started = time.perf_counter()
     log = work / "random_vs_random.log"
@@ -72,8 +72,8 @@ def train_hero(work: Path, train_hands: int, trees: int) -> Path:
     generated = time.perf_counter()
     (report,) = ingest(IngestConfig(paths=(log,), store=work / "store"))
     ingested = time.perf_counter()
-    path, _ = run_fqi(FQIConfig(store=work / "store", trees=trees, nmin=10, iters=11,
-                                freeze_after=0, out=work / "hero.npz"))
+    path, _ = train("fqi", work / "store", trees=trees, nmin=10, iters=11, freeze_after=0,
+                    out=work / "hero.npz")
     trained = time.perf_counter()
     print(f"setup (not measured): {train_hands:,} random-vs-random hands "
           f"({report.rows:,} decisions), M={trees}, n_min=10, 11 iterations, fast mode: "

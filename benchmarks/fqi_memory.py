@@ -108,10 +108,11 @@ def main() -> None:
 
 
 def _recipe(store: Path) -> tuple[tuple[str, ...] | None, tuple[str, ...]]:
-    from batchrl.training import recommended
+    from batchrl.learners import get_learner
+    from batchrl.learning import settings
 
-    config, _ = recommended(store, {})
-    return config.features, config.drop
+    chosen = settings(get_learner("fqi"), store, {})
+    return chosen.features, chosen.drop
 
 
 if __name__ == "__main__":

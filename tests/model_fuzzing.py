@@ -216,13 +216,14 @@ def seed_models(folder: Path) -> tuple[dict[str, Path], Callable[[Path], None]]:
     that loads and plays one as ``evaluate`` does."""
     import importlib.util
 
+    from fqi_runs import FQIRun, run_fqi
+
     from batchrl.games import get_game
     from batchrl.games.holdem.logs import generate
     from batchrl.ingest import IngestConfig, ingest
     from batchrl.learners import get_learner
     from batchrl.learning import learn, settings
     from batchrl.store import Store
-    from batchrl.training import FQIConfig, run_fqi
 
     log, store = folder / "h.log", folder / "store"
     generate(log, ["random", "random"], 200, 1, "acpc", None, None)
@@ -230,7 +231,7 @@ def seed_models(folder: Path) -> tuple[dict[str, Path], Callable[[Path], None]]:
     models: dict[str, Path] = {}
     for name, extra in (("fqi", {}), ("fqi-per-action", {"per_action": True}),
                         ("fqi-support", {"support": 0.1})):
-        models[name], _ = run_fqi(FQIConfig(store=store, trees=3, iters=2, jobs=1,
+        models[name], _ = run_fqi(FQIRun(store=store, trees=3, iters=2, jobs=1,
                                             out=folder / f"{name}.npz", **extra))
     bc = get_learner("bc")
     models["bc"], _ = learn(bc, store, settings(bc, store, {"trees": 3}), jobs=1,
@@ -269,9 +270,10 @@ def seed_checkpoints(folder: Path) -> tuple[dict[str, Path], Callable[[Path], No
     import shutil
     from dataclasses import replace
 
+    from fqi_runs import FQIRun, run_fqi
+
     from batchrl.games.holdem.logs import generate
     from batchrl.ingest import IngestConfig, ingest
-    from batchrl.training import FQIConfig, run_fqi
 
     log, store = folder / "h.log", folder / "store"
     generate(log, ["random", "random"], 200, 1, "acpc", None, None)
@@ -283,8 +285,8 @@ def seed_checkpoints(folder: Path) -> tuple[dict[str, Path], Callable[[Path], No
     def stop(_: Any) -> None:
         raise Stop
 
-    configs = {"joint": FQIConfig(store=store, trees=3, iters=3, jobs=1),
-               "fast": FQIConfig(store=store, trees=3, iters=3, jobs=1, per_action=True,
+    configs = {"joint": FQIRun(store=store, trees=3, iters=3, jobs=1),
+               "fast": FQIRun(store=store, trees=3, iters=3, jobs=1, per_action=True,
                                  freeze_after=1)}
     seeds: dict[str, Path] = {}
     for name, config in configs.items():

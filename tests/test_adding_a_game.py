@@ -62,7 +62,9 @@ def test_generate_ingest_fqi_evaluate_through_the_command_line(kuhn, tmp_path: P
 
     result = invoke("fqi", "--store", store)  # no flags: the game's recommended settings
     assert result.exit_code == 0, result.output
-    assert "settings: M=20 n_min=4 K=all N=4 (kuhn's recommended settings)" in result.output
+    assert ("settings: trees=20, nmin=4, k=None, iters=4, gamma=1.0, per_action=False, "
+            "freeze_after=None, support=None, seed=0 (kuhn's recommended settings)"
+            ) in result.output
     model = store / "models" / "fqi-M20-nmin4-N4.npz"
     assert model.is_file()
 

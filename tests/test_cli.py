@@ -100,12 +100,14 @@ def test_fqi_as_the_user_writes_it_then_policy_show(sample_store, monkeypatch):
     assert result.exit_code == 0, result.output
     lines = result.output.splitlines()
     # what it runs first: the game's recommended settings, with the flags given winning
-    assert lines[0] == ("settings: M=5 n_min=20 K=all N=3 (holdem's recommended settings, "
-                        "with trees, nmin, iters as given)")
+    assert lines[0] == ("settings: trees=5, nmin=20, k=None, iters=3, gamma=1.0, "
+                        "per_action=False, freeze_after=None, support=None, seed=0 (holdem's "
+                        "recommended settings, with iters, nmin, trees as given)")
     assert lines[1].split()[:3] == ["iter", "bellman", "residual"]
     assert [line.split()[0] for line in lines[2:5]] == ["1", "2", "3"]
     model = sample_store / "models" / "fqi-M5-nmin20-N3.npz"
-    assert f"model in {model}" in lines[-1] and model.exists()
+    assert f"model in {model}" in lines[-2] and model.exists()
+    assert lines[-1] == f"play it: batchrl evaluate --model {model}"
     shown = invoke("policy", "show", str(model)).output
     assert "holdem.limit.2p.reverse_blinds" in shown and "fold, call, raise" in shown
     rows = Store.open(sample_store).info().rows
@@ -122,7 +124,7 @@ def test_a_second_seed_or_other_features_never_replace_a_model_silently(sample_s
     assert (models / "fqi-M2-nmin20-N1.npz").read_bytes() == first
     other = invoke(*args, "--drop", "pv")  # the same default name: refused, model kept
     assert other.exit_code == 1 and "Traceback" not in other.output
-    assert "holds a model made with other settings: drop [] (this run: ('pv',))" in \
+    assert "holds a model made with other settings: drop [] (this run: ['pv'])" in \
         other.output and "Give --out" in other.output
     assert (models / "fqi-M2-nmin20-N1.npz").read_bytes() == first
     assert invoke(*args).exit_code == 0  # the same settings again: replaced, as asked
@@ -230,13 +232,13 @@ def test_tressette_from_the_command_line(tmp_path: Path, suits: str):
 
 def test_ctrl_c_says_what_was_kept_and_how_to_go_on_and_exits_130(sample_log, sample_store,
                                                                   monkeypatch):
-    import batchrl.training
+    import batchrl.learning
     from batchrl.games.holdem.game import Holdem
 
     def interrupted(*args, **kwargs):
         raise KeyboardInterrupt
 
-    monkeypatch.setattr(batchrl.training, "run_fqi", interrupted)
+    monkeypatch.setattr(batchrl.learning, "learn", interrupted)
     result = invoke("fqi", "--store", str(sample_store), "--trees", "2", "--iters", "1")
     assert result.exit_code == 130 and "Aborted" not in result.output
     assert "stopped (Ctrl-C): every finished iteration is checkpointed" in result.output

@@ -43,7 +43,7 @@ def test_fqi_on_the_cluster_is_the_local_fqi(cluster, per_action, freeze_after):
 
     def fit(client):
         return FQI(extra_trees(trees=9, nmin=10), n_iterations=3, per_action=per_action,
-                   freeze_after=freeze_after, random_state=5, client=client).fit(data)
+                   freeze_after=freeze_after, random_state=5).fit(data, client=client)
 
     local = fit(None)
     with connect(cluster) as client:
@@ -61,15 +61,14 @@ def test_one_fqi_fitted_twice_on_the_cluster_learns_the_second_data(cluster):
     first, second = noisy(seed=1), noisy(n=2000, seed=2)
     probe = np.random.default_rng(9).random((100, 3)).astype(np.float32)
 
-    def fqi(client):
-        return FQI(extra_trees(trees=4, nmin=10), n_iterations=2, random_state=5,
-                   client=client)
+    def fqi():
+        return FQI(extra_trees(trees=4, nmin=10), n_iterations=2, random_state=5)
 
     with connect(cluster) as client:
-        reused = fqi(client)
-        reused.fit(first)
-        reused.fit(second)  # its inputs are scattered again, never the first data's
-    np.testing.assert_array_equal(reused.q_values(probe), fqi(None).fit(second).q_values(probe))
+        reused = fqi()
+        reused.fit(first, client=client)
+        reused.fit(second, client=client)  # its inputs are scattered again, not the first's
+    np.testing.assert_array_equal(reused.q_values(probe), fqi().fit(second).q_values(probe))
 
 
 def test_fqi_command_with_a_scheduler(cluster, sample_log, tmp_path, monkeypatch):

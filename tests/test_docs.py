@@ -107,8 +107,8 @@ def test_a_recipe_s_model_is_the_one_its_fqi_line_writes() -> None:
     plays ``S/models/NAME.npz``, NAME is the default name of those settings (a recipe
     that names a file fqi no longer writes fails here)."""
     from batchrl.games import GAMES
-    from batchrl.learners.fqi import FAST_FREEZE_AFTER
-    from batchrl.training import FQIConfig, default_out
+    from batchrl.learners import get_learner
+    from batchrl.learning import default_out
 
     checked = 0
     for page in sorted((ROOT / "docs").rglob("*.md")):
@@ -124,10 +124,12 @@ def test_a_recipe_s_model_is_the_one_its_fqi_line_writes() -> None:
                 game = re.search(r"--game ([\w-]+)", " ".join(lines))
                 if named is None:
                     continue
-                s = GAMES[game.group(1) if game else "holdem"].recommended["fqi"]
-                config = FQIConfig(store=Path(store), trees=s.trees, nmin=s.nmin, k=s.k,
-                                   iters=s.iters, per_action=s.per_action,
-                                   freeze_after=FAST_FREEZE_AFTER if s.fast else None)
-                assert default_out(config).name == named.group(1), f"{page}: {line}"
+                s = dict(GAMES[game.group(1) if game else "holdem"].recommended["fqi"])
+                fqi = get_learner("fqi")
+                config = fqi.config(**{k: v for k, v in s.items()
+                                       if k not in ("features", "drop")})
+                path = default_out(Path(store), fqi, config, s.get("features"),
+                                   s.get("drop", ()), ())
+                assert path.name == named.group(1), f"{page}: {line}"
                 checked += 1
     assert checked >= 4

@@ -125,17 +125,17 @@ def test_resume_gives_the_uninterrupted_result(tmp_path, freeze_after):
     data = noisy()
     probe = np.random.default_rng(9).random((50, 3))
 
-    def fqi(ckpt):
+    def fqi():
         return FQI(extra_trees(trees=5, nmin=10), n_iterations=5, freeze_after=freeze_after,
-                   random_state=7, checkpoint_dir=ckpt)
+                   random_state=7)
 
-    whole = fqi(tmp_path / "whole").fit(data)
-    killed = fqi(tmp_path / "killed")
-    for stats in killed.fit_iter(data):
+    whole = fqi().fit(data, checkpoints=tmp_path / "whole")
+    killed = fqi()
+    for stats in killed.fit_iter(data, checkpoints=tmp_path / "killed"):
         if stats.iteration == 3:
             break  # the run dies after its third checkpoint
-    resumed = fqi(tmp_path / "killed")
-    resumed_stats = list(resumed.fit_iter(data, resume=True))
+    resumed = fqi()
+    resumed_stats = list(resumed.fit_iter(data, resume=True, checkpoints=tmp_path / "killed"))
     assert [s.iteration for s in resumed_stats] == [4, 5]
     np.testing.assert_array_equal(resumed.q_values(probe), whole.q_values(probe))
     assert [h.bellman_residual for h in resumed.history_] == \
@@ -144,27 +144,27 @@ def test_resume_gives_the_uninterrupted_result(tmp_path, freeze_after):
 
 def test_resume_refuses_other_parameters(tmp_path):
     data = noisy(500)
-    FQI(extra_trees(trees=3, nmin=10), n_iterations=2, random_state=1,
-        checkpoint_dir=tmp_path).fit(data)
+    FQI(extra_trees(trees=3, nmin=10), n_iterations=2, random_state=1).fit(
+        data, checkpoints=tmp_path)
     with pytest.raises(ValueError, match="other parameters"):
-        FQI(extra_trees(trees=3, nmin=10), n_iterations=2, random_state=2,
-            checkpoint_dir=tmp_path).fit(data, resume=True)
+        FQI(extra_trees(trees=3, nmin=10), n_iterations=2, random_state=2).fit(
+            data, resume=True, checkpoints=tmp_path)
 
 
 def test_resume_with_another_worker_count_gives_the_uninterrupted_result(tmp_path):
     data = noisy(800)
     probe = np.random.default_rng(9).random((50, 3))
 
-    def fqi(jobs, ckpt):
-        return FQI(extra_trees(trees=4, nmin=10, jobs=jobs), n_iterations=4, random_state=5,
-                   checkpoint_dir=ckpt)
+    def fqi(jobs):
+        return FQI(extra_trees(trees=4, nmin=10, jobs=jobs), n_iterations=4, random_state=5)
 
-    whole = fqi(1, tmp_path / "whole").fit(data)
-    for stats in fqi(1, tmp_path / "killed").fit_iter(data):
+    whole = fqi(1).fit(data, checkpoints=tmp_path / "whole")
+    for stats in fqi(1).fit_iter(data, checkpoints=tmp_path / "killed"):
         if stats.iteration == 2:
             break
-    resumed = fqi(2, tmp_path / "killed")
-    assert [s.iteration for s in resumed.fit_iter(data, resume=True)] == [3, 4]
+    resumed = fqi(2)
+    assert [s.iteration for s in resumed.fit_iter(data, resume=True,
+                                                  checkpoints=tmp_path / "killed")] == [3, 4]
     np.testing.assert_array_equal(resumed.q_values(probe), whole.q_values(probe))
 
 
@@ -215,14 +215,14 @@ def test_fast_mode_sets_its_trees_aside_on_disk_and_gets_the_same_q(tmp_path):
     data = noisy()
     probe = np.random.default_rng(9).random((50, 3))
 
-    def fqi(ckpt=None):
+    def fqi():
         return FQI(extra_trees(trees=5, nmin=10), n_iterations=4, freeze_after=0,
-                   per_action=True, random_state=7, checkpoint_dir=ckpt)
+                   per_action=True, random_state=7)
 
     in_memory = fqi().fit(data)
     assert not any(isinstance(m, _Aside) for m in in_memory.models_)
-    on_disk = fqi(tmp_path / "ckpt")
-    for _ in on_disk.fit_iter(data):
+    on_disk = fqi()
+    for _ in on_disk.fit_iter(data, checkpoints=tmp_path / "ckpt"):
         aside = [m for m in on_disk.models_ if isinstance(m, _Aside)]
         assert aside and all(m.path.exists() for m in aside)
     np.testing.assert_array_equal(on_disk.q_values(probe), in_memory.q_values(probe))

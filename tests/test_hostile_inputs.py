@@ -37,10 +37,11 @@ def test_a_resume_with_no_checkpoint_says_it_starts_at_the_first_iteration(
 def test_a_model_records_the_store_as_it_read_it_not_as_it_grew(tmp_path: Path,
                                                                 monkeypatch) -> None:
     """An ingest that lands while the trees grow is not recorded as data the model saw."""
+    from fqi_runs import FQIRun, run_fqi
+
     from batchrl.games.holdem.logs import generate
     from batchrl.learners.fqi import FittedQIteration
     from batchrl.store import Store
-    from batchrl.training import FQIConfig, run_fqi
 
     store = tmp_path / "s"
     ingest(IngestConfig(paths=(SAMPLES / "random_vs_random.2p.limit.log",), store=store))
@@ -54,7 +55,7 @@ def test_a_model_records_the_store_as_it_read_it_not_as_it_grew(tmp_path: Path,
         return fit(self, *args, **kwargs)
 
     monkeypatch.setattr(FittedQIteration, "fit", fit_while_an_ingest_lands)
-    _, artifact = run_fqi(FQIConfig(store=store, trees=2, iters=1, jobs=1,
+    _, artifact = run_fqi(FQIRun(store=store, trees=2, iters=1, jobs=1,
                                     out=tmp_path / "m.npz"))
     assert Store.open(store).info().episodes > before.episodes  # the store did grow
     assert artifact.meta["episodes"] == before.episodes

@@ -232,8 +232,8 @@ def test_trees_that_scikit_learn_would_walk_off_are_refused(tmp_path, change, sa
 
 
 def test_checkpoints_hold_no_pickle_and_an_old_one_is_not_resumed(tmp_path):
-    FQI(extra_trees(trees=3, nmin=5), n_iterations=2, random_state=0,
-        checkpoint_dir=tmp_path / "ckpt").fit(data(500))
+    FQI(extra_trees(trees=3, nmin=5), n_iterations=2, random_state=0).fit(
+        data(500), checkpoints=tmp_path / "ckpt")
     files = sorted(p.name for p in (tmp_path / "ckpt").iterdir())
     assert files == ["checkpoint.npz", "models-2.npz"]
     for name in files:
@@ -247,8 +247,8 @@ def test_checkpoints_hold_no_pickle_and_an_old_one_is_not_resumed(tmp_path):
     old.mkdir()
     joblib.dump({"done": 1}, old / "checkpoint.joblib")
     with pytest.raises(ValueError, match="a pickle from an older batchrl"):
-        FQI(extra_trees(trees=3, nmin=5), n_iterations=2, checkpoint_dir=old).fit(
-            data(500), resume=True)
+        FQI(extra_trees(trees=3, nmin=5), n_iterations=2).fit(
+            data(500), resume=True, checkpoints=old)
 
 
 def _crafted(source, target, edit=None, member=None, data=None):

@@ -10,6 +10,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 from click.testing import CliRunner
+from fqi_runs import FQIRun, run_fqi
 from locations import SAMPLES
 
 from batchrl.cli import main
@@ -17,14 +18,13 @@ from batchrl.games.holdem.logs import generate
 from batchrl.ingest import IngestConfig, ingest
 from batchrl.policy import ModelArtifact
 from batchrl.store import Store
-from batchrl.training import FQIConfig, run_fqi
 
 
 class Killed(Exception):
     """The run dies after its first iteration (its checkpoint written)."""
 
 
-def die_after_first(config: FQIConfig) -> None:
+def die_after_first(config: FQIRun) -> None:
     def die(_: object) -> None:
         raise Killed
 
@@ -47,7 +47,7 @@ def store(tmp_path: Path) -> Path:
 
 def test_resume_on_the_same_data_gives_the_uninterrupted_model(store: Path,
                                                                tmp_path: Path) -> None:
-    config = FQIConfig(store=store, trees=3, nmin=20, iters=3, players=("random-1",), jobs=1,
+    config = FQIRun(store=store, trees=3, nmin=20, iters=3, players=("random-1",), jobs=1,
                        out=tmp_path / "resumed.npz")
     die_after_first(config)
     _, resumed = run_fqi(replace(config, resume=True))
@@ -60,7 +60,7 @@ def test_resume_on_the_same_data_gives_the_uninterrupted_model(store: Path,
 
 def test_resume_on_other_data_is_refused_saying_what_changed(store: Path,
                                                              tmp_path: Path) -> None:
-    config = FQIConfig(store=store, trees=3, nmin=20, iters=3, players=("random-1",), jobs=1,
+    config = FQIRun(store=store, trees=3, nmin=20, iters=3, players=("random-1",), jobs=1,
                        out=tmp_path / "m.npz")
     die_after_first(config)
     resume = replace(config, resume=True)
@@ -90,7 +90,7 @@ def test_resume_on_other_data_is_refused_saying_what_changed(store: Path,
 def test_fqi_never_deletes_or_writes_into_a_directory_it_did_not_make(tmp_path):
     """``--out X`` checkpoints into ``X.ckpt``: a directory of the user's there (or a link,
     or a file) is refused by name and left as it was."""
-    from batchrl.training import CHECKPOINT_MARKER, checkpoint_directory
+    from batchrl.learners.fqi.checkpoints import CHECKPOINT_MARKER, checkpoint_directory
 
     mine = tmp_path / "m.npz.ckpt"
     mine.mkdir()
@@ -130,7 +130,7 @@ def test_a_checkpoint_is_checked_whole_before_a_resume_trusts_it(store: Path,
     from batchrl.learners.fqi.checkpoints import ASIDE, CHECKPOINT
     from batchrl.modelfile import read, write
 
-    config = FQIConfig(store=store, trees=3, nmin=20, iters=3, jobs=1, out=tmp_path / "m.npz")
+    config = FQIRun(store=store, trees=3, nmin=20, iters=3, jobs=1, out=tmp_path / "m.npz")
     die_after_first(config)
     other = replace(config, out=tmp_path / "o.npz", seed=9)
     die_after_first(other)
@@ -177,7 +177,7 @@ def test_fast_mode_stopped_where_its_trees_froze_resumes_to_the_same_model(
         store: Path, tmp_path: Path) -> None:
     """Stopped after the iteration whose trees freeze (no leaf values recorded yet): the
     resume failed with zip()'s error before; it now gives the uninterrupted model."""
-    config = FQIConfig(store=store, trees=3, nmin=20, iters=3, jobs=1, per_action=True,
+    config = FQIRun(store=store, trees=3, nmin=20, iters=3, jobs=1, per_action=True,
                        freeze_after=1, out=tmp_path / "fast.npz")
     die_after_first(config)
     _, resumed = run_fqi(replace(config, resume=True))
@@ -195,7 +195,7 @@ def test_a_fast_mode_checkpoint_s_leaf_values_are_checked_against_its_trees(
     from batchrl.learners.fqi.checkpoints import CHECKPOINT
     from batchrl.modelfile import read, write
 
-    config = FQIConfig(store=store, trees=3, nmin=20, iters=3, jobs=1, per_action=True,
+    config = FQIRun(store=store, trees=3, nmin=20, iters=3, jobs=1, per_action=True,
                        freeze_after=1, out=tmp_path / "fast.npz")
     seen = []
 
@@ -242,11 +242,10 @@ def test_a_checkpoint_of_an_earlier_batchrl_or_a_longer_run_is_told_apart(
     """A checkpoint directory from before the marker (only checkpoint files in it) is
     fqi's own: run again, it is replaced; resumed, it is refused for its missing digests.
     A sound checkpoint of a run with more iterations says to give --iters."""
-    from batchrl.learners.fqi.checkpoints import CHECKPOINT
+    from batchrl.learners.fqi.checkpoints import CHECKPOINT, CHECKPOINT_MARKER
     from batchrl.modelfile import read, write
-    from batchrl.training import CHECKPOINT_MARKER
 
-    config = FQIConfig(store=store, trees=3, nmin=20, iters=3, jobs=1, out=tmp_path / "m.npz")
+    config = FQIRun(store=store, trees=3, nmin=20, iters=3, jobs=1, out=tmp_path / "m.npz")
     die_after_first(config)
     ckpt = tmp_path / "m.npz.ckpt"
     longer = replace(config, out=tmp_path / "long.npz")

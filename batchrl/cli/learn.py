@@ -6,9 +6,11 @@ players)."""
 from __future__ import annotations
 
 import contextlib
+import dataclasses
+import inspect
 import sys
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -22,6 +24,7 @@ from batchrl.cli.common import (
     games_help,
     progress,
     split_names,
+    stopped,
     take_game_options,
 )
 
@@ -38,25 +41,26 @@ class LearnGroup(click.Group):
         return list(LEARNERS)
 
     def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
-        from batchrl.learners import LEARNERS, LearnerError
+        return command_of(cmd_name)
 
-        learner = LEARNERS.get(cmd_name)
-        if learner is None:
-            return None
-        if learner.command is not None:  # a learner with a command of its own (fqi)
-            root = ctx.find_root().command
-            if isinstance(root, click.Group) and root is not self:
-                return root.get_command(ctx, learner.command)
-            return None  # learn alone, without the batchrl group that holds that command
-        try:
-            return learner_command(learner)
-        except LearnerError as exc:  # a learner found as a package, with a config no
-            message = str(exc)       # command line can give: said when it is asked for
 
-            def refuse() -> None:
-                raise click.ClickException(message)
+def command_of(name: str) -> click.Command | None:
+    """``batchrl learn NAME``'s command (None: no learner ``name``); a learner found as a
+    package with a config no command line can give says so when it is asked for."""
+    from batchrl.learners import LEARNERS, LearnerError
 
-            return click.Command(cmd_name, callback=refuse, short_help=f"(unusable: {message})")
+    learner = LEARNERS.get(name)
+    if learner is None:
+        return None
+    try:
+        return learner_command(learner)
+    except LearnerError as exc:
+        message = str(exc)
+
+        def refuse() -> None:
+            raise click.ClickException(message)
+
+        return click.Command(name, callback=refuse, short_help=f"(unusable: {message})")
 
 
 @click.group(cls=LearnGroup)
@@ -70,83 +74,189 @@ def learn() -> None:
 
     \b
     Examples:
+      batchrl learn fqi --store datasets/store         # fitted Q-iteration (batchrl fqi)
       batchrl learn bc --store datasets/store          # behaviour cloning
-      batchrl learn fqi --store datasets/store         # the same as batchrl fqi
       batchrl policy show datasets/store/models/bc.npz
     """
 
 
+def _setting_option(name: str, kind: type, default: Any, text: str,
+                    metadata: Mapping[str, Any]) -> click.Option:
+    """One config field as an option: its flag, short flag, bounds and help from the
+    field's ``metadata`` (`batchrl.learners.Learner`); None is "not given", so the
+    game's recommendation or the learner's default applies."""
+    flag = name.replace("_", "-")
+    decls = [str(metadata["flag"]) if "flag" in metadata else
+             f"--{flag}/--no-{flag}" if kind is bool else f"--{flag}"]
+    decls += [str(metadata["short"])] if "short" in metadata else []
+    bounds = {k: metadata[k] for k in ("min", "max", "min_open", "max_open") if k in metadata}
+    kind_of: Any = kind
+    if bounds and kind is int:
+        kind_of = click.IntRange(**bounds)
+    elif bounds and kind is float:
+        kind_of = click.FloatRange(**bounds)
+    shown = "all" if default is None and name == "k" else "none" if default is None else \
+        default
+    return click.Option([*decls, name], type=None if kind is bool else kind_of, default=None,
+                        metavar=metadata.get("metavar"),
+                        help=f"{text} [default: the game's, else {shown}]".strip())
+
+
 def learner_command(learner: Any) -> click.Command:
     """The command that runs ``learner``: the store and data options every learner takes,
-    and one option per field of its config."""
+    one option per field of its config, and its run-time options."""
+    from batchrl.learners import RunOption
+
+    fields = {f.name: f.metadata for f in dataclasses.fields(learner.Config)}
     params: list[click.Parameter] = [
         click.Option(["--store", "store"], type=STORE, default=None, help=STORE_HELP)]
     for name, kind, default, text in learner.settings():
-        switch = kind is bool
-        flag = name.replace("_", "-")
-        shown = "all" if default is None else default
-        params.append(click.Option(
-            [f"--{flag}/--no-{flag}" if switch else f"--{flag}", name],
-            type=None if switch else kind, default=None,
-            help=f"{text} [default: the game's, else {shown}]".strip()))
+        params.append(_setting_option(name, kind, default, text, fields.get(name, {})))
     params += [
         click.Option(["--features"], multiple=True, metavar="NAME[,NAME...]",
-                     help="Use only these features (see batchrl info); shell patterns "
-                          "allowed [default: the game's]."),
+                     help="Use only these features (see batchrl info); a name may be a "
+                          "shell pattern such as 'hand_*' [default: the game's]."),
         click.Option(["--drop"], multiple=True, metavar="NAME[,NAME...]",
-                     help="Leave these features out [default: the game's]."),
+                     help="Leave these features out (ablation); patterns as for --features "
+                          "[default: the game's]."),
         click.Option(["--player", "players"], multiple=True, metavar="NAME[,NAME...]",
-                     help="Learn only from these players' decisions (as fqi --player)."),
+                     help="Learn only from these players' decisions (names as batchrl info "
+                          "lists them): the seat that faced the opponent you want to beat. "
+                          "A name may be a shell pattern ('*.1'); !NAME leaves a player out "
+                          "('!DeepStack': everyone else)."),
         click.Option(["--jobs", "-j"], type=JOBS, default=-1, show_default=True,
                      help="Worker threads (-1: every core). Results do not depend on it."),
         click.Option(["--out"], type=click.Path(dir_okay=False, path_type=Path),
                      default=None,
                      help=f"Model file [default: STORE/models/{learner.name}[-SETTING...]"
-                          ".npz, named by every setting that is not the default]."),
-    ]
-
+                          ".npz, named by the settings that make it].")]
+    run_options: tuple[RunOption, ...] = learner.run_options
+    for option in run_options:
+        flag = f"--{option.name.replace('_', '-')}"
+        if option.type is bool:
+            params.append(click.Option([flag, option.name], is_flag=True, help=option.help))
+        else:
+            params.append(click.Option([flag, option.name], type=option.type, default=None,
+                                       envvar=option.envvar, metavar=option.metavar,
+                                       help=option.help))
     params += _view_options()
+    run_names = {option.name for option in run_options}
 
     def run(store: Path | str | None, features: tuple[str, ...], drop: tuple[str, ...],
             players: tuple[str, ...], jobs: int, out: Path | None, **given: Any) -> None:
+        from batchrl.cluster import ClusterError
+        from batchrl.learning import checkpoints_of, default_out, settings
         from batchrl.learning import learn as fit
-        from batchrl.learning import settings
         from batchrl.policy import ModelError
         from batchrl.store import StoreError, default_store_path
 
         root = store if store is not None else default_store_path()
         view = take_game_options("learn", given, None)
+        run_given = {k: given.pop(k) for k in run_names if given.get(k) not in (None, False)}
+        for k in run_names:
+            given.pop(k, None)
+        who = split_names(players)
         try:
             chosen = settings(learner, root, given, split_names(features) or None,
                               split_names(drop) or None, view=view or None)
         except (StoreError, ValueError) as exc:
             raise click.ClickException(str(exc)) from None
         click.echo(chosen.said)
-        started = last = time.perf_counter()
-
-        def step(what: str, done: int, total: int) -> None:
-            nonlocal last
-            if time.perf_counter() - last >= STEP_EVERY or sys.stderr.isatty():
-                click.echo(f"  ... {done} of {total} {what}", err=True)
-                last = time.perf_counter()
-
+        if run_given.get("resume"):  # where it goes on from, or that there is nothing to
+            model = out or default_out(root, learner, chosen.config, chosen.features,
+                                       chosen.drop, who)
+            note = learner.resume_note(checkpoints_of(model), chosen.config)
+            if note:
+                click.echo(note)
+        started = time.perf_counter()
         try:
-            path, _ = fit(learner, root, chosen, players=split_names(players), jobs=jobs,
-                          out=out, progress=step)
-        except (StoreError, ModelError, ValueError) as exc:
+            with _reporting(learner, learner.history_length(chosen.config)) as (
+                    step, on_iteration):
+                path, policy = fit(learner, root, chosen, players=who, jobs=jobs, out=out,
+                                   progress=step, on_iteration=on_iteration, **run_given)
+        except (StoreError, ModelError, ValueError, ClusterError) as exc:
             raise click.ClickException(str(exc)) from None
         except OSError as exc:  # the model file cannot be written there
             raise click.ClickException(f"{exc.filename or out}: {exc.strerror or exc}") from None
+        lines, warnings = learner.notes(path, getattr(policy, "policy", policy))
+        for warning in warnings:
+            click.echo(f"warning: {warning}", err=True)
+        for line in lines:
+            click.echo(line)
         click.echo(f"done in {time.perf_counter() - started:.1f} s: model in {path}")
         click.echo(f"play it: batchrl evaluate --model {path}")
 
+    if learner.checkpoints:
+        run = stopped("every finished iteration is checkpointed beside the model "
+                      "(MODEL.npz.ckpt/): run the same command with --resume to go on from "
+                      "the last one.")(run)
     title = learner.title or f"The {learner.name} learner."
-    return click.Command(
-        learner.name, params=params, callback=run, short_help=title,
-        help=f"{title}\n\nWith no flags it uses the store's game's recommended settings "
-             f"and prints them; any flag given wins.\n\n\b\nExample:\n  batchrl learn "
-             f"{learner.name} --store datasets/store",
-        context_settings={"max_content_width": 100})
+    own = type(learner).__doc__  # a learner's own docstring is its command's help
+    text = inspect.cleandoc(own) if own else (
+        f"{title}\n\nWith no flags it uses the store's game's recommended settings and "
+        f"prints them; any flag given wins.\n\n\b\nExample:\n  batchrl learn "
+        f"{learner.name} --store datasets/store")
+    return click.Command(learner.name, params=params, callback=run, short_help=title,
+                         help=text, context_settings={"max_content_width": 100})
+
+
+@contextlib.contextmanager
+def _reporting(learner: Any, length: int | None) -> Iterator[tuple[Callable[[str, int, int], None],
+                                                Callable[[dict[str, Any]], None] | None]]:
+    """How a fit reports while it runs: ``progress(what, done, of)``, and for a learner
+    with a history table, each entry as a row. On a terminal a bar (with the last
+    entry's first figure) and the table at the end; piped, the header with the first row,
+    each row as it comes, and a line on stderr every ``STEP_EVERY`` seconds at most."""
+    header = learner.history_header
+    rows: list[str] = []
+    last = [time.perf_counter()]
+    if header is None:
+        def step(what: str, done: int, total: int) -> None:
+            if time.perf_counter() - last[0] >= STEP_EVERY or sys.stderr.isatty():
+                click.echo(f"  ... {done} of {total} {what}", err=True)
+                last[0] = time.perf_counter()
+
+        yield step, None
+        return
+    if not sys.stderr.isatty() or length is None:
+        waiting = [header]
+
+        def echo(entry: dict[str, Any]) -> None:
+            while waiting:  # the header with the first row: an error comes before it
+                click.echo(waiting.pop())
+            rows.append(learner.history_row(entry))
+            click.echo(rows[-1])
+            last[0] = time.perf_counter()
+
+        def quiet_step(what: str, done: int, total: int) -> None:
+            # a long iteration says what it is doing, every STEP_EVERY seconds at most
+            if done and time.perf_counter() - last[0] >= STEP_EVERY:
+                click.echo(f"  ... iteration {len(rows) + 1}: {done} of {total} {what}",
+                           err=True)
+                last[0] = time.perf_counter()
+
+        yield quiet_step, echo
+        return
+    with click.progressbar(length=length, label=learner.name, file=sys.stderr,
+                           show_eta=True, show_pos=True) as bar:
+        said = [""]
+
+        def advance(entry: dict[str, Any]) -> None:
+            rows.append(learner.history_row(entry))
+            first = next((f"{k.replace('_', ' ')} {v:.4g}" for k, v in entry.items()
+                          if isinstance(v, float)), "")
+            said[0] = first
+            bar.label = f"{learner.name} ({first})"
+            bar.update(1)
+
+        def bar_step(what: str, done: int, total: int) -> None:
+            parts = filter(None, [said[0], f"{done}/{total} {what}"])
+            bar.label = f"{learner.name} ({', '.join(parts)})"
+            bar.render_progress()
+
+        yield bar_step, advance
+    click.echo(header)
+    click.echo("\n".join(rows))
 
 
 def _view_options() -> list[click.Parameter]:

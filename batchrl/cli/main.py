@@ -1,18 +1,19 @@
 """The ``batchrl`` command: a thin layer over the library (each command calls one function).
 
-Here the group and the data commands (ingest, info, fqi, policy); learn, ablate and
-imitate are in ``batchrl.cli.learn``, the playing commands (generate, solve, evaluate) in
-``batchrl.cli.play``, export in ``batchrl.cli.export``.
+Here the group (with ``batchrl fqi``, the alias of ``batchrl learn fqi``) and the data
+commands (ingest, info, policy); learn, ablate and imitate are in ``batchrl.cli.learn``,
+the playing commands (generate, solve, evaluate) in ``batchrl.cli.play``, export in
+``batchrl.cli.export``.
 """
 
 from __future__ import annotations
 
 import json
 import sys
-import time
+from collections.abc import Mapping
 from dataclasses import asdict
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 import click
 
@@ -20,30 +21,38 @@ from batchrl import __version__
 from batchrl.cli.bench import bench
 from batchrl.cli.common import (
     INGEST_STORE_HELP,
-    JOBS,
     STORE,
-    STORE_HELP,
     FormatName,
     Main,
     game_options,
     heartbeat,
-    split_names,
     stopped,
     take_game_options,
 )
 from batchrl.cli.export import export
-from batchrl.cli.learn import ablate, imitate, learn
+from batchrl.cli.learn import ablate, command_of, imitate, learn
 from batchrl.cli.play import evaluate, generate, solve
 from batchrl.games import FORMATS, GameError, game_for
 from batchrl.ingest import IngestConfig, IngestError, SourceReport
 from batchrl.ingest import ingest as run_ingest
 
-STEP_EVERY = 30.0  # seconds between progress lines inside an iteration, output piped
-_TABLE_HEADER = (f"{'iter':>4} {'bellman residual':>17} {'mean |Q|':>10} {'max |Q|':>10} "
-                 f"{'seconds':>8}  trees")
+
+class Batchrl(Main):
+    """The group, with ``batchrl fqi`` for ``batchrl learn fqi``: the thesis's command,
+    kept by its name (the same options, output and model files)."""
+
+    ALIASES: ClassVar[Mapping[str, str]] = {"fqi": "fqi"}  # command: the learner it runs
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted({*super().list_commands(ctx), *self.ALIASES})
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        if cmd_name in self.ALIASES:
+            return command_of(self.ALIASES[cmd_name])
+        return super().get_command(ctx, cmd_name)
 
 
-@click.group(cls=Main,
+@click.group(cls=Batchrl,
              context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
 @click.version_option(__version__, prog_name="batchrl")
 def main() -> None:
@@ -246,7 +255,9 @@ def info(store: Path | str | None, whole: bool, as_json: bool, quick: bool) -> N
         raise click.ClickException(str(exc)) from None
     if as_json:
         try:
-            fqi_settings = asdict(game_for(summary.game, opened.schema.game_params).fqi)
+            game = game_for(summary.game, opened.schema.game_params)
+            fqi_settings: dict[str, Any] | None = game.settings_for(
+                "fqi", game.params_from_store(summary.game, opened.schema.game_params))
         except GameError:
             fqi_settings = None
         click.echo(json.dumps({
@@ -276,12 +287,11 @@ def info(store: Path | str | None, whole: bool, as_json: bool, quick: bool) -> N
         click.echo("legal     not recorded (a store made before rows recorded their own legal "
                    "actions): exports mark each seat's first mask unknown; ingest the logs "
                    "into a new store to record them")
-    try:
-        game = game_for(summary.game, opened.schema.game_params)
-        click.echo(f"fqi       {game.fqi.describe()} ({game.name}'s recommended settings: "
-                   f"batchrl fqi with no flags)")
-    except GameError:
-        pass
+    from batchrl.learners import get_learner
+    from batchrl.learning import settings
+
+    said = settings(get_learner("fqi"), root, {}).said.removeprefix("settings: ")
+    click.echo(f"fqi       {said}: batchrl fqi with no flags")
     click.echo(f"sources   {len(summary.sources)}")
     for src in summary.sources:
         click.echo(f"  {src.path}  {src.rows:,} rows, {src.episodes:,} episodes, "
@@ -291,179 +301,6 @@ def info(store: Path | str | None, whole: bool, as_json: bool, quick: bool) -> N
         skipped = src.extra.get("skipped") if src.extra else None
         if skipped:
             click.echo("    skipped: " + ", ".join(f"{v} {k}" for k, v in skipped.items()))
-
-
-@main.command(context_settings={"max_content_width": 100})
-@click.option("--store", "store", type=STORE,
-              default=None, help=STORE_HELP)
-@click.option("--trees", "-M", type=click.IntRange(min=1), default=None,
-              help="M: trees in the forest [default: the game's].")
-@click.option("--nmin", type=click.IntRange(min=2), default=None,
-              help="n_min: rows a node needs to be split (bigger: smoother Q, and smaller "
-                   "trees: their nodes go as rows / n_min; on millions of rows try 200 or "
-                   "more, docs/scale.md: Memory) [default: the game's].")
-@click.option("--k", "k", type=click.IntRange(min=1), default=None,
-              help="K: candidate attributes tried at each split [default: the game's; all "
-                   "inputs, as the thesis and Ernst et al., unless it says otherwise].")
-@click.option("--iters", "-N", type=click.IntRange(min=1), default=None,
-              help="N: iterations; Q then looks N decisions ahead [default: the game's; 11 "
-                   "covers a limit hold'em hand].")
-@click.option("--gamma", type=click.FloatRange(0, 1, min_open=True), default=1.0,
-              show_default=True, help="Discount per decision.")
-@click.option("--features", multiple=True, metavar="NAME[,NAME...]",
-              help="Use only these features (see batchrl info); a name may be a shell "
-                   "pattern such as 'hand_*' [default: the game's].")
-@click.option("--drop", multiple=True, metavar="NAME[,NAME...]",
-              help="Leave these features out (ablation); patterns as for --features "
-                   "[default: the game's].")
-@click.option("--player", "players", multiple=True, metavar="NAME[,NAME...]",
-              help="Learn only from these players' decisions (names as batchrl info lists "
-                   "them): the seat that faced the opponent you want to beat. A name may be "
-                   "a shell pattern ('*.1'); !NAME leaves a player out ('!DeepStack': "
-                   "everyone else).")
-@click.option("--per-action/--joint", "per_action", default=None,
-              help="One regressor per action, or one on (state, action) [default: the "
-                   "game's].")
-@click.option("--fast/--no-fast", "fast", default=None,
-              help="Grow the trees once on the return-to-go, then only refit leaf values: "
-                   "each iteration is a fraction of a refit [default: the game's].")
-@click.option("--freeze-after", type=click.IntRange(min=0), default=None, metavar="K",
-              help="Fast mode after K full refits (0 is --fast).")
-@click.option("--support", type=click.FloatRange(0, 1, min_open=True), default=None,
-              metavar="TAU",
-              help="Act only where the logs did (discrete BCQ): an action is chosen, and "
-                   "counted in each target's max over the next actions, only where the "
-                   "logged players took it with at least TAU times the probability of "
-                   "their likeliest action there (a behaviour model, trees on the same "
-                   "features, kept in the model file). 1 imitates them; off by default.")
-@click.option("--jobs", "-j", type=JOBS, default=-1, show_default=True,
-              help="Worker threads for the trees (-1: every core). Results do not depend on it.")
-@click.option("--scheduler", envvar="BATCHRL_SCHEDULER", default=None, metavar="ADDRESS",
-              help="Grow the trees on a Dask cluster (tcp://HOST:8786; or set "
-                   "BATCHRL_SCHEDULER): the same model as here. Needs pip install "
-                   "'batchrl[dask]'; see docs/scale.md.")
-@click.option("--seed", default=0, show_default=True, help="Makes a run repeatable.")
-@click.option("--out", type=click.Path(dir_okay=False, path_type=Path), default=None,
-              help="Model file [default: STORE/models/fqi-M…-nmin…-N….npz].")
-@click.option("--resume", is_flag=True,
-              help="Continue a killed run from its last complete iteration (same result as "
-                   "an uninterrupted run); refused, saying what changed, where the store's "
-                   "logs, the players, the features or --support are not the killed run's.")
-@stopped("every finished iteration is checkpointed beside the model (MODEL.npz.ckpt/): "
-         "run the same command with --resume to go on from the last one.")
-def fqi(store: Path | str | None, trees: int | None, nmin: int | None, k: int | None,
-        iters: int | None, gamma: float, features: tuple[str, ...], drop: tuple[str, ...],
-        players: tuple[str, ...], per_action: bool | None, fast: bool | None,
-        freeze_after: int | None, support: float | None, jobs: int, scheduler: str | None,
-        seed: int, out: Path | None, resume: bool) -> None:
-    """Fitted Q-iteration on a store: learn Q(state, action) with extremely randomized trees.
-
-    Each iteration regresses reward + gamma * max over the legal next actions of
-    the previous Q. Every iteration is checkpointed beside the model, so a killed
-    run continues with --resume.
-
-    Every game recommends its settings (the thesis's M=100, n_min=20, N=11 for
-    hold'em; for the others the recipes of their pages in docs/games): with no
-    flags fqi uses the store's game's and prints them; any flag given wins.
-
-    \b
-    Examples:
-      batchrl fqi                             # the default store, the game's settings
-      batchrl fqi --trees 100 --nmin 20 --iters 11
-      batchrl fqi --drop pv --fast --out models/no_pv.npz
-      batchrl fqi --player random-1 --fast    # learn from the seat facing the bot
-      batchrl fqi --player DeepStack --support 0.3   # only moves DeepStack made
-    """
-    from batchrl.cluster import ClusterError
-    from batchrl.learners.fqi.iterations import IterationStats
-    from batchrl.store import StoreError, default_store_path
-    from batchrl.training import recommended, run_fqi
-
-    root = store if store is not None else default_store_path()
-    given = {"trees": trees, "nmin": nmin, "k": k, "iters": iters, "per_action": per_action,
-             "fast": fast, "freeze_after": freeze_after,
-             "features": split_names(features) or None, "drop": split_names(drop) or None}
-    try:
-        config, said = recommended(root, given, gamma=gamma, players=split_names(players),
-                                   jobs=jobs, seed=seed, out=out, resume=resume,
-                                   support=support, scheduler=scheduler)
-    except (StoreError, ValueError) as exc:
-        raise click.ClickException(str(exc)) from None
-    click.echo(said)
-    if resume:  # say where it goes on from, or that there is nothing to go on from
-        from batchrl.learners.fqi.checkpoints import checkpoint_done
-        from batchrl.training import default_out as fqi_out
-
-        model = config.out or fqi_out(config)
-        at = model.with_name(model.name + ".ckpt")
-        done = checkpoint_done(at, config.iters)
-        if done:
-            click.echo(f"--resume: going on from iteration {done + 1} of {config.iters} "
-                       f"({at})")
-        elif not (at / "checkpoint.npz").exists():
-            click.echo(f"--resume: no checkpoint at {at}: starting at iteration 1")
-    rows: list[str] = []
-    iterations = config.iters
-
-    def row(stats: IterationStats) -> str:
-        return (f"{stats.iteration:>4} {stats.bellman_residual:>17.4f} "
-                f"{stats.mean_abs_q:>10.3f} {stats.max_abs_q:>10.3f} {stats.seconds:>8.2f}  "
-                f"{'frozen' if stats.frozen else 'refit'}")
-
-    started = time.perf_counter()
-    try:
-        if sys.stderr.isatty():
-            # On a terminal: a bar with the last iteration's residual and what the current
-            # iteration is doing; the table at the end.
-            with click.progressbar(length=iterations, label="fqi", file=sys.stderr,
-                                   show_eta=True, show_pos=True) as bar:
-                residual = [""]
-
-                def advance(stats: IterationStats) -> None:
-                    rows.append(row(stats))
-                    residual[0] = f"residual {stats.bellman_residual:.4g}"
-                    bar.label = f"fqi ({residual[0]})"
-                    bar.update(1)
-
-                def step(what: str, done: int, total: int) -> None:
-                    parts = filter(None, [residual[0], f"{done}/{total} {what}"])
-                    bar.label = f"fqi ({', '.join(parts)})"
-                    bar.render_progress()
-
-                path, artifact = run_fqi(config, on_iteration=advance, on_step=step)
-            click.echo(_TABLE_HEADER)
-            click.echo("\n".join(rows))
-        else:
-            header = [_TABLE_HEADER]
-
-            last = [time.perf_counter()]
-
-            def echo(stats: IterationStats) -> None:
-                while header:  # the header with the first row: an error comes before it
-                    click.echo(header.pop())
-                rows.append(row(stats))
-                click.echo(rows[-1])
-                last[0] = time.perf_counter()
-
-            def step(what: str, done: int, total: int) -> None:
-                # a long iteration says what it is doing, every STEP_EVERY seconds at most
-                if done and time.perf_counter() - last[0] >= STEP_EVERY:
-                    click.echo(f"  ... iteration {len(rows) + 1}: {done} of {total} {what}",
-                               err=True)
-                    last[0] = time.perf_counter()
-
-            path, artifact = run_fqi(config, on_iteration=echo, on_step=step)
-    except (StoreError, ValueError, ClusterError) as exc:
-        raise click.ClickException(str(exc)) from None
-    from batchrl.learners.fqi.curves import draw, out_of_range
-
-    history, largest = artifact.meta["history"], artifact.meta.get("max_abs_return")
-    if largest is not None and (warning := out_of_range(history, largest)):
-        click.echo(f"warning: {warning}", err=True)
-    plot = draw(path, history, largest)
-    click.echo(f"curves: {plot}" if plot else
-               "curves: not drawn (pip install matplotlib to draw them beside the model)")
-    click.echo(f"done in {time.perf_counter() - started:.1f} s: model in {path}")
 
 
 @main.group()
@@ -486,7 +323,8 @@ def policy_show(model: Path, as_json: bool) -> None:
         kind = kind_of(model)
     except ModelError as exc:
         raise click.ClickException(str(exc)) from None
-    learner = meta.get("learner") or _learner_of(kind)
+    reader = _reader_of(kind)
+    learner = meta.get("learner") or (reader.name if reader is not None else kind)
     if as_json:
         click.echo(json.dumps({"model": str(model), "kind": kind, **meta, "learner": learner},
                               indent=1, default=str))
@@ -516,18 +354,21 @@ def policy_show(model: Path, as_json: bool) -> None:
         click.echo(f"test      {meta['test_accuracy']:.2%} of the moves of {games[2]:,} held-out "
                    f"episodes (epoch {meta.get('best_epoch', '?')} kept)")
     history = meta.get("history") or []
-    if history and all(isinstance(h, dict) and "bellman_residual" in h for h in history):
-        click.echo(_TABLE_HEADER)
-        for h in history:
-            click.echo(f"{h['iteration']:>4} {h['bellman_residual']:>17.4f} "
-                       f"{h['mean_abs_q']:>10.3f} {h['max_abs_q']:>10.3f} "
-                       f"{h['seconds']:>8.2f}  {'frozen' if h['frozen'] else 'refit'}")
+    if reader is not None and reader.history_header is not None and history and \
+            all(isinstance(h, dict) for h in history):
+        try:
+            rows = [reader.history_row(h) for h in history]
+        except (KeyError, TypeError, ValueError):  # a history not of the learner's shape
+            return
+        click.echo(reader.history_header)
+        click.echo("\n".join(rows))
 
 
-def _learner_of(kind: str) -> str:
+def _reader_of(kind: str) -> Any:
+    """The learner that reads model files of ``kind`` (None: none registered)."""
     from batchrl.learners import LEARNERS
 
-    return next((n for n, learner in LEARNERS.items() if learner.kind == kind), kind)
+    return next((learner for learner in LEARNERS.values() if learner.kind == kind), None)
 
 
 main.add_command(generate)

@@ -24,7 +24,6 @@ from typing import Any
 from batchrl.games.base import (
     Dataset,
     Format,
-    FQISettings,
     Game,
     GameError,
     Interval,
@@ -44,7 +43,6 @@ __all__ = [
     "FORMATS",
     "GAMES",
     "Dataset",
-    "FQISettings",
     "Format",
     "Game",
     "GameError",

@@ -23,9 +23,6 @@ Store side: ``schema(params)`` and ``open_source`` (how one source's records bec
 `batchrl.store.RowsBatch` at a time). Play side: ``generate`` (named players into a log),
 ``evaluate`` (a report with ``table()`` and ``as_dict()``), ``solve`` where a game has an
 exact solver.
-
->>> FQISettings(trees=50, nmin=10, per_action=True, fast=True).describe()
-'M=50 n_min=10 K=all N=11, per-action, fast'
 """
 
 from __future__ import annotations
@@ -55,28 +52,6 @@ class GameError(ValueError):
 class SourceError(ValueError):
     """A source (a log file or a directory of games) a game cannot ingest; the message
     names it and says what to do."""
-
-
-@dataclass(frozen=True, slots=True)
-class FQISettings:
-    """The fitted Q-iteration settings that suit a game (``batchrl fqi`` with no flags)."""
-
-    trees: int = 100
-    nmin: int = 20
-    k: int | None = None  # candidate attributes per split; None: all of them
-    iters: int = 11
-    per_action: bool = False
-    fast: bool = False  # grow the trees once, then refit the leaves
-    features: tuple[str, ...] | None = None  # None: every feature (shell patterns allowed)
-    drop: tuple[str, ...] = ()
-
-    def describe(self) -> str:
-        parts = [f"M={self.trees} n_min={self.nmin} K={self.k or 'all'} N={self.iters}"]
-        parts += ["per-action"] if self.per_action else []
-        parts += ["fast"] if self.fast else []
-        parts += [f"features {','.join(self.features)}"] if self.features else []
-        parts += [f"drop {','.join(self.drop)}"] if self.drop else []
-        return ", ".join(parts)
 
 
 @dataclass(frozen=True, slots=True)
@@ -238,7 +213,7 @@ class Game:
     unit: ClassVar[str] = "games"  # what one episode is called ("hands" in card games)
     Params: ClassVar[type] = type(None)
     # The settings that suit this game, keyed by learner name (``batchrl.learners``):
-    # ``"fqi"`` an `FQISettings`, another learner a mapping of its config's fields, and
+    # a mapping of the learner's config's fields (``{"fqi": {"trees": 50, "fast": True}}``),
     # ``features`` / ``drop`` for the features it reads. Data only: no learner code.
     recommended: ClassVar[Mapping[str, Any]] = {}
     options: ClassVar[tuple[Option, ...]] = ()
@@ -283,12 +258,6 @@ class Game:
         """Whether a store or model of game ``stored_game`` is of this game (a game whose
         stores name a variant, as hold'em's do, says so here)."""
         return stored_game == self.name
-
-    @property
-    def fqi(self) -> FQISettings:
-        """The fitted Q-iteration settings that suit this game (``recommended["fqi"]``)."""
-        settings = self.recommended.get("fqi")
-        return settings if isinstance(settings, FQISettings) else FQISettings()
 
     def settings_for(self, learner: str, params: Any = None) -> dict[str, Any]:
         """``recommended[learner]`` as a dict of settings ({} where the game says none), for

@@ -30,7 +30,7 @@ from __future__ import annotations
 import dataclasses
 import types
 import typing
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -41,8 +41,8 @@ from batchrl import modelfile
 from batchrl.registry import Registry
 from batchrl.store import Transitions
 
-__all__ = ["EXPLICIT_NONE", "LEARNERS", "Learner", "LearnerError", "ScoredPolicy", "get_learner",
-           "learner_for_kind", "register_learner", "unregister_learner"]
+__all__ = ["EXPLICIT_NONE", "LEARNERS", "Learner", "LearnerError", "RunOption", "ScoredPolicy",
+           "get_learner", "learner_for_kind", "register_learner", "unregister_learner"]
 
 
 class _ExplicitNone:
@@ -63,19 +63,52 @@ class LearnerError(ValueError):
     exists instead."""
 
 
+@dataclasses.dataclass(frozen=True)
+class RunOption:
+    """A run-time option of a learner's command that is no hyperparameter: where or how a
+    fit runs, never what it makes (FQI's ``--scheduler``, ``--resume``). Given, it reaches
+    ``fit`` as the keyword argument ``name``.
+
+    Args:
+        name: the keyword ``fit`` takes (``--NAME`` on the command line, ``_`` as ``-``).
+        type: str, int or float; bool is a flag (on, or not given).
+        help: the option's help.
+        envvar: an environment variable that gives it when the flag is absent.
+        metavar: how the help names its value.
+    """
+
+    name: str
+    type: type
+    help: str
+    envvar: str | None = None
+    metavar: str | None = None
+
+
 class Learner:
     """One learner: its facts, its config and how it fits, saves and reads a policy.
 
-    Subclasses set the class attributes and override `fit` and `read`.
+    Subclasses set the class attributes and override `fit` and `read`. What the command
+    line, the model file and a game's recommendation know of a learner's
+    hyperparameters is read from its ``Config`` dataclass alone: each field's
+    ``metadata`` may say its ``help``, a ``short`` flag (``-M``), a ``flag`` spelling
+    (``--per-action/--joint``), a ``metavar`` and the bounds ``min`` / ``max`` (with
+    ``min_open`` / ``max_open``).
     """
 
     name: ClassVar[str]
     kind: ClassVar[str]  # the kind its model files record (batchrl.modelfile)
     title: ClassVar[str] = ""  # one line for --help
     Config: ClassVar[type]
-    # a top-level command that runs this learner, with options of its own (``fqi``):
-    # ``batchrl learn NAME`` is then that command
-    command: ClassVar[str | None] = None
+    # run-time options of ``batchrl learn NAME`` beyond the config (`RunOption`)
+    run_options: ClassVar[tuple[RunOption, ...]] = ()
+    # ``fit`` keeps each finished step in a directory beside the model file
+    # (``MODEL.npz.ckpt/``, its ``checkpoints`` argument) and goes on from there when
+    # given ``resume``; the directory goes once the model is saved
+    checkpoints: ClassVar[bool] = False
+    # the columns of the learner's history (``meta["history"]``), one line per entry
+    # (`history_row`): ``batchrl learn NAME`` prints each entry as ``fit`` reports it
+    # (``on_iteration``) and ``batchrl policy show`` a model's; None: no table
+    history_header: ClassVar[str | None] = None
     # what a learner reads beyond states and moves: the next states (False: a view of the
     # features leaves them out), and the groups of a held-out split (Transitions.group)
     uses_next_state: ClassVar[bool] = True
@@ -127,6 +160,31 @@ class Learner:
         return ", ".join(f"{f.name}={getattr(config, f.name)}"
                          for f in dataclasses.fields(config))
 
+    def file_name(self, config: Any, features: Sequence[str] | None, drop: Sequence[str],
+                  players: Sequence[str], view: str) -> str | None:
+        """The model file's name (no suffix) for ``config``, the features and players
+        chosen and the view's tag; None: the learner's name, every setting that is not
+        its default and what was chosen (``bc-trees10-player-alice``)."""
+        return None
+
+    def history_length(self, config: Any) -> int | None:
+        """How many history entries a fit with ``config`` makes, where it is known (a
+        terminal's progress bar shows how far it is)."""
+        return None
+
+    def history_row(self, entry: Mapping[str, Any]) -> str:
+        """One entry of the learner's history as a row under `history_header`."""
+        return "  ".join(f"{v}" for v in entry.values())
+
+    def notes(self, path: Path, policy: Any) -> tuple[list[str], list[str]]:
+        """What ``batchrl learn NAME`` says after saving ``policy`` at ``path``: lines, and
+        warnings (FQI: where its curves were drawn; values far past the returns)."""
+        return [], []
+
+    def resume_note(self, checkpoints: Path, config: Any) -> str | None:
+        """Where a resumed run goes on from, in words (a learner with `checkpoints`)."""
+        return None
+
     def rows(self, data: Transitions | Callable[[], Transitions]) -> Transitions:
         """``data``'s rows (read now, if a function), refused when there are none."""
         rows = data() if callable(data) else data
@@ -136,10 +194,23 @@ class Learner:
 
     def fit(self, config: Any, data: Transitions | Callable[[], Transitions], *,
             progress: Callable[[str, int, int], None] | None = None, jobs: int = -1) -> Any:
-        """The policy (`batchrl.policy.Policy`, with ``meta`` and ``save(path)``) learned
-        from ``data`` (or a function that reads them, so that the learner holds the only
-        reference and can let the rows go once it no longer needs them).
-        ``progress(what, done, of)`` hears how far it is."""
+        """The policy learned from ``data``.
+
+        Args:
+            config: the hyperparameters, an instance of ``Config``.
+            data: the rows, or a function that reads them (so that the learner holds the
+                only reference and can let the rows go once it no longer needs them).
+            progress: hears how far it is, ``(what, done, of)``.
+            jobs: worker threads (-1: every core); results do not depend on it.
+
+        A learner with `run_options` takes each as a keyword argument too; one with
+        `checkpoints` takes ``checkpoints`` (the directory), ``checkpoint_data`` (what the
+        data is beyond its rows) and ``resume``; one with a `history_header` takes
+        ``on_iteration`` (hears each history entry as a dict).
+
+        Returns:
+            The policy (`batchrl.policy.Policy`, with ``meta`` and ``save(path)``).
+        """
         raise NotImplementedError
 
     def read(self, path: str | Path) -> Any:

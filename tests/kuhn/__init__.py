@@ -22,7 +22,7 @@ from typing import Any, ClassVar
 import numpy as np
 from numpy.typing import NDArray
 
-from batchrl.games import FQISettings, Game, SourceContext, SourcePlan, single_group
+from batchrl.games import Game, SourceContext, SourcePlan, single_group
 from batchrl.games.play import (
     Trajectory,
     evaluate_seats,
@@ -65,7 +65,7 @@ class Kuhn(Game):
     title = "Kuhn poker"
     unit = "hands"
     Params = KuhnParams
-    recommended: ClassVar[Mapping[str, Any]] = {"fqi": FQISettings(trees=20, nmin=4, iters=4)}
+    recommended: ClassVar[Mapping[str, Any]] = {"fqi": {"trees": 20, "nmin": 4, "iters": 4}}
     default_count = 2000
     log_formats = ("kuhn",)
 

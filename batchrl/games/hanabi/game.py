@@ -27,7 +27,6 @@ from numpy.typing import NDArray
 
 from batchrl.games.base import (
     Dataset,
-    FQISettings,
     Game,
     GameError,
     Option,
@@ -64,7 +63,7 @@ class Hanabi(Game):
     # 210 features) train in 20 s (the thesis's full refits showed nothing for 11 minutes);
     # 60 iterations look as far ahead as a two-player game is long (60 moves cost 9 s)
     recommended: ClassVar[Mapping[str, Any]] = {
-        "fqi": FQISettings(trees=30, nmin=50, k=30, iters=60, per_action=True, fast=True),
+        "fqi": {"trees": 30, "nmin": 50, "k": 30, "iters": 60, "per_action": True, "fast": True},
         "bc": {"k": 30},
         # the report's network (its Figure 3) on the colour-ordered states and the focus
         # convention's facts: 99.7% of the teacher's moves, 1.00x its score (docs/games/hanabi.md)

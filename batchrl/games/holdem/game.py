@@ -35,7 +35,6 @@ from numpy.typing import NDArray
 
 from batchrl.games.base import (
     Dataset,
-    FQISettings,
     Game,
     GameError,
     Option,
@@ -83,7 +82,7 @@ class Holdem(Game):
     unit = "hands"
     Params = HoldemParams
     # FQI: the thesis's M=100, n_min=20, N=11, one joint model, full refits
-    recommended: ClassVar[Mapping[str, Any]] = {"fqi": FQISettings()}
+    recommended: ClassVar[Mapping[str, Any]] = {"fqi": {"trees": 100, "nmin": 20, "iters": 11}}
     options = (
         Option("gamedef", {"ingest": "--game", "generate": "--gamedef",
                            "evaluate": "--gamedef"},

@@ -20,7 +20,6 @@ from numpy.typing import NDArray
 
 from batchrl.games.base import (
     Dataset,
-    FQISettings,
     Game,
     GameError,
     Interval,
@@ -107,7 +106,7 @@ class Leduc(Game):
     unit = "hands"
     Params = LeducParams
     recommended: ClassVar[Mapping[str, Any]] = {
-        "fqi": FQISettings(trees=100, nmin=20, iters=6, fast=True)}
+        "fqi": {"trees": 100, "nmin": 20, "iters": 6, "fast": True}}
     bots = ("random", "rule")  # and, measured first in evaluate, best-response
     default_players = ("random", "random")
     default_count = 20_000

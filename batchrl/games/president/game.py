@@ -27,7 +27,6 @@ from numpy.typing import NDArray
 
 from batchrl.games.base import (
     Dataset,
-    FQISettings,
     Game,
     GameError,
     Option,
@@ -99,7 +98,7 @@ class President(Game):
     # N=20: a seat decides about 16 times in a two-player game, and N iterations carry a
     # reward N decisions back (N=10 left 2-player Q-values still growing)
     recommended: ClassVar[Mapping[str, Any]] = {
-        "fqi": FQISettings(trees=50, nmin=20, iters=20, per_action=True, fast=True)}
+        "fqi": {"trees": 50, "nmin": 20, "iters": 20, "per_action": True, "fast": True}}
     options = (
         Option("placement", {"ingest": "--placement"},
                "reward n - 1 - p for the play that empties the hand at placement p (0 "

@@ -19,7 +19,6 @@ from numpy.typing import NDArray
 
 from batchrl.games.base import (
     Dataset,
-    FQISettings,
     Game,
     GameError,
     Option,
@@ -64,7 +63,7 @@ class SetteMezzo(Game):
     # the two features the optimum depends on (but for one cell): on 100,000 random
     # games, M=100 n_min=20 N=11 on them reach the optimum within 0.0012 (docs/games/sette-mezzo.md)
     recommended: ClassVar[Mapping[str, Any]] = {
-        "fqi": FQISettings(features=("total", "opponent_card")),
+        "fqi": {"features": ("total", "opponent_card")},
         "bc": {"features": ("total", "opponent_card")}}
     options = (Option("limit", {"generate": "--limit", "evaluate": "--limit",
                                 "solve": "--limit"}, type=float,

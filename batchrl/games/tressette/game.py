@@ -37,7 +37,6 @@ from numpy.typing import NDArray
 
 from batchrl.games.base import (
     Dataset,
-    FQISettings,
     Game,
     GameError,
     Option,
@@ -112,8 +111,8 @@ class Tressette(Game):
     Params = TressetteParams
     # the recipe of docs/games/tressette.md (75% of hands won against random)
     recommended: ClassVar[Mapping[str, Any]] = {
-        "fqi": FQISettings(trees=50, nmin=20, k=30, iters=10, per_action=True, fast=True,
-                           drop=("played_*", "table_*")),
+        "fqi": {"trees": 50, "nmin": 20, "k": 30, "iters": 10, "per_action": True, "fast": True,
+                "drop": ("played_*", "table_*")},
         "bc": {"k": 30, "drop": ("played_*", "table_*")}}
     options = (
         Option("reward", {"ingest": "--reward"},

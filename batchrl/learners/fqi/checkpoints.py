@@ -11,6 +11,7 @@ not the ones it wrote.
 from __future__ import annotations
 
 import re
+import shutil
 from pathlib import Path
 from typing import Any
 
@@ -90,3 +91,34 @@ def check_checkpoint(root: Path, state: dict[str, Any], iterations: int) -> None
             raise ValueError(f"{where}: {file} is not the file it wrote (its digest differs: "
                              "another run's, or changed): run without --resume to start "
                              "again")
+
+
+CHECKPOINT_MARKER = "batchrl-fqi-checkpoints"  # in every checkpoint directory fqi made
+
+
+def _checkpoint_files(path: Path) -> bool:
+    """Whether ``path`` holds nothing but what an fqi checkpoint holds (an earlier batchrl
+    made its checkpoints without the marker); an empty directory holds nothing to lose."""
+    return all(p.is_file() and not p.is_symlink() and re.fullmatch(
+        r"checkpoint\.npz|(models|frozen)-\d+\.npz|\.[^/]+\.tmp-\d+", p.name)
+        for p in path.iterdir())
+
+
+def checkpoint_directory(path: Path, resume: bool) -> None:
+    """Make fqi's checkpoint directory ``path`` (emptied unless ``resume``), with its
+    marker: a directory fqi did not make (no marker, something in it), a link or a file
+    is never deleted nor written into; a ValueError says what to do."""
+    if path.is_symlink() or (path.exists() and not path.is_dir()):
+        kind = "a symbolic link" if path.is_symlink() else "not a directory"
+        raise ValueError(f"{path} is {kind}, not a checkpoint directory batchrl fqi made: "
+                         "move it away, or give another --out")
+    if path.is_dir() and not (path / CHECKPOINT_MARKER).is_file() and \
+            not _checkpoint_files(path):
+        raise ValueError(f"{path} exists and batchrl fqi did not make it (no "
+                         f"{CHECKPOINT_MARKER} in it): fqi never deletes or writes into a "
+                         "directory it did not make; move it away, or give another --out")
+    if not resume and path.exists():
+        shutil.rmtree(path)
+    path.mkdir(parents=True, exist_ok=True)
+    (path / CHECKPOINT_MARKER).write_text("checkpoints of a batchrl fqi run, removed when "
+                                          "it ends; --resume goes on from them\n")

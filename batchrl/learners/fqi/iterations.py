@@ -77,6 +77,17 @@ class IterationStats:
     frozen: bool
 
 
+@dataclass(frozen=True)
+class _Run:
+    """What one run of `FQI.fit_iter` is given beside the data: run-time objects, never
+    hyperparameters (scikit-learn's rule: ``__init__`` takes parameters only)."""
+
+    checkpoints: str | Path | None = None
+    on_step: Callable[[str, int, int], None] | None = None
+    client: Any = None
+    checkpoint_data: Mapping[str, Any] | None = None
+
+
 class FQI:
     """Fitted Q-iteration over a store's transitions.
 
@@ -104,10 +115,6 @@ class FQI:
         per_action: bool = False,
         freeze_after: int | None = None,
         random_state: int | None = None,
-        checkpoint_dir: str | Path | None = None,
-        on_step: Callable[[str, int, int], None] | None = None,
-        client: Any = None,
-        checkpoint_data: Mapping[str, Any] | None = None,
     ) -> None:
         self.regressor = regressor
         self.n_iterations = n_iterations
@@ -115,33 +122,51 @@ class FQI:
         self.per_action = per_action
         self.freeze_after = freeze_after
         self.random_state = random_state
-        self.checkpoint_dir = checkpoint_dir
-        # progress inside an iteration: (what, done, of), e.g. ("models fitted", 3, 40)
-        self.on_step = on_step
-        # a dask.distributed Client: the trees are grown on its workers (batchrl.cluster),
-        # the same trees as here
-        self.client = client
-        # what the data is beyond its rows (the store's sources, the players chosen, ...):
-        # each checkpoint records it with the rows' own digest, and a resume on other data
-        # is refused, saying what changed
-        self.checkpoint_data = checkpoint_data
+        self._run = _Run()
         self._remote: Any = None  # learners.fqi.cluster.RemoteFits while a run holds the cluster
 
     # --- the loop ------------------------------------------------------------
 
-    def fit(self, data: Transitions, resume: bool = False) -> FQI:
-        for _ in self.fit_iter(data, resume=resume):
+    def fit(self, data: Transitions, resume: bool = False, *,
+            checkpoints: str | Path | None = None,
+            on_step: Callable[[str, int, int], None] | None = None, client: Any = None,
+            checkpoint_data: Mapping[str, Any] | None = None) -> FQI:
+        """Fit to ``data``: `fit_iter` run to its end."""
+        for _ in self.fit_iter(data, resume, checkpoints=checkpoints, on_step=on_step,
+                               client=client, checkpoint_data=checkpoint_data):
             pass
         return self
 
-    def fit_iter(self, data: Transitions, resume: bool = False) -> Iterator[IterationStats]:
-        """Run the iterations, yielding each one's diagnostics as it completes."""
+    def fit_iter(self, data: Transitions, resume: bool = False, *,
+                 checkpoints: str | Path | None = None,
+                 on_step: Callable[[str, int, int], None] | None = None, client: Any = None,
+                 checkpoint_data: Mapping[str, Any] | None = None
+                 ) -> Iterator[IterationStats]:
+        """Run the iterations, yielding each one's diagnostics as it completes.
+
+        Args:
+            data: the transitions to fit.
+            resume: go on from the last iteration kept in ``checkpoints``.
+            checkpoints: a directory where each iteration is kept (None: none kept).
+            on_step: hears the progress inside an iteration, ``(what, done, of)``, e.g.
+                ``("models fitted", 3, 40)``.
+            client: a ``dask.distributed`` Client: the trees are grown on its workers
+                (`batchrl.cluster`), the same trees as here.
+            checkpoint_data: what the data is beyond its rows (the store's sources, the
+                players chosen, ...): each checkpoint records it with the rows' own
+                digest, and a resume on other data is refused, saying what changed.
+
+        Yields:
+            Each iteration's `IterationStats`.
+        """
         self._check_params()
         self._release()  # inputs scattered for another fit's data are not these
+        self._run = _Run(checkpoints, on_step, client, checkpoint_data)
         try:
             yield from self._iterations(data, resume)
         finally:
             self._release()  # ended, stopped early or failed: the workers let go
+            self._run = _Run()
 
     def _iterations(self, data: Transitions, resume: bool) -> Iterator[IterationStats]:
         n_actions = len(data.action_names)
@@ -156,7 +181,7 @@ class FQI:
         frozen: Frozen | None = None
         q_probe = np.zeros(len(inputs.probe))
         best_next = np.zeros(inputs.n_next)  # max over legal a' of Q_0(s', a') = 0
-        self._data = data_key(data, self.checkpoint_data) if self.checkpoint_dir else {}
+        self._data = data_key(data, self._run.checkpoint_data) if self._run.checkpoints else {}
         if resume:
             start, frozen = self._load_checkpoint(inputs)
             if start:
@@ -224,8 +249,8 @@ class FQI:
                              "grown without bootstrap")
 
     def _step(self, what: str, done: int, total: int) -> None:
-        if self.on_step is not None:
-            self.on_step(what, done, total)
+        if self._run.on_step is not None:
+            self._run.on_step(what, done, total)
 
     def _base(self) -> Any:
         return self.regressor if self.regressor is not None else extra_trees()
@@ -252,7 +277,7 @@ class FQI:
                 ) -> Iterator[Any]:
         """Each model fitted to ``target``, in order: here one at a time, or on the
         cluster all at once (each model's trees in shares), taken back in order."""
-        if self.client is None:
+        if self._run.client is None:
             for m in range(len(inputs.rows)):
                 yield self._fit_one(inputs, target, seed, m)
             return
@@ -260,10 +285,10 @@ class FQI:
         from batchrl.learners.fqi.cluster import RemoteFits
 
         if self._remote is None:
-            self._remote = RemoteFits(self.client)
+            self._remote = RemoteFits(self._run.client)
         remote = self._remote
         n = len(inputs.rows)
-        shares = max(1, -(-2 * workers(self.client) // n))
+        shares = max(1, -(-2 * workers(self._run.client) // n))
         pending: list[tuple[Any, list[Any]] | None] = []
         for m, rows in enumerate(inputs.rows):
             if not len(rows):
@@ -317,9 +342,9 @@ class FQI:
     def _set_aside(self, m: int, model: Any) -> Any:
         """A frozen model's trees written to the checkpoint directory, and what stands for
         them in ``models_`` until the end (`_Aside`); the model itself without one."""
-        if model is None or self.checkpoint_dir is None:
+        if model is None or self._run.checkpoints is None:
             return model
-        path = Path(self.checkpoint_dir) / f"frozen-{m}.npz"
+        path = Path(self._run.checkpoints) / f"frozen-{m}.npz"
         specs, arrays = modeltrees.encode_models([model], str(path))
         modelfile.write(path, "fqi-models", {"models": specs}, arrays)
         return _Aside(path)
@@ -360,9 +385,9 @@ class FQI:
                 "freeze_after": self.freeze_after, "random_state": self.random_state}
 
     def _save_checkpoint(self, done: int, frozen: Frozen | None) -> None:
-        if self.checkpoint_dir is None:
+        if self._run.checkpoints is None:
             return
-        root = Path(self.checkpoint_dir)
+        root = Path(self._run.checkpoints)
         # The trees change only until they freeze: save them once they stop changing.
         trees = self._checkpoint_models
         aside = [m for m, model in enumerate(self.models_) if isinstance(model, _Aside)]
@@ -398,9 +423,9 @@ class FQI:
         return cache[key]
 
     def _load_checkpoint(self, inputs: _Inputs) -> tuple[int, Frozen | None]:
-        if self.checkpoint_dir is None:
+        if self._run.checkpoints is None:
             return 0, None
-        root = Path(self.checkpoint_dir)
+        root = Path(self._run.checkpoints)
         if not (root / CHECKPOINT).exists():
             if (root / OLD_CHECKPOINT).exists():
                 raise ValueError(f"the checkpoint in {root} is a pickle from an older batchrl, "

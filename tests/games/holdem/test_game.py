@@ -20,7 +20,7 @@ HU = gamedef.HEADS_UP_LIMIT
 def test_the_registry_knows_holdem_and_its_formats(sample_log, sample_summary):
     assert GAMES["holdem"] is GAME and GAME.name == "holdem" and GAME.unit == "hands"
     assert GAME.default_count == 3000 and GAME.bots == ("random", "rule")
-    assert GAME.fqi.describe() == "M=100 n_min=20 K=all N=11"
+    assert GAME.recommended["fqi"] == {"trees": 100, "nmin": 20, "iters": 11}  # the thesis's
     assert {FORMATS[f].game for f in GAME.log_formats} == {"holdem"}
     assert sniff_format(sample_log) is FORMATS["acpc"]
     assert sniff_format(sample_summary) is FORMATS["glassfrog"]

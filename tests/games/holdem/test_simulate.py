@@ -7,6 +7,7 @@ import json
 import numpy as np
 import pytest
 from click.testing import CliRunner
+from fqi_runs import FQIRun, run_fqi
 
 from batchrl.cli import main
 from batchrl.evaluation import mean_ci
@@ -18,7 +19,6 @@ from batchrl.games.holdem.logs import generate
 from batchrl.games.holdem.rules import legal_actions, returns
 from batchrl.games.holdem.simulate import play
 from batchrl.store import Store, StoreError
-from batchrl.training import FQIConfig, run_fqi
 from parsers.acpc import LoggedHand, read_acpc, read_glassfrog
 
 GAME = gamedef.HEADS_UP_LIMIT
@@ -162,7 +162,7 @@ def hero(tmp_path_factory):
     log = root / "rr.log"
     generate(log, ["random", "random"], 1500, seed=10)
     assert invoke("ingest", str(log), "--store", str(root / "store")).exit_code == 0
-    out, _ = run_fqi(FQIConfig(root / "store", trees=10, nmin=20, iters=6, drop=("pot",),
+    out, _ = run_fqi(FQIRun(root / "store", trees=10, nmin=20, iters=6, drop=("pot",),
                                freeze_after=0, out=root / "hero.npz"))
     return out
 

@@ -52,8 +52,9 @@ def test_fqi_with_no_flags_uses_the_games_settings(tmp_path):
     run(main, ["ingest", str(log), "--store", str(store)])
     result = run(main, ["fqi", "--store", str(store), "--trees", "5", "--iters", "3"])
     assert result.exit_code == 0, result.output
-    assert ("settings: M=5 n_min=20 K=all N=3, features total,opponent_card "
-            "(sette-mezzo's recommended settings, with trees, iters as given)") in result.output
+    assert ("settings: trees=5, nmin=20, k=None, iters=3, gamma=1.0, per_action=False, "
+            "freeze_after=None, support=None, seed=0, features total,opponent_card "
+            "(sette-mezzo's recommended settings, with iters, trees as given)") in result.output
 
 
 def test_solve_prints_the_strategy(tmp_path):
