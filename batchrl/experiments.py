@@ -26,8 +26,8 @@ import pandas as pd
 from batchrl.filenames import inside, safe_name
 from batchrl.learners.fqi import FAST_FREEZE_AFTER
 from batchrl.learners.fqi import LEARNER as FQI
+from batchrl.learners.fqi.model import GreedyPolicy
 from batchrl.learning import Settings, learn, store_digest
-from batchrl.policy import GreedyPolicy
 from batchrl.store import Store, StoreError
 
 

@@ -88,6 +88,9 @@ UNKNOWN_MASK = ("unknown: all ones. No store row leads to this observation (the 
                 "the game cannot rebuild them from features. The action taken there was "
                 "legal; legal_known is False for it.")
 
+# the export libraries (minari, d3rlpy), imported by name when asked for
+__lazy_imports__: tuple[str, ...] = ()
+
 
 @dataclass(frozen=True)
 class ExportResult:

@@ -42,6 +42,9 @@ from numpy.typing import NDArray
 
 from batchrl.modelfile import ModelError
 
+# a python:MODULE:CALLABLE player names a module of the user's, never one of ours
+__lazy_imports__: tuple[str, ...] = ()
+
 PREFIX = "python:"
 
 

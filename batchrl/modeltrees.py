@@ -33,7 +33,9 @@ file is written.
 from __future__ import annotations
 
 import functools
+import os
 from collections.abc import Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -295,3 +297,22 @@ def _check_structure(nodes: NDArray[Any], counts: NDArray[np.int64], n_features:
         depth += 1
         level = np.concatenate([to_left[level], to_right[level]])
         depths[tree_of[level]] = depth
+
+
+def predict(model: Any, x: NDArray[np.float32]) -> NDArray[np.float64]:
+    """``model.predict(x)``, but for a forest on several threads the trees' outputs are
+    summed in a fixed order: scikit-learn sums them as threads finish, so its last bits,
+    and through FQI's ties every later split, would change from run to run."""
+    trees = getattr(model, "estimators_", None)
+    jobs = getattr(model, "n_jobs", None)
+    if trees is None or jobs in (None, 1) or len(x) == 0:
+        return np.asarray(model.predict(x), dtype=np.float64)
+    if x.ndim != 2 or x.shape[1] != model.n_features_in_:  # the trees check nothing
+        raise ValueError(f"the model takes {model.n_features_in_} inputs, not {x.shape[1:]}")
+    workers = min(len(trees), os.cpu_count() or 1) if jobs < 0 else jobs
+    total: NDArray[np.float64] | None = None
+    with ThreadPoolExecutor(max_workers=workers) as pool:
+        for part in pool.map(lambda tree: tree.predict(x, check_input=False), trees):
+            total = part.astype(np.float64) if total is None else total + part
+    assert total is not None
+    return total / len(trees)

@@ -22,6 +22,9 @@ import threading
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Generic, TypeVar
 
+# what a Registry imports is declared beside it (its package's __lazy_imports__)
+__lazy_imports__: tuple[str, ...] = ()
+
 T = TypeVar("T")
 
 

@@ -68,7 +68,7 @@ def main() -> None:
     import numpy as np
     from distributed import LocalCluster
 
-    from batchrl.policy import GreedyPolicy
+    from batchrl.learners.fqi.model import GreedyPolicy
     from batchrl.store import Store
 
     with tempfile.TemporaryDirectory() as tmp:

@@ -116,7 +116,7 @@ def _timed(fn: Callable[..., Any], key: str, acc: dict[str, float]) -> Callable[
 def instrumented(acc: dict[str, float]) -> Iterator[None]:
     """Timers around every part the split names; the originals are put back on exit."""
     from batchrl.games.holdem import features, pv, simulate
-    from batchrl.policy import GreedyPolicy
+    from batchrl.learners.fqi.model import GreedyPolicy
 
     targets = [(features, "public_features", "features"), (pv, "pv_many", "PV"),
                (GreedyPolicy, "act_batch", "model"), (simulate, "step", "rules"),

@@ -86,7 +86,7 @@ def sette_mezzo_store(games: int, work: Path) -> Path:
 def _fit_child(store: str, params: dict[str, Any], out: str, queue: Any) -> None:
     sys.path.insert(0, str(ROOT))
     from batchrl.learners.fqi.iterations import FQI, extra_trees
-    from batchrl.policy import ModelArtifact
+    from batchrl.learners.fqi.model import ModelArtifact
     from batchrl.store import Store
 
     data = Store.open(store).arrays()
@@ -136,7 +136,7 @@ def mushroom(store: Path, args: argparse.Namespace, work: Path) -> dict[str, Any
 
 
 def greedy(model: Path, store: Path) -> np.ndarray:
-    from batchrl.policy import GreedyPolicy
+    from batchrl.learners.fqi.model import GreedyPolicy
     from batchrl.store import Store
 
     data = Store.open(store).arrays()

@@ -9,5 +9,7 @@ other way round (``batchrl.ingest``, on top of both, imports this package).
 import importlib
 import pkgutil
 
+__lazy_imports__ = ("parsers.*",)  # every module below, imported here by name
+
 for _module in pkgutil.iter_modules(__path__):
     importlib.import_module(f"{__name__}.{_module.name}")

@@ -11,8 +11,8 @@ from pathlib import Path
 from typing import Any
 
 from batchrl.learners.fqi import LEARNER, FQIConfig
+from batchrl.learners.fqi.model import ModelArtifact
 from batchrl.learning import Settings, default_out, learn
-from batchrl.policy import ModelArtifact
 
 
 @dataclass(frozen=True)

@@ -58,7 +58,7 @@ def test_one_hero_per_dropped_feature_on_common_deals(store, tmp_path):
 def test_shuffling_a_feature_the_targets_ignore_costs_nothing():
     from sklearn.ensemble import ExtraTreesRegressor
 
-    from batchrl.policy import QFunction
+    from batchrl.learners.fqi.model import QFunction
     from batchrl.store import Transitions
 
     rng = np.random.default_rng(0)

@@ -146,8 +146,8 @@ def test_fqi_selects_features_by_name(sample_store, tmp_path):
 def test_killed_fqi_resumes_to_the_same_model(sample_store, tmp_path):
     import numpy as np
 
+    from batchrl.learners.fqi.model import GreedyPolicy
     from batchrl.modelfile import read
-    from batchrl.policy import GreedyPolicy
     from batchrl.store import Store
 
     args = ["--store", str(sample_store), "--trees", "10", "--nmin", "5", "--iters", "60",

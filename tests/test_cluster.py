@@ -12,7 +12,7 @@ from batchrl.cli import main
 from batchrl.cluster import connect, scheduler_address
 from batchrl.learners.fqi.cluster import forest_seeds
 from batchrl.learners.fqi.iterations import FQI, extra_trees
-from batchrl.policy import GreedyPolicy
+from batchrl.learners.fqi.model import GreedyPolicy
 from batchrl.store import Store
 
 distributed = pytest.importorskip("distributed", reason="the dask extra is not installed")
@@ -194,7 +194,7 @@ def test_evaluate_on_the_cluster_is_the_local_evaluation(cluster, holdem_model, 
     draws are the block's own) and the cluster's report must equal the one made here."""
     import importlib
 
-    from batchrl.cluster import Tasks
+    from batchrl.blocks import Tasks
     from batchrl.games import GAMES
 
     for name, value in blocks.items():
@@ -263,7 +263,7 @@ def test_evaluate_command_with_a_scheduler(cluster, holdem_model, monkeypatch):
             "--duplicate", "--json")
     here = invoke(*args)
     import batchrl.games.holdem.bots as bots
-    from batchrl.policy import ModelArtifact
+    from batchrl.learners.fqi.model import ModelArtifact
 
     def unread(*args, **kwargs):
         raise AssertionError("the trees are read where they play: on the workers")

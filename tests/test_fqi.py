@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from batchrl.learners.fqi.iterations import FQI, extra_trees, return_to_go
-from batchrl.policy import GreedyPolicy, ModelArtifact
+from batchrl.learners.fqi.model import GreedyPolicy, ModelArtifact
 from batchrl.store import Transitions
 
 

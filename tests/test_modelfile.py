@@ -17,7 +17,8 @@ from sklearn.tree import DecisionTreeRegressor, ExtraTreeRegressor
 
 from batchrl import modelfile, modeltrees
 from batchrl.learners.fqi.iterations import FQI, extra_trees
-from batchrl.policy import ARTIFACT_VERSION, GreedyPolicy, ModelArtifact, ModelError, QFunction
+from batchrl.learners.fqi.model import ARTIFACT_VERSION, GreedyPolicy, ModelArtifact, QFunction
+from batchrl.policy import ModelError
 from batchrl.store import Transitions
 
 

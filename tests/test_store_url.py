@@ -19,7 +19,7 @@ from locations import SAMPLES
 from batchrl.cli import main
 from batchrl.games.sette_mezzo.logs import play, write_log
 from batchrl.ingest import IngestConfig, ingest
-from batchrl.policy import GreedyPolicy
+from batchrl.learners.fqi.model import GreedyPolicy
 from batchrl.store import Store, StoreError, default_store_path
 
 fsspec = pytest.importorskip("fsspec", reason="the test extra brings fsspec (memory:// stores)")

@@ -16,7 +16,7 @@ from locations import SAMPLES
 from batchrl.cli import main
 from batchrl.games.holdem.logs import generate
 from batchrl.ingest import IngestConfig, ingest
-from batchrl.policy import ModelArtifact
+from batchrl.learners.fqi.model import ModelArtifact
 from batchrl.store import Store
 
 

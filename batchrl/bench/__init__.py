@@ -16,7 +16,7 @@ for each (game, dataset, learner, training seed):
    ``100 * (score - random) / (reference - random)`` has an interval from the same deals
    (the delta method on the paired units) and learners compare as paired differences.
 
-The steps run as tasks (`batchrl.cluster.Tasks`): each dataset's build, then each
+The steps run as tasks (`batchrl.blocks.Tasks`): each dataset's build, then each
 baseline, then each learner's training seed; here one after the other, or on a Dask
 cluster (``BenchConfig.scheduler``), where a task carries names, paths and settings and
 the rows are the ones made here. Each finished row is appended to ``OUT/results.jsonl``
@@ -279,7 +279,8 @@ class Bench:
         pairs = plan(self.config)
         self.out.mkdir(parents=True, exist_ok=True)
         self.scores.mkdir(exist_ok=True)
-        from batchrl.cluster import ClusterError, Task, Tasks, connect, workers
+        from batchrl.blocks import Task, Tasks
+        from batchrl.cluster import ClusterError, connect, workers
 
         try:
             with connect(self.config.scheduler) as client:
@@ -342,7 +343,7 @@ class Bench:
                    say: Callable[[str], None] | None) -> None:
         """Random play's and the reference's scores on each game's deals (the same for
         every tier of a game: each scored once, kept in the scores folder)."""
-        from batchrl.cluster import Task
+        from batchrl.blocks import Task
 
         wanted: dict[Path, Task] = {}
         for s in sets:
@@ -382,7 +383,7 @@ class Bench:
                   say: Callable[[str], None] | None) -> None:
         """Each learner's training seeds on each dataset not done before: trained and
         scored (a task each), each row kept as it lands."""
-        from batchrl.cluster import Task
+        from batchrl.blocks import Task
 
         todo: list[tuple[_Setup, LearnerSpec, int, Task]] = []
         for s in sets:

@@ -1,5 +1,5 @@
 """The benchmark's tasks: what runs here one after the other, or on a Dask cluster's
-workers (`batchrl.cluster.Tasks`): a dataset built, a player scored, a learner trained
+workers (`batchrl.blocks.Tasks`): a dataset built, a player scored, a learner trained
 and scored. A task takes names, paths and settings, so a worker makes the rest itself."""
 
 from __future__ import annotations

@@ -270,7 +270,7 @@ def _view_options() -> list[click.Parameter]:
 
 def settings_given(name: str, given: tuple[str, ...]) -> dict[str, Any]:
     """``--set NAME=VALUE`` options as the learner's settings, each of its setting's type;
-    a `batchrl.learners.LearnerError` (a ValueError) names what is wrong."""
+    a `batchrl.learners.base.LearnerError` (a ValueError) names what is wrong."""
     from batchrl.learners import EXPLICIT_NONE, LearnerError, get_learner
 
     learner = get_learner(name)

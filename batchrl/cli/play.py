@@ -151,7 +151,8 @@ def evaluate(game: Game | None, model: str | None, groups: tuple[str, ...],
 
     Per game:
     """
-    from batchrl.cluster import ClusterError, Tasks, connect, scheduler_address
+    from batchrl.blocks import Tasks
+    from batchrl.cluster import ClusterError, connect, scheduler_address
 
     if plot is not None:
         if importlib.util.find_spec("matplotlib") is None:

@@ -66,6 +66,8 @@ __all__ = [
 ]
 
 
+# the registry imports each game package below on first use
+__lazy_imports__ = ("batchrl.games.*",)
 GAMES: Registry[Game] = Registry(Game, "GAME", __name__, __path__, "game", GameError)
 FORMATS: dict[str, Format] = {}
 

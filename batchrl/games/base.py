@@ -40,7 +40,7 @@ from batchrl.records import LogLines
 from batchrl.store import RowsBatch, StoreSchema
 
 if TYPE_CHECKING:
-    from batchrl.cluster import Tasks
+    from batchrl.blocks import Tasks
     from batchrl.policy import FeatureView, LoadedModel, Policy
 
 
@@ -404,10 +404,10 @@ class Game:
                  tasks: Tasks | None = None) -> Report:
         """Play each group of players (the first is the one measured) and report it.
 
-        ``tasks`` (`batchrl.cluster.Tasks`, default: here, reporting to ``progress``) runs
+        ``tasks`` (`batchrl.blocks.Tasks`, default: here, reporting to ``progress``) runs
         the games' blocks: module-level functions of their arguments alone (the seed
         and the block's number; each block's randomness from
-        `batchrl.cluster.block_entropy`), so a cluster's report is the local one."""
+        `batchrl.blocks.block_entropy`), so a cluster's report is the local one."""
         raise GameError(f"{self.name} has no evaluation yet")
 
     def score(self, players: Sequence[str], count: int, seed: int,
@@ -477,6 +477,33 @@ class Game:
 
     def __repr__(self) -> str:
         return f"<Game {self.name}>"
+
+
+class Bound:
+    """The game a module below its package's ``game.py`` plays for (its bots loading a
+    model, say), bound by the package's ``__init__`` when it is imported. Such a module
+    can neither import ``game.py`` (which imports it) nor ask ``batchrl.games`` (whose
+    registry imports the package): either is a cycle.
+
+    >>> slot = Bound("kuhn")
+    >>> slot()
+    Traceback (most recent call last):
+    ...
+    batchrl.games.base.GameError: kuhn's players ask for its game before batchrl.games.kuhn bound it
+    """
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+        self._game: Game | None = None
+
+    def bind(self, game: Game) -> None:
+        self._game = game
+
+    def __call__(self) -> Game:
+        if self._game is None:
+            raise GameError(f"{self.name}'s players ask for its game before "
+                            f"batchrl.games.{self.name} bound it")
+        return self._game
 
 
 def single_group(game: Game, groups: Sequence[Sequence[str]]) -> tuple[str, ...]:

@@ -20,7 +20,7 @@ from typing import Any, Protocol
 import numpy as np
 from numpy.typing import NDArray
 
-from batchrl.cluster import Task, Tasks, after, block_rngs, load_once, spans
+from batchrl.blocks import Task, Tasks, after, block_rngs, load_once, spans
 from batchrl.evaluation import Estimate, mean_ci
 from batchrl.games.base import Game, GameError, Interval, Scores
 from batchrl.store import Rows
@@ -354,7 +354,7 @@ def play_seats(game: Game, params: Any, specs: Sequence[str], seed: int, block: 
                progress: Callable[[int], None] | None = None) -> NDArray[np.float64]:
     """The first player's return in games ``lo`` to ``hi`` - 1 of ``seed`` (game i dealt
     from the seed's i-th child, the first player in seat i % n); the players draw from
-    the block's seed (`batchrl.cluster.block_entropy`), block 0's being the seed's."""
+    the block's seed (`batchrl.blocks.block_entropy`), block 0's being the seed's."""
     n = game.num_players(params)
     deals = np.random.default_rng(after(np.random.SeedSequence(seed).spawn(1)[0], lo))
     players = [make_player(game, s, params, rng, bots)  # game i: the i-th child of deals

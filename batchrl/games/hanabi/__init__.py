@@ -4,6 +4,9 @@ report's JSON logs, store rows, and its views of them (the colour order, the con
 ``GAME`` is the game as ``batchrl.games`` knows it.
 """
 
+from batchrl.games.hanabi import bots
 from batchrl.games.hanabi.game import GAME
+
+bots.HANABI.bind(GAME)
 
 __all__ = ["GAME"]

@@ -36,7 +36,8 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from batchrl.cluster import load_once
+from batchrl.blocks import load_once
+from batchrl.games.base import Bound
 from batchrl.games.hanabi.belief import History
 from batchrl.games.hanabi.knowledge import distributions, playable, unseen, useless
 from batchrl.games.hanabi.rules import (
@@ -212,6 +213,10 @@ class ConventionBot:
         return None
 
 
+# Hanabi's `Game` (its model binding, its params): this module sits below the game's own,
+# so the package binds it on import
+HANABI = Bound("hanabi")
+
 # The report's two rule bots had roles: Bot2 the teacher, Bot1 a weaker partner.
 ALIASES = {"bot1": "simple", "bot2": "convention"}
 BOT_NAMES = ("random", "simple", "convention", *ALIASES)
@@ -252,9 +257,7 @@ class ModelBot:
     (``Game.load_model``)."""
 
     def __init__(self, path: str | Path) -> None:
-        from batchrl.games import get_game
-
-        self.game = get_game("hanabi")  # the registry's: this module sits below game.py
+        self.game = HANABI()
         self.model = self.game.load_model(path)
 
     def act(self, state: State) -> int:
@@ -278,11 +281,10 @@ class SearchBot:
     seat would have made the partner's moves there (`batchrl.games.hanabi.belief`)."""
 
     def __init__(self, spec: str, rng: np.random.Generator, players: int = 2) -> None:
-        from batchrl.games import get_game
         from batchrl.games.play import make_player
         from batchrl.games.search import SearchPlayer
 
-        game = get_game("hanabi")  # the registry's: this module sits below game.py
+        game = HANABI()
         player = make_player(game, spec, game.params(players=players), rng)
         assert isinstance(player, SearchPlayer)
         self.player = player

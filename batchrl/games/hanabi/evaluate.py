@@ -19,7 +19,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from batchrl.cluster import Task, Tasks, block_entropy, spans
+from batchrl.blocks import Task, Tasks, block_entropy, spans
 from batchrl.evaluation import Estimate, mean_ci
 from batchrl.games.base import Interval
 from batchrl.games.hanabi.bots import draws_nothing, make_bot, play_game, play_lockstep
@@ -120,7 +120,7 @@ def play_block(specs: Sequence[str], seed: int, block: int, lo: int, hi: int,
                progress: Callable[[int], None] | None = None) -> NDArray[np.int64]:
     """Games ``lo`` to ``hi`` - 1 of ``seed``: each game's cards played, research score
     and whether the third fuse burnt, a row each. The block deals from and the bots draw
-    from its own seeds (`batchrl.cluster.block_entropy`); block 0's are the seed's."""
+    from its own seeds (`batchrl.blocks.block_entropy`); block 0's are the seed's."""
     rng = np.random.default_rng(block_entropy(seed, block))
     deals = np.random.default_rng(block_entropy([seed, 1], block))
     players: list[Any] = list(bots) if bots is not None else \

@@ -40,7 +40,7 @@ from batchrl.records import BadLine
 from batchrl.store import Rows, RowsBatch, StoreSchema
 
 if TYPE_CHECKING:
-    from batchrl.cluster import Tasks
+    from batchrl.blocks import Tasks
 
 
 @dataclass(frozen=True)

@@ -44,15 +44,15 @@ from typing import TYPE_CHECKING, Protocol
 import numpy as np
 from numpy.typing import NDArray
 
-from batchrl.cluster import load_once
+from batchrl.blocks import load_once
+from batchrl.games.base import Bound
 from batchrl.games.holdem.actions import FIRST_RAISE, action_mask, action_names
 from batchrl.games.holdem.features import thesis
 from batchrl.games.holdem.gamedef import GameDef, GameDefError, evaluable
 from batchrl.games.holdem.rules import CALL, FOLD, RAISE, HandState
 
 if TYPE_CHECKING:
-    from batchrl.games.base import Game
-    from batchrl.policy import GreedyPolicy, LoadedModel, Policy
+    from batchrl.policy import LoadedModel, Policy
 
 
 class Bot(Protocol):
@@ -358,7 +358,7 @@ class HeroBot:
     def load(cls, path: str | Path, game: GameDef, name: str | None = None) -> HeroBot:
         """The model at ``path`` playing ``game``; `GameError` if it was trained on another
         game (other units or rules)."""
-        holdem = _holdem()
+        holdem = HOLDEM()
         return cls(holdem.load_model(path, holdem.params(gamedef=game)),
                    name or Path(path).stem)
 
@@ -379,16 +379,13 @@ class HeroBot:
 BOT_NAMES = ("random", "rule")
 
 
-def _holdem() -> Game:
-    """Hold'em's `Game` (whose ``load_model`` binds model files), from the registry: this
-    module sits below the game's own, so it asks the registry rather than import it."""
-    from batchrl.games import get_game
-
-    return get_game("holdem")
+# Hold'em's `Game` (whose ``load_model`` binds model files): this module sits below the
+# game's own, so the package binds it on import
+HOLDEM = Bound("holdem")
 
 
 def load_models(specs: Sequence[str],
-                loaded: Mapping[str, LoadedModel | GreedyPolicy] | None = None
+                loaded: Mapping[str, LoadedModel | Policy] | None = None
                 ) -> dict[str, LoadedModel]:
     """The model players among ``specs`` (``PATH`` or ``model:PATH``), each file loaded once
     and bound to the game it was trained on (``loaded`` holds models in memory already),
@@ -408,9 +405,9 @@ def load_models(specs: Sequence[str],
             continue
         if held is None:
             _model_file(spec)
-        # a GreedyPolicy held already is bound again from its file: binding is the one
+        # a policy held already is bound again from its file: binding is the one
         # loader's (``Game.load_model``), and it takes a path
-        out[spec] = load_once(_holdem().load_model, path)
+        out[spec] = load_once(HOLDEM().load_model, path)
     return out
 
 
@@ -428,7 +425,7 @@ def models_game(specs: Sequence[str], fallback: GameDef) -> GameDef:
             continue
         path = _model_file(spec)
         meta = policy_meta(path)
-        games.append(_holdem().trained_params(path, str(meta.get("game", "?")),
+        games.append(HOLDEM().trained_params(path, str(meta.get("game", "?")),
                                               meta.get("game_params") or {}).gamedef)
     return games[0] if games else fallback
 
@@ -454,14 +451,14 @@ def players_game(models: Mapping[str, LoadedModel], fallback: GameDef) -> GameDe
 
 
 def make_bot(spec: str, game: GameDef, rng: np.random.Generator, keyed: bool = False,
-             models: Mapping[str, LoadedModel | GreedyPolicy] | None = None) -> Bot:
+             models: Mapping[str, LoadedModel | Policy] | None = None) -> Bot:
     """A bot from its name (``random``, ``rule``) or a model file (``PATH`` or ``model:PATH``,
     taken from ``models`` when loaded already); ``keyed`` makes a random bot's draws common
     random numbers (see ``RandomBot``). A model must have been trained on ``game``.
     ``search:INNER`` searches over INNER at each decision (`batchrl.games.search`)."""
     from batchrl.games.search import search_player
 
-    holdem = _holdem()
+    holdem = HOLDEM()
     searching = search_player(holdem, holdem.params(gamedef=game), spec,
                               lambda name: make_bot(name, game, rng, keyed, models), rng)
     if searching is not None:

@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from batchrl.cluster import Task, Tasks, block_rngs, spans
+from batchrl.blocks import Task, Tasks, block_rngs, spans
 from batchrl.evaluation import Estimate, mean_ci
 from batchrl.games.base import Interval
 from batchrl.games.holdem import gamedef
@@ -32,7 +32,7 @@ from batchrl.games.holdem.gamedef import GameDef
 from batchrl.games.holdem.simulate import Match, play
 
 if TYPE_CHECKING:
-    from batchrl.policy import GreedyPolicy, LoadedModel
+    from batchrl.policy import LoadedModel, Policy
 
 
 @dataclass(frozen=True)
@@ -137,7 +137,7 @@ def play_bots(
     game: GameDef | None = None, duplicate: bool = False, batch: int = 4096,
     progress: Callable[[int], None] | None = None, keyed: bool = False,
     keep_states: bool = False,
-    models: Mapping[str, LoadedModel | GreedyPolicy] | None = None,
+    models: Mapping[str, LoadedModel | Policy] | None = None,
     opponents: Sequence[str] | None = None, tasks: Tasks | None = None,
 ) -> Match:
     """Play ``hero`` against ``opponent`` (each ``random``, ``rule`` or a model file); at a
@@ -179,11 +179,11 @@ def play_bots(
 def play_block(specs: Sequence[str], game: GameDef, seed: int, block: int, lo: int, hi: int,
                duplicate: bool = False, keyed: bool = False, batch: int = 4096,
                keep_states: bool = False,
-               models: Mapping[str, LoadedModel | GreedyPolicy] | None = None,
+               models: Mapping[str, LoadedModel | Policy] | None = None,
                progress: Callable[[int], None] | None = None) -> Match:
     """Deals ``lo`` to ``hi`` - 1 of ``seed`` (all of ``SeedSequence(seed)``'s first child's
     deals, in order), played by ``specs`` (the hero first). The bots draw from the
-    block's seed (`batchrl.cluster.block_entropy`); keyed random bots draw from the
+    block's seed (`batchrl.blocks.block_entropy`); keyed random bots draw from the
     state and one key of the whole match, whatever the block."""
     n = game.num_players
     deals = np.random.default_rng(np.random.SeedSequence(seed).spawn(1)[0])
@@ -198,7 +198,7 @@ def evaluate_bots(
     hero: str, opponent: str, hands: int = 3000, seed: int = 33, *,
     game: GameDef | None = None, duplicate: bool = False, batch: int = 4096,
     progress: Callable[[int], None] | None = None,
-    models: Mapping[str, LoadedModel | GreedyPolicy] | None = None,
+    models: Mapping[str, LoadedModel | Policy] | None = None,
     opponents: Sequence[str] | None = None, tasks: Tasks | None = None,
 ) -> HoldemReport:
     """``play_bots``, summarised from the hero's side."""

@@ -50,7 +50,7 @@ from batchrl.games.holdem.rules import HandState
 from batchrl.store import StoreSchema
 
 if TYPE_CHECKING:
-    from batchrl.cluster import Tasks
+    from batchrl.blocks import Tasks
     from batchrl.games.holdem.evaluate import HoldemReport
     from batchrl.policy import LoadedModel, Policy
 

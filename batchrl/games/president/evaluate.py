@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 from numpy.typing import NDArray
 
-from batchrl.cluster import after, block_rngs
+from batchrl.blocks import after, block_rngs
 from batchrl.evaluation import Estimate, mean_ci
 from batchrl.games.base import Interval
 from batchrl.games.president.rules import game_orders, placements
@@ -117,7 +117,7 @@ def play_block(game: Game, params: Any, names: Sequence[str], seed: int, block: 
     """Each player's place (rows: games ``lo`` to ``hi`` - 1 of ``seed``, each of a match's
     games), the players rotating seats game by game. Chunk k of ``chunk`` games is dealt
     from the k-th child of the seed's deals, wherever it is played; the players draw from
-    the block's seed (`batchrl.cluster.block_entropy`), block 0's being the seed's."""
+    the block's seed (`batchrl.blocks.block_entropy`), block 0's being the seed's."""
     from batchrl.games.play import make_player, play
 
     n = len(names)

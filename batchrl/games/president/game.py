@@ -55,7 +55,7 @@ from batchrl.games.president.rules import (
 from batchrl.store import RowsBatch, StoreSchema
 
 if TYPE_CHECKING:
-    from batchrl.cluster import Tasks
+    from batchrl.blocks import Tasks
 
 
 @dataclass(frozen=True, slots=True)
@@ -391,7 +391,7 @@ class President(Game):
                     tasks: Tasks | None = None) -> NDArray[np.int64]:
         """Each player's place (game, player) in ``count`` games rounded up to whole
         rotations of the seats, played in blocks by ``tasks`` [here]."""
-        from batchrl.cluster import Task, Tasks, spans
+        from batchrl.blocks import Task, Tasks, spans
         from batchrl.games.president.evaluate import BLOCK, CHUNK, play_block
         from batchrl.policy import ModelError
 

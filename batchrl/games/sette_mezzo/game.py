@@ -34,7 +34,7 @@ from batchrl.records import RejectedRecord
 from batchrl.store import Rows, RowsBatch, StoreSchema
 
 if TYPE_CHECKING:
-    from batchrl.cluster import Tasks
+    from batchrl.blocks import Tasks
 
 
 @dataclass(frozen=True)

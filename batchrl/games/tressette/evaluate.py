@@ -22,9 +22,9 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 from numpy.typing import NDArray
 
-from batchrl.cluster import Task, Tasks, block_entropy, load_once, spans
+from batchrl.blocks import Task, Tasks, block_entropy, load_once, spans
 from batchrl.evaluation import Estimate, mean_ci
-from batchrl.games.base import Interval
+from batchrl.games.base import Bound, Interval
 from batchrl.games.play import is_model
 from batchrl.games.tressette.bots import make_bot
 from batchrl.games.tressette.features import Tracker
@@ -67,6 +67,10 @@ class TeamReport:
                 "points_high": self.points.high, "their_points": self.their_points}
 
 
+# Tressette's `Game` (for a search player's worlds): this module sits below the game's
+# own, so the package binds it on import
+TRESSETTE = Bound("tressette")
+
 class _Player:
     """A seat's player: a bot acting on rules states, or a model acting on features."""
 
@@ -80,11 +84,10 @@ class _Player:
         from batchrl.games.search import parse
 
         if parse(spec) is not None:
-            from batchrl.games import get_game
             from batchrl.games.play import make_player
             from batchrl.games.search import inner
 
-            game = get_game("tressette")
+            game = TRESSETTE()
             path = inner(spec).removeprefix("model:")
             params = (game.params() if not is_model(inner(spec)) else
                       load_once(game.load_model, path).params)
@@ -130,7 +133,7 @@ def play_block(specs: tuple[str, str, str, str], seed: int, block: int, lo: int,
     ``specs[s]``; deal i is ``rules.deal(default_rng([seed, i]), leader=i % 4)``, and the
     bots draw from the block's seed (``block_entropy([seed, 1 << 20], block)``), so a
     block's points are the same wherever it is played. ``load_model(path)`` loads a
-    model player's model (once per process: `batchrl.cluster.load_once`)."""
+    model player's model (once per process: `batchrl.blocks.load_once`)."""
     rng = np.random.default_rng(block_entropy([seed, 1 << 20], block))
     players = [_Player(s, rng, load_model) for s in specs]
     learned = any(p.model is not None for p in players)

@@ -71,7 +71,7 @@ from batchrl.games.tressette.symmetry import (
 from batchrl.store import StoreSchema
 
 if TYPE_CHECKING:
-    from batchrl.cluster import Tasks
+    from batchrl.blocks import Tasks
 
 
 @dataclass(frozen=True, slots=True)

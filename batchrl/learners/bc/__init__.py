@@ -28,9 +28,9 @@ from numpy.typing import NDArray
 from sklearn.ensemble import ExtraTreesRegressor
 
 from batchrl import modelfile, modeltrees
-from batchrl.learners import Learner, LearnerError, ScoredPolicy
+from batchrl.learners.base import Learner, LearnerError, ScoredPolicy
 from batchrl.modelfile import ModelError
-from batchrl.policy import probabilities
+from batchrl.modeltrees import predict
 from batchrl.store import Transitions
 
 KIND = "bc"
@@ -66,6 +66,20 @@ def behaviour_model(states: NDArray[np.float32], actions: NDArray[np.int64], n_a
                                 random_state=seed)
     return model.fit(states, onehot)
 
+
+
+SUPPORT_CHUNK = 65_536  # rows whose action frequencies are predicted at a time
+
+
+def probabilities(behaviour: Any, states: Any) -> NDArray[np.float64]:
+    """The behaviour model's action frequencies for ``states`` (an array, or anything that
+    slices to one), a chunk at a time."""
+    n = len(states)
+    out = np.empty((n, behaviour.n_outputs_), dtype=np.float64)
+    for lo in range(0, n, SUPPORT_CHUNK):
+        part = np.asarray(states[lo : lo + SUPPORT_CHUNK], dtype=np.float32)
+        out[lo : lo + SUPPORT_CHUNK] = predict(behaviour, part).reshape(len(part), -1)
+    return out
 
 class ClonedPolicy(ScoredPolicy):
     """The likeliest legal action under the behaviour model (ties: the lowest index)."""

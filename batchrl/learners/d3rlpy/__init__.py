@@ -35,7 +35,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from batchrl import modelfile
-from batchrl.learners import Learner, LearnerError, ScoredPolicy
+from batchrl.learners.base import Learner, LearnerError, ScoredPolicy
 from batchrl.modelfile import ModelError
 from batchrl.store import Transitions
 

@@ -2,12 +2,14 @@
 
 The package holds FQI whole: the iterations (``iterations.FQI``: extremely randomized
 trees, the max over the stored legal next actions, fast mode, checkpoints, a Dask
-cluster), its checkpoints on disk (``checkpoints``, ``checkpoint_data``), the support
-constraint (``support``) and its curves (``curves``). Here the learner protocol over
-them: one config of hyperparameters (`FQIConfig`: the command's options, the model file's
+cluster), its model (``model``: the Q-function, its file and the greedy policy), its
+checkpoints on disk (``checkpoints``, ``checkpoint_data``), the support constraint
+(``support``) and its curves (``curves``). Here the learner protocol over them: one
+config of hyperparameters (`FQIConfig`: the command's options, the model file's
 ``params`` and a game's recommended settings are all read from it), ``fit`` on
 transitions (run-time things, checkpoints and a cluster, as arguments) returning the
-greedy `batchrl.policy.GreedyPolicy`, and the reader of its model files (kind ``model``).
+greedy `batchrl.learners.fqi.model.GreedyPolicy`, and the reader of its model files
+(kind ``model``).
 
 >>> import numpy as np
 >>> from batchrl.store import Transitions
@@ -38,11 +40,12 @@ import numpy as np
 from batchrl.cluster import connect, scheduler_address
 from batchrl.episodes import grouping
 from batchrl.filenames import safe_name
-from batchrl.learners import Learner, LearnerError, RunOption
+from batchrl.learners.base import Learner, LearnerError, RunOption
 from batchrl.learners.bc import behaviour_model
 from batchrl.learners.fqi.checkpoints import checkpoint_directory, checkpoint_done
 from batchrl.learners.fqi.iterations import FQI, extra_trees, return_to_go
-from batchrl.policy import KIND, GreedyPolicy, ModelArtifact, supported
+from batchrl.learners.fqi.model import KIND, GreedyPolicy, ModelArtifact
+from batchrl.learners.fqi.support import supported
 from batchrl.store import Transitions
 
 # Fast mode's default: grow the trees once on each row's return-to-go, then only refit

@@ -47,7 +47,8 @@ from batchrl.learners.fqi.checkpoints import (
     digest,
 )
 from batchrl.learners.fqi.leaves import Frozen, check_values, leaf_means, leaves_of, mean_values
-from batchrl.policy import QFunction, predict
+from batchrl.learners.fqi.model import QFunction
+from batchrl.modeltrees import predict
 from batchrl.store import Transitions
 
 # Rows on which each iteration's diagnostics are measured: predicting every training

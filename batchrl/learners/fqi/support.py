@@ -28,7 +28,25 @@ when it plays.
 
 from __future__ import annotations
 
-from batchrl.learners.bc import behaviour_model
-from batchrl.policy import supported
+from typing import Any
+
+import numpy as np
+from numpy.typing import NDArray
+
+from batchrl.learners.bc import behaviour_model, probabilities
 
 __all__ = ["behaviour_model", "supported"]
+
+
+def supported(behaviour: Any, states: Any, legal: NDArray[np.bool_],
+              tau: float) -> NDArray[np.bool_]:
+    """The legal actions the logged players took often enough: probability at least
+    ``tau`` times the likeliest legal action's. A state keeps at least its likeliest
+    legal action, and a state with no legal action keeps none."""
+    legal = np.asarray(legal, dtype=bool)
+    p = np.where(legal, probabilities(behaviour, states), -1.0)
+    best = p.max(axis=1, keepdims=True)
+    mask: NDArray[np.bool_] = legal & (p >= tau * best)
+    empty = legal.any(axis=1) & ~mask.any(axis=1)  # every legal action unseen there
+    mask[empty] = legal[empty]
+    return mask

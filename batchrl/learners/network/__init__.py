@@ -36,7 +36,7 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Any, ClassVar
 
-from batchrl.learners import Learner
+from batchrl.learners.base import Learner
 from batchrl.learners.network.model import (
     KIND,
     SPLIT,

@@ -13,7 +13,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from batchrl import modelfile
-from batchrl.learners import ScoredPolicy
+from batchrl.learners.base import ScoredPolicy
 from batchrl.modelfile import ModelError
 
 KIND = "network"

@@ -11,7 +11,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from batchrl.learners import LearnerError
+from batchrl.learners.base import LearnerError
 from batchrl.learners.network.model import SPLIT, Layer, NetworkConfig, widths
 from batchrl.store import Transitions
 

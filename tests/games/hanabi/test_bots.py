@@ -74,8 +74,8 @@ def test_players_that_draw_nothing_play_the_same_games_in_lockstep(tmp_path) -> 
     move, as one game after the other (the figures published from these seeds stand)."""
     from click.testing import CliRunner
 
+    from batchrl.blocks import block_entropy
     from batchrl.cli import main
-    from batchrl.cluster import block_entropy
     from batchrl.games.hanabi import evaluate
     from batchrl.games.hanabi.bots import make_bot, play_game
 

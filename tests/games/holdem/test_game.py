@@ -9,7 +9,7 @@ from batchrl.games import FORMATS, GAMES, GameError, SourceContext, game_for, sn
 from batchrl.games.holdem import GAME, HoldemParams, gamedef
 from batchrl.games.holdem.bots import HeroBot
 from batchrl.games.holdem.records import LoggedHand
-from batchrl.policy import ModelArtifact, QFunction
+from batchrl.learners.fqi.model import ModelArtifact, QFunction
 from batchrl.records import Skipped
 from batchrl.store import RowsBatch
 from parsers.acpc import read_acpc, read_glassfrog
