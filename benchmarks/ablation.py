@@ -55,7 +55,7 @@ SPLIT = ("training", "evaluation", "importances")
 
 
 def make_data(work: Path, hands: int) -> Path:
-    from batchrl.experiments import make_store
+    from batchrl.play.experiments import make_store
     from batchrl.store import Store
 
     started = time.perf_counter()
@@ -70,7 +70,7 @@ def make_data(work: Path, hands: int) -> Path:
 def ablate(store: Path, out: Path, hands: int, trees: int, fast: bool,
            features: tuple[str, ...] | None) -> tuple[Any, float]:
     """One cold ``run_ablation`` (a fresh ``out``): the result and its wall seconds."""
-    from batchrl.ablation import AblationConfig, run_ablation
+    from batchrl.play.ablation import AblationConfig, run_ablation
 
     assert not out.exists(), f"{out} exists: the run would not be cold"
     config = AblationConfig(store=store, opponent=TRAIN["opponent"], trees=trees,
@@ -88,7 +88,7 @@ def ablate(store: Path, out: Path, hands: int, trees: int, fast: bool,
 
 
 def widest(result: Any) -> float:
-    from batchrl.ablation import FULL
+    from batchrl.play.ablation import FULL
 
     changes = result.table[result.table["dropped"] != FULL]
     return float(changes["change_half_width"].max())
@@ -116,7 +116,7 @@ def main() -> None:
     if not base_features:
         parser.error("--baseline-features: name at least one feature")
 
-    from batchrl.ablation import FULL
+    from batchrl.play.ablation import FULL
     from batchrl.store import Store
 
     cores = os.cpu_count() or 1

@@ -28,7 +28,7 @@ hero is a paired difference with its own 95% interval. Beside it, two cheap
 measures: the full Q-forest's impurity importances, and the permutation
 importance of each feature on held-out Bellman targets.
 
-The computing is `batchrl.ablation.run_ablation` (what `batchrl ablate` runs);
+The computing is `batchrl.play.ablation.run_ablation` (what `batchrl ablate` runs);
 this notebook only plots. Point it at any store with `BATCHRL_ABLATION_STORE`
 (and `BATCHRL_ABLATION_OPPONENT`, `BATCHRL_ABLATION_PLAYERS`) to ablate that
 store's features instead."""),
@@ -40,8 +40,8 @@ import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 
-from batchrl.ablation import AblationConfig, run_ablation
-from batchrl.experiments import make_store
+from batchrl.play.ablation import AblationConfig, run_ablation
+from batchrl.play.experiments import make_store
 
 SCALE = os.environ.get("BATCHRL_NOTEBOOK_SCALE", "full")
 if SCALE == "full":

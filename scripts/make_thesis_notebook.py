@@ -25,7 +25,7 @@ no error bars. Here every point is a mean in big blinds per hand with its 95%
 confidence interval from duplicate deals (each deal played twice, seats
 swapped), and each hero configuration is trained from several FQI seeds.
 
-The notebook only plots: data, training and evaluation are `batchrl.experiments`
+The notebook only plots: data, training and evaluation are `batchrl.play.experiments`
 calls, the functions behind `batchrl generate`, `ingest`, `fqi` and `evaluate`.
 Results are cached under `RUN_DIR` by their parameters; a rerun reuses them.
 
@@ -39,7 +39,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 
-from batchrl.experiments import Hero, make_store, sweep
+from batchrl.play.experiments import Hero, make_store, sweep
 from batchrl.games.holdem.evaluate import evaluate_bots
 
 SCALE = os.environ.get("BATCHRL_NOTEBOOK_SCALE", "full")

@@ -7,7 +7,8 @@ import pandas as pd
 import pytest
 from click.testing import CliRunner
 
-from batchrl.ablation import (
+from batchrl.cli import main
+from batchrl.play.ablation import (
     FULL,
     RETRAINED,
     AblationConfig,
@@ -15,8 +16,7 @@ from batchrl.ablation import (
     permutation_importances,
     run_ablation,
 )
-from batchrl.cli import main
-from batchrl.experiments import make_store
+from batchrl.play.experiments import make_store
 from batchrl.store import Store, StoreError
 
 
@@ -137,7 +137,7 @@ def test_ablate_scores_sette_mezzo_exactly_with_any_learner(tmp_path):
 
 
 def test_a_too_wide_interval_says_how_many_hands_would_do():
-    from batchrl.ablation import AblationResult
+    from batchrl.play.ablation import AblationResult
 
     t = pd.DataFrame({"dropped": [FULL, RETRAINED, "pv", "pot"], "hands": [20000] * 4,
                       "change_half_width": [0.0, 0.03, 0.07, 0.02]})
@@ -192,10 +192,10 @@ def test_a_retrained_opponent_is_not_served_from_the_cache(store, tmp_path):
 
 
 def test_settings_given_as_none_and_booleans_are_taken_exactly(store, tmp_path):
-    from batchrl.bench import LearnerSpec
     from batchrl.cli.learn import settings_given
     from batchrl.learners import EXPLICIT_NONE, LearnerError, get_learner
     from batchrl.learning import settings
+    from batchrl.play.bench import LearnerSpec
 
     given = settings_given("bc", ("k=none", "trees=3"))
     tressette = _store(tmp_path, "tressette", "--games", "8")

@@ -12,10 +12,10 @@ import numpy as np
 import pytest
 from click.testing import CliRunner, Result
 
-from batchrl.bench import DEFAULT_LEARNERS, BenchError, LearnerSpec, normalized, split_learners
 from batchrl.cli import main
 from batchrl.games import GAMES
 from batchrl.learners import register_learner, unregister_learner
+from batchrl.play.bench import DEFAULT_LEARNERS, BenchError, LearnerSpec, normalized, split_learners
 
 ROW_FIELDS = {"game", "dataset", "learner", "seed", "score", "score_ci", "normalized",
               "normalized_ci", "cpu_seconds"}

@@ -126,8 +126,8 @@ def test_ingest_on_the_cluster_stores_the_local_rows(cluster, tmp_path, game, pl
 def test_ablate_on_the_cluster_is_the_local_ablation(cluster, tmp_path):
     import pandas as pd
 
-    from batchrl.ablation import AblationConfig, run_ablation
-    from batchrl.experiments import make_store
+    from batchrl.play.ablation import AblationConfig, run_ablation
+    from batchrl.play.experiments import make_store
 
     store = make_store(tmp_path / "abl", ["random", "rule"], 300, seed=5)
 

@@ -10,10 +10,10 @@ from click.testing import CliRunner
 from locations import SAMPLES
 
 from batchrl.cli import main
-from batchrl.experiments import Hero
 from batchrl.filenames import inside, safe_name
 from batchrl.learners import get_learner
 from batchrl.learning import default_out
+from batchrl.play.experiments import Hero
 from batchrl.store import Store
 
 EVIL = "../../../../tmp/x"

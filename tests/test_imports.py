@@ -21,7 +21,7 @@ from locations import ROOT
 # builds its datasets by generating and ingesting logs, then learns and plays)
 COMMANDS = ("batchrl.cli", "batchrl.cli.main", "batchrl.cli.common", "batchrl.cli.play",
             "batchrl.cli.export", "batchrl.cli.learn", "batchrl.cli.bench", "batchrl.ingest",
-            "batchrl.bench", "batchrl.bench.datasets", "batchrl.bench.tasks")
+            "batchrl.play.bench", "batchrl.play.bench.datasets", "batchrl.play.bench.tasks")
 
 
 def _module_name(path: Path) -> str:
@@ -164,8 +164,8 @@ def test_nothing_below_the_commands_imports_them():
              and n not in ("batchrl.__main__",)]
     edges = graph()
     wrong = {(n, t) for n in below for t in edges[n] if t in COMMANDS}
-    # batchrl.experiments is a library of the thesis's experiments that ingests logs
-    assert {(n, t) for n, t in wrong if n != "batchrl.experiments"} == set()
+    # batchrl.play.experiments is a library of the thesis's experiments that ingests logs
+    assert {(n, t) for n, t in wrong if n != "batchrl.play.experiments"} == set()
 
 
 def test_games_import_no_learner_and_learners_no_game():
@@ -218,3 +218,12 @@ def test_the_graph_follows_declared_lazy_imports(tmp_path: Path):
     assert imports_of("m", module, known) == {"p.a", "p.b", "q"}
     assert imports_by_name(ast.parse(module.read_text()))
 
+
+
+def test_nothing_under_games_imports_the_play_wing():
+    """Measuring policies by play (ablation, experiments, the benchmark) sits above the
+    games: a game's own play face lives in its package."""
+    wrong = {(n, t) for n, ts in graph(typing=True).items() if n.startswith("batchrl.games")
+             for t in ts if t == "batchrl.play" or t.startswith("batchrl.play.")}
+    assert wrong == set()
+    assert "batchrl.play.bench" in graph()  # the rule has subjects

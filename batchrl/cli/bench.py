@@ -1,5 +1,5 @@
 """The ``bench`` command: every learner on every game's datasets, normalized between
-random play and the game's reference (``batchrl.bench`` does the work;
+random play and the game's reference (``batchrl.play.bench`` does the work;
 ``batchrl.cli.main`` registers the command on the ``batchrl`` group)."""
 
 from __future__ import annotations
@@ -11,7 +11,10 @@ from pathlib import Path
 
 import click
 
-from batchrl.bench import (
+from batchrl.cli.common import JOBS, split_names, stopped
+from batchrl.games import GAMES
+from batchrl.learners import LearnerError
+from batchrl.play.bench import (
     DEFAULT_LEARNERS,
     PEERS,
     QUICK_SETTINGS,
@@ -21,9 +24,6 @@ from batchrl.bench import (
     run_bench,
     split_learners,
 )
-from batchrl.cli.common import JOBS, split_names, stopped
-from batchrl.games import GAMES
-from batchrl.learners import LearnerError
 
 
 def _datasets_help() -> str:

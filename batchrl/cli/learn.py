@@ -368,8 +368,8 @@ def ablate(store: Path | str | None, learner: str, given: tuple[str, ...],
       batchrl ablate --store datasets/tressette --learner bc --hands 2000
       batchrl ablate --scheduler tcp://HOST:8786 ...   # a hero per task on a cluster
     """
-    from batchrl.ablation import AblationConfig, load_groups, run_ablation
     from batchrl.cluster import ClusterError, scheduler_address
+    from batchrl.play.ablation import AblationConfig, load_groups, run_ablation
     from batchrl.policy import ModelError
     from batchrl.store import Store, StoreError, default_store_path
 

@@ -41,20 +41,20 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from batchrl.bench.datasets import (
+from batchrl.evaluation import mean_ci
+from batchrl.filenames import safe_name
+from batchrl.games import GAMES, Dataset, Game, GameError, Scores, get_game
+from batchrl.learners import EXPLICIT_NONE, Learner, LearnerError, get_learner
+from batchrl.learning import Settings, settings
+from batchrl.play.bench.datasets import (
     BenchError,
     build_dataset,
     cache_dir,
     dataset_folder,
     declares,
 )
-from batchrl.bench.report import Row, json_default, plot, summary, table
-from batchrl.bench.tasks import EVAL_SEED, Job, as_scores, built, score, train_and_score
-from batchrl.evaluation import mean_ci
-from batchrl.filenames import safe_name
-from batchrl.games import GAMES, Dataset, Game, GameError, Scores, get_game
-from batchrl.learners import EXPLICIT_NONE, Learner, LearnerError, get_learner
-from batchrl.learning import Settings, settings
+from batchrl.play.bench.report import Row, json_default, plot, summary, table
+from batchrl.play.bench.tasks import EVAL_SEED, Job, as_scores, built, score, train_and_score
 from batchrl.store import Store
 
 __all__ = ["EVAL_SEED", "PEERS", "QUICK_SETTINGS", "TIERS", "BenchConfig", "BenchError",
@@ -366,9 +366,9 @@ class Bench:
 
     def _minari(self, sets: Sequence[_Setup], root: Path) -> None:
         """Each dataset exported under ``root`` as ``batchrl/<game>/<tier>-v0``, its
-        reference scores set (`batchrl.bench.minari`)."""
-        from batchrl.bench.minari import export_dataset
+        reference scores set (`batchrl.play.bench.minari`)."""
         from batchrl.export import ExportError
+        from batchrl.play.bench.minari import export_dataset
 
         for s in sets:
             exact = (float(s.random.mean()), float(s.reference.mean())) if s.exact else None

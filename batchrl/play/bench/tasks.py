@@ -14,10 +14,10 @@ from typing import Any
 
 import numpy as np
 
-from batchrl.bench.datasets import BenchError, build_dataset
 from batchrl.games import Dataset, GameError, Scores, get_game
 from batchrl.learners import Learner
 from batchrl.learning import Settings, learn
+from batchrl.play.bench.datasets import BenchError, build_dataset
 
 # the deals every player of a dataset is scored on: one seed, apart from the data's
 EVAL_SEED = 2_000_003
