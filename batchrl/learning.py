@@ -333,8 +333,14 @@ def train(learner: str | Learner, store: Path | str, *,
     Args:
         learner: the learner or its name.
         store: the store's directory or URL.
-        features, drop: the features it reads (None: the game's recommendation).
-        players, jobs, out, progress, on_iteration: as `learn` takes them.
+        features: the features it reads (shell patterns; None: the game's
+            recommendation).
+        drop: the features it leaves out (None: the game's recommendation).
+        players: learn from these players' decisions only (() all).
+        jobs: worker threads (-1: every core).
+        out: the model file (None: `default_out`).
+        progress: hears how far the fit is, ``(what, done, of)``.
+        on_iteration: hears each entry of the learner's history as it is made.
         **given: its settings (the others: the game's recommendation, else the
             learner's defaults) and its run-time options (FQI's ``resume``,
             ``scheduler``).

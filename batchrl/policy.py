@@ -42,12 +42,14 @@ from batchrl.modelfile import ModelError as ModelError
 class Policy(Protocol):
     """What a game needs to play a learned (or another library's) policy.
 
-    ``feature_names``: the store features it reads, in the order of the columns of the
-    ``states`` it is given (a game binds them by name, `load_model`); ``action_names``: the
-    game's actions, in order; ``meta``: at least ``game`` and ``game_params``, what it was
-    made for. ``act(states, legal)``: one action per row of ``states`` (n, features),
-    never one that ``legal`` (n, actions) masks out. A policy with values (a
-    Q-function's) has ``values(states)``, shape (n, actions).
+    A policy with values (a Q-function's) also has ``values(states)``, shape (n,
+    actions).
+
+    Attributes:
+        feature_names: the store features it reads, in the order of the columns of the
+            ``states`` it is given (a game binds them by name, `load_model`).
+        action_names: the game's actions, in order.
+        meta: at least ``game`` and ``game_params``, what it was made for.
     """
 
     feature_names: tuple[str, ...]
@@ -57,7 +59,17 @@ class Policy(Protocol):
     def meta(self) -> Mapping[str, Any]: ...
 
     def act(self, states: NDArray[np.floating[Any]],
-            legal: NDArray[np.bool_] | None = None) -> NDArray[np.int64]: ...
+            legal: NDArray[np.bool_] | None = None) -> NDArray[np.int64]:
+        """One action per state.
+
+        Args:
+            states: (n, features), the columns `feature_names` names.
+            legal: (n, actions), the legal moves; None: any.
+
+        Returns:
+            (n,) action indices, never one ``legal`` masks out.
+        """
+        ...
 
 
 class FeatureView(Protocol):
@@ -161,9 +173,18 @@ class ViewedPolicy:
 
 
 def load_policy(path: str | Path) -> Policy:
-    """The policy in the model file at ``path``, read by the learner of the kind its header
-    says (``batchrl.learners``), or the one ``python:MODULE:CALLABLE`` gives
-    (`batchrl.foreign`); a crafted file is a `ModelError`."""
+    """The policy in a model file, read by the learner of the kind its header says.
+
+    Args:
+        path: a model file of any learner (``batchrl.learners``), or
+            ``python:MODULE:CALLABLE``, another library's policy (`batchrl.foreign`).
+
+    Returns:
+        The policy; nothing in the file is run (arrays and JSON only).
+
+    Raises:
+        ModelError: no file, a kind no learner reads, or a crafted or damaged file.
+    """
     if is_foreign(path):  # python:MODULE:CALLABLE, another library's policy
         foreign: Policy = load_foreign(path)
         return foreign

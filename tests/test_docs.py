@@ -36,6 +36,10 @@ def test_the_site_builds_strict(tmp_path: Path) -> None:
     # the API reference is read from the docstrings: the Game protocol's methods are there
     games = (tmp_path / "site" / "reference" / "games" / "index.html").read_text()
     assert "sample_worlds" in games and "legal_actions" in games
+    # docstrings in Google's style: the reference shows their parameters as tables
+    for page in ("games", "store", "policy", "learners", "search"):
+        html = (tmp_path / "site" / "reference" / page / "index.html").read_text()
+        assert ">Parameters:<" in html and ">Returns:<" in html, page
     # every notebook is rendered, with the outputs it was committed with
     for notebook in sorted((ROOT / "notebooks").glob("*.ipynb")):
         page = tmp_path / "site" / "notebooks" / notebook.stem / "index.html"

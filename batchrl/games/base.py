@@ -292,24 +292,60 @@ class Game:
     # ---- rules ---------------------------------------------------------------------
 
     def new_game(self, rng: np.random.Generator, params: Any) -> Any:
+        """A fresh game.
+
+        Args:
+            rng: the only randomness: the deal, and every chance event after it.
+            params: the game's params (`params`).
+
+        Returns:
+            The first state, immutable.
+        """
         raise NotImplementedError
 
     def current_player(self, state: Any) -> int:
+        """The seat to act in ``state``; -1 once the game is over."""
         raise NotImplementedError
 
     def legal_actions(self, state: Any) -> Sequence[int]:
+        """The legal actions in ``state``, as indices into ``action_names(params)``."""
         raise NotImplementedError
 
     def step(self, state: Any, action: int) -> Any:
+        """The state after the seat to act plays a move.
+
+        Args:
+            state: a state where a seat is to act.
+            action: one of ``legal_actions(state)``.
+
+        Returns:
+            The next state; ``state`` is left as it was.
+
+        Raises:
+            ValueError: an illegal action (never repaired).
+        """
         raise NotImplementedError
 
     def is_terminal(self, state: Any) -> bool:
+        """Whether the game is over."""
         raise NotImplementedError
 
     def returns(self, state: Any) -> tuple[float, ...]:
+        """What each seat has won so far, one value per seat (its final result once the
+        game is over)."""
         raise NotImplementedError
 
     def encode(self, state: Any, player: int, params: Any) -> NDArray[np.float32]:
+        """What a seat sees: the store's features.
+
+        Args:
+            state: any state of the game.
+            player: the seat whose view it is.
+            params: the game's params.
+
+        Returns:
+            (len(feature_names(params)),) float32, the row a store holds for it.
+        """
         raise NotImplementedError
 
     def rewards(self, before: Any, after: Any) -> tuple[float, ...] | None:
@@ -402,22 +438,48 @@ class Game:
                  options: Mapping[str, Any],
                  progress: Callable[[int], None] | None = None,
                  tasks: Tasks | None = None) -> Report:
-        """Play each group of players (the first is the one measured) and report it.
+        """Play each group of players and report it (``batchrl evaluate``).
 
-        ``tasks`` (`batchrl.blocks.Tasks`, default: here, reporting to ``progress``) runs
-        the games' blocks: module-level functions of their arguments alone (the seed
-        and the block's number; each block's randomness from
-        `batchrl.blocks.block_entropy`), so a cluster's report is the local one."""
+        Args:
+            groups: the groups of players by name (bots, ``model:PATH``, ``search:...``);
+                the first of each is the one measured.
+            count: games (hands) per group; None: the game's ``default_count``.
+            seed: fixes the deals, so two runs with one seed play the same ones.
+            options: the ``evaluate`` options the game declares (`Option`).
+            progress: hears how many games were played since it last heard.
+            tasks: runs the games' blocks (`batchrl.blocks.Tasks`; default: here,
+                reporting to ``progress``): module-level functions of their arguments
+                alone (each block's randomness from `batchrl.blocks.block_entropy`), so a
+                cluster's report is the local one.
+
+        Returns:
+            A `Report`: ``table()``, ``as_dict()`` and ``intervals()``.
+
+        Raises:
+            GameError: a player, option or count the game cannot play.
+        """
         raise GameError(f"{self.name} has no evaluation yet")
 
     def score(self, players: Sequence[str], count: int, seed: int,
               options: Mapping[str, Any],
               progress: Callable[[int], None] | None = None, params: Any = None) -> Scores:
-        """The first of ``players`` scored game by game against the others (`Scores`), on
-        the deals ``seed`` fixes, as ``evaluate`` plays them (what ``batchrl ablate``
-        compares learned players by); ``params``: the game's (a store's), else from
-        ``options`` and the model players. A game without machinery of its own can return
-        ``batchrl.games.play.seat_scores``: its return per game, seats rotating."""
+        """The first of ``players`` scored game by game against the others, as ``evaluate``
+        plays them (what ``batchrl ablate`` and ``batchrl bench`` compare learned players
+        by). A game without machinery of its own can return
+        ``batchrl.games.play.seat_scores``: its return per game, seats rotating.
+
+        Args:
+            players: the measured player, then the others, by name.
+            count: games to play.
+            seed: fixes the deals: two players scored with one seed pair up game by game.
+            options: the ``evaluate`` options the game declares.
+            progress: hears how many games were played since it last heard.
+            params: the game's params (a store's); None: from ``options`` and the model
+                players.
+
+        Returns:
+            `Scores`: one value per game (or exact expectations), their name and unit.
+        """
         raise GameError(f"{self.name} cannot score a player game by game yet")
 
     def ablation_players(self, params: Any) -> tuple[str, ...]:

@@ -119,8 +119,23 @@ def inner(spec: str) -> str:
 
 
 class SearchPlayer:
-    """A `batchrl.games.play.Player` that searches over ``blueprint`` (a `Player` for its
-    own seat in the rollouts) with ``others`` (the other seats' player in the rollouts)."""
+    """A `batchrl.games.play.Player` that searches at each decision: worlds its seat
+    cannot tell apart (`Game.sample_worlds`), each legal move tried in each, the games
+    played out by the blueprint and the others, the move with the best mean made.
+
+    Args:
+        game: the game; it must sample worlds (and, for ``depth``, say what a seat has
+            banked: `Game.banked`).
+        params: the game's params.
+        blueprint: the `Player` of its own seat (and its partners') in the rollouts.
+        others: the other seats' player in the rollouts.
+        options: worlds, depth, a second round, the seed (`SearchOptions`).
+        name: what a log and a report call it.
+
+    Raises:
+        GameError: a game that samples no worlds, or a depth over a blueprint without
+            values.
+    """
 
     def __init__(self, game: Game, params: Any, blueprint: Any, others: Any,
                  options: SearchOptions, name: str) -> None:
@@ -345,9 +360,19 @@ class SearchPlayer:
 
 def search_player(game: Game, params: Any, spec: str, make: Callable[[str], Any],
                   rng: np.random.Generator) -> SearchPlayer | None:
-    """The search player ``spec`` names (None for any other name), its blueprint and the
-    others' model made by ``make(name)`` (the game's own player factory); its worlds are
-    drawn from ``rng`` and the option ``seed``."""
+    """The search player a name gives.
+
+    Args:
+        game: the game.
+        params: the game's params.
+        spec: a player's name: ``search[+OPTION=VALUE...]:INNER`` searches over INNER.
+        make: the game's own player factory, ``make(name)``: the blueprint and the
+            ``opponent=`` option's player.
+        rng: its worlds are drawn from it and the ``seed`` option.
+
+    Returns:
+        The `SearchPlayer`, or None for a name that is no search player's.
+    """
     parsed = parse(spec)
     if parsed is None:
         return None

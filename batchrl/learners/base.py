@@ -92,8 +92,19 @@ class Learner:
     holds_out: ClassVar[bool] = False
 
     def config(self, **values: Any) -> Any:
-        """The learner's config with ``values`` set (the others its defaults);
-        `LearnerError` names the fields it has."""
+        """The learner's config.
+
+        Args:
+            **values: settings by name (the others: the config's defaults;
+                ``EXPLICIT_NONE``: None, chosen over a game's recommendation).
+
+        Returns:
+            An instance of ``Config``.
+
+        Raises:
+            LearnerError: a setting the learner does not have (naming those it has), or a
+                value its config refuses.
+        """
         values = {k: None if v is EXPLICIT_NONE else v for k, v in values.items()}
         fields = {f.name for f in dataclasses.fields(self.Config)}
         if unknown := sorted(set(values) - fields):
@@ -191,7 +202,17 @@ class Learner:
         raise NotImplementedError
 
     def read(self, path: str | Path) -> Any:
-        """The policy in the model file at ``path`` (of this learner's ``kind``)."""
+        """A policy back from one of this learner's model files.
+
+        Args:
+            path: a model file of this learner's ``kind``.
+
+        Returns:
+            The policy, read from arrays and JSON alone (no pickles).
+
+        Raises:
+            ModelError: a file this learner did not write, or a damaged one.
+        """
         raise NotImplementedError
 
     def meta_of(self, path: str | Path) -> dict[str, Any]:

@@ -105,9 +105,22 @@ class Store:
                on_wait: Callable[[str], None] | None = None) -> Store:
         """A new store at ``root``, or the one already there if its schema is equal.
 
-        Under the store's lock (`batchrl.store.lock`; ``wait`` and ``on_wait`` as there),
-        so of two ingests into a fresh store one makes it and the other finds it made:
-        with another game, it is refused, naming the game the store holds."""
+        Under the store's lock (`batchrl.store.lock`), so of two ingests into a fresh
+        store one makes it and the other finds it made: with another game, it is refused,
+        naming the game the store holds.
+
+        Args:
+            root: the store's directory.
+            schema: what its rows hold (game, params, features, actions).
+            wait: seconds to wait for another writer's lock (None: as long as it takes).
+            on_wait: hears, once, whom it waits for.
+
+        Returns:
+            The store.
+
+        Raises:
+            StoreError: a store of another schema is there.
+        """
         root = writable(root)
         with store_lock(root, wait, on_wait):
             if (root / "store.json").exists():
@@ -143,8 +156,18 @@ class Store:
 
     @classmethod
     def open(cls, root: str | Path) -> Store:
-        """The store at ``root``, a directory or a URL (`batchrl.store.place`); refuses a
-        missing, foreign or other-version store."""
+        """The store at ``root``.
+
+        Args:
+            root: a directory, or a URL to read one from (`batchrl.store.place`).
+
+        Returns:
+            The store, its schema read from ``store.json``.
+
+        Raises:
+            StoreError: no store there, an unreadable or foreign ``store.json``, or a store
+                of another schema version (the message says what to do).
+        """
         root = root if is_url(root) else Path(root)
         place = Place.of(root)
         try:
@@ -240,6 +263,8 @@ class Store:
         return True
 
     def info(self) -> StoreInfo:
+        """What the store holds (`StoreInfo`): rows, episodes, players, features, actions,
+        sources and bytes on disk, from the parts' footers."""
         sources, parts = self.sources(), self._part_files()
         return StoreInfo(
             root=self.root, game=self.schema.game, schema_version=SCHEMA_VERSION,
@@ -290,11 +315,23 @@ class Store:
 
     def arrays(self, features: Sequence[str] | None = None,
                drop: Sequence[str] = (), players: Sequence[str] = ()) -> Transitions:
-        """What FQI needs as numpy arrays: the named ``features`` (default all) minus ``drop``;
-        a name may be a shell pattern (``played_*``). Only the kept features are read.
+        """The rows as numpy arrays, what every learner reads; only the kept features are
+        read.
 
-        ``players`` keeps only the decisions of the players of those names (stores
-        whose game logs names, such as hold'em, have a ``name`` column).
+        Args:
+            features: the features to keep, names or shell patterns (``hand_*``); None:
+                all of them.
+            drop: the features to leave out, likewise.
+            players: keep only the decisions of the players of these names (a store whose
+                logs name players, hold'em's say, has a ``name`` column); ``!NAME``
+                leaves one out.
+
+        Returns:
+            `Transitions`: states, actions, rewards, next states and their legal masks,
+            terminal and truncated flags, episodes and the names of the features kept.
+
+        Raises:
+            StoreError: a feature or player that matches nothing, or no feature left.
         """
         names = self.schema.feature_names
         keep = self.select_features(features, drop)

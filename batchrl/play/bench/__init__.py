@@ -524,7 +524,20 @@ def _last_byte(path: Path) -> bytes:
 
 def run_bench(config: BenchConfig, say: Callable[[str], None] = lambda _: None
               ) -> BenchResult:
-    """The benchmark of ``config`` (see the module's doc), resumed where it stopped."""
+    """Run the benchmark (see the module's doc), resumed where it stopped.
+
+    Args:
+        config: the games, tiers, learners, seeds, size and where results go
+            (`BenchConfig`).
+        say: hears each step's line as it lands.
+
+    Returns:
+        `BenchResult`: a row per game, dataset, learner and seed, and the paired
+        differences against the first learner.
+
+    Raises:
+        BenchError: a game it does not know, or fewer than one seed.
+    """
     if config.seeds < 1:
         raise BenchError(f"--seeds {config.seeds}: at least 1")
     for name in config.games:
