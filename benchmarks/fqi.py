@@ -85,7 +85,8 @@ def sette_mezzo_store(games: int, work: Path) -> Path:
 
 def _fit_child(store: str, params: dict[str, Any], out: str, queue: Any) -> None:
     sys.path.insert(0, str(ROOT))
-    from batchrl.learners.fqi.iterations import FQI, extra_trees
+    from batchrl.learners.fqi import extra_trees
+    from batchrl.learners.fqi.iterations import FQI
     from batchrl.learners.fqi.model import ModelArtifact
     from batchrl.store import Store
 

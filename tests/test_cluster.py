@@ -10,8 +10,9 @@ from click.testing import CliRunner
 
 from batchrl.cli import main
 from batchrl.cluster import connect, scheduler_address
+from batchrl.learners.fqi import extra_trees
 from batchrl.learners.fqi.cluster import forest_seeds
-from batchrl.learners.fqi.iterations import FQI, extra_trees
+from batchrl.learners.fqi.iterations import FQI
 from batchrl.learners.fqi.model import GreedyPolicy
 from batchrl.store import Store
 

@@ -6,7 +6,8 @@ import dataclasses
 import numpy as np
 import pytest
 
-from batchrl.learners.fqi.iterations import FQI, extra_trees, return_to_go
+from batchrl.learners.fqi import extra_trees
+from batchrl.learners.fqi.iterations import FQI, return_to_go
 from batchrl.learners.fqi.model import GreedyPolicy, ModelArtifact
 from batchrl.store import Transitions
 

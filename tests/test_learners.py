@@ -205,7 +205,8 @@ def test_the_support_constraints_behaviour_model_is_bc():
 
 
 def test_the_fqi_learner_is_the_fqi_iterations():
-    from batchrl.learners.fqi.iterations import FQI, extra_trees
+    from batchrl.learners.fqi import extra_trees
+    from batchrl.learners.fqi.iterations import FQI
 
     data = _data(seed=2)
     data.reward[:] = (data.action == 1).astype(float)

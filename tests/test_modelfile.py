@@ -16,7 +16,8 @@ from sklearn.linear_model import LinearRegression
 from sklearn.tree import DecisionTreeRegressor, ExtraTreeRegressor
 
 from batchrl import modelfile, modeltrees
-from batchrl.learners.fqi.iterations import FQI, extra_trees
+from batchrl.learners.fqi import extra_trees
+from batchrl.learners.fqi.iterations import FQI
 from batchrl.learners.fqi.model import ARTIFACT_VERSION, GreedyPolicy, ModelArtifact, QFunction
 from batchrl.policy import ModelError
 from batchrl.store import Transitions

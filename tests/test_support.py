@@ -5,7 +5,8 @@ import dataclasses
 
 import numpy as np
 
-from batchrl.learners.fqi.iterations import FQI, extra_trees
+from batchrl.learners.fqi import extra_trees
+from batchrl.learners.fqi.iterations import FQI
 from batchrl.learners.fqi.model import GreedyPolicy, ModelArtifact
 from batchrl.learners.fqi.support import behaviour_model, supported
 from batchrl.store import Transitions

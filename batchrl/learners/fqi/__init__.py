@@ -36,6 +36,7 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 import numpy as np
+from sklearn.ensemble import ExtraTreesRegressor
 
 from batchrl.cluster import connect, scheduler_address
 from batchrl.episodes import grouping
@@ -43,7 +44,7 @@ from batchrl.filenames import safe_name
 from batchrl.learners.base import Learner, LearnerError, RunOption
 from batchrl.learners.bc import behaviour_model
 from batchrl.learners.fqi.checkpoints import checkpoint_directory, checkpoint_done
-from batchrl.learners.fqi.iterations import FQI, extra_trees, return_to_go
+from batchrl.learners.fqi.iterations import FQI, return_to_go
 from batchrl.learners.fqi.model import KIND, GreedyPolicy, ModelArtifact
 from batchrl.learners.fqi.support import supported
 from batchrl.store import Transitions
@@ -86,6 +87,14 @@ class FQIConfig:
                 "kept in the model file). 1 imitates them; off by default.",
         "min": 0.0, "max": 1.0, "min_open": True, "metavar": "TAU"})
     seed: int = field(default=0, metadata={"help": "Makes a run repeatable."})
+
+
+def extra_trees(trees: int = 100, nmin: int = 20, k: int | float | None = None,
+                jobs: int = 1) -> ExtraTreesRegressor:
+    """The thesis's regressor: M trees, K candidate attributes (None: all), n_min to split
+    (FQI's `FQIConfig` read into scikit-learn's parameters, here alone)."""
+    return ExtraTreesRegressor(n_estimators=trees, min_samples_split=nmin,
+                               max_features=1.0 if k is None else k, n_jobs=jobs)
 
 
 FAST_HELP = ("Grow the trees once on the return-to-go, then only refit leaf values: each "

@@ -6,9 +6,10 @@ and the max runs over the stored ``next_legal`` mask only (MushroomRL's FQI maxe
 over every action, which in a card game counts moves that cannot be made).
 
 ``FQI`` holds a scikit-learn regressor *instance* and clones it each iteration
-(default ``ExtraTreesRegressor(n_estimators=M, min_samples_split=n_min,
-max_features=K)``, K = all inputs). Two action models: one regressor on (state,
-action), as the thesis does, or one regressor per action (``per_action=True``).
+(the learner's is ``batchrl.learners.fqi.extra_trees``: ``ExtraTreesRegressor(
+n_estimators=M, min_samples_split=n_min, max_features=K)``, K = all inputs). Two
+action models: one regressor on (state, action), as the thesis does, or one regressor
+per action (``per_action=True``).
 
 Fast mode (``freeze_after``) keeps the trees' structure after the first
 ``freeze_after`` refits and from then on only recomputes leaf values (Ernst et
@@ -35,7 +36,6 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 from sklearn.base import clone
-from sklearn.ensemble import ExtraTreesRegressor
 
 from batchrl import modelfile, modeltrees
 from batchrl.learners.fqi.checkpoint_data import data_key, what_changed
@@ -54,13 +54,6 @@ from batchrl.store import Transitions
 # Rows on which each iteration's diagnostics are measured: predicting every training
 # row would add a sixth to a full iteration's time, for a number a sample gives as well.
 PROBE_ROWS = 20_000
-
-
-def extra_trees(trees: int = 100, nmin: int = 20, k: int | float | None = None,
-                jobs: int = 1) -> ExtraTreesRegressor:
-    """The thesis's regressor: M trees, K candidate attributes (None: all), n_min to split."""
-    return ExtraTreesRegressor(n_estimators=trees, min_samples_split=nmin,
-                               max_features=1.0 if k is None else k, n_jobs=jobs)
 
 
 @dataclass(frozen=True, slots=True)
@@ -103,6 +96,7 @@ class FQI:
     ...     episode=np.array([0, 1, 1]), episode_ids=np.array(["a", "b"], object),
     ...     step=np.array([0, 0, 1], np.int32), player=np.zeros(3, np.int8),
     ...     feature_names=("x",), action_names=("wait", "take"))
+    >>> from batchrl.learners.fqi import extra_trees
     >>> model = FQI(extra_trees(trees=5, nmin=2), n_iterations=3, random_state=0).fit(data)
     >>> model.q_values(np.array([[0.]], np.float32)).round(2)
     array([[2., 1.]])
@@ -110,7 +104,7 @@ class FQI:
 
     def __init__(
         self,
-        regressor: Any | None = None,
+        regressor: Any,
         n_iterations: int = 11,
         gamma: float = 1.0,
         per_action: bool = False,
@@ -254,7 +248,7 @@ class FQI:
             self._run.on_step(what, done, total)
 
     def _base(self) -> Any:
-        return self.regressor if self.regressor is not None else extra_trees()
+        return self.regressor
 
     def _fit_one(self, inputs: _Inputs, target: NDArray[np.float64], seed: int,
                  m: int) -> Any:
