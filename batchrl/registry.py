@@ -16,11 +16,12 @@ TypeError: register_part takes a str, not namespace(name='x')
 
 from __future__ import annotations
 
+import dataclasses
 import importlib
 import pkgutil
 import threading
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from typing import Generic, TypeVar
+from typing import Any, Generic, TypeVar
 
 # what a Registry imports is declared beside it (its package's __lazy_imports__)
 __lazy_imports__: tuple[str, ...] = ()
@@ -91,3 +92,28 @@ class Registry(Mapping[str, T], Generic[T]):
     def __len__(self) -> int:
         self._find()
         return len(self._parts)
+
+
+def make_dataclass_of(kind: Any, values: Mapping[str, Any], owner: str, what: str,
+                      error: type[Exception]) -> Any:
+    """A part's frozen dataclass (a game's ``Params``, a learner's ``Config``) made from
+    ``values``; ``error`` names the fields it has for one it lacks, or says what the
+    dataclass refused.
+
+    >>> from dataclasses import dataclass
+    >>> @dataclass(frozen=True)
+    ... class P:
+    ...     size: int = 3
+    >>> make_dataclass_of(P, {"colour": 1}, "chess", "option", ValueError)
+    Traceback (most recent call last):
+    ...
+    ValueError: chess has no option colour: its options are size
+    """
+    fields = {f.name for f in dataclasses.fields(kind)}
+    if unknown := sorted(set(values) - fields):
+        raise error(f"{owner} has no {what} {', '.join(unknown)}: its {what}s are "
+                    f"{', '.join(sorted(fields)) or 'none'}")
+    try:
+        return kind(**values)
+    except (TypeError, ValueError) as exc:
+        raise error(f"{owner}: {exc}") from None

@@ -37,6 +37,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from batchrl.records import LogLines
+from batchrl.registry import make_dataclass_of
 from batchrl.store import RowsBatch, StoreSchema
 
 if TYPE_CHECKING:
@@ -239,14 +240,7 @@ class Game:
 
     def params(self, **values: Any) -> Any:
         """The game's params with ``values`` set; `GameError` names the valid fields."""
-        fields = {f.name for f in dataclasses.fields(self.Params)}
-        if unknown := sorted(set(values) - fields):
-            raise GameError(f"{self.name} has no option {', '.join(unknown)}: its options "
-                            f"are {', '.join(sorted(fields)) or 'none'}")
-        try:
-            return self.Params(**values)
-        except (TypeError, ValueError) as exc:
-            raise GameError(f"{self.name}: {exc}") from None
+        return make_dataclass_of(self.Params, values, self.name, "option", GameError)
 
     def params_from_store(self, stored_game: str, game_params: Mapping[str, Any]) -> Any:
         """The params of a store (or a model) of game ``stored_game`` that records

@@ -17,6 +17,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from batchrl import modelfile
+from batchrl.registry import make_dataclass_of
 from batchrl.store import Transitions
 
 __all__ = ["EXPLICIT_NONE", "Learner", "LearnerError", "RunOption", "ScoredPolicy"]
@@ -106,14 +107,7 @@ class Learner:
                 value its config refuses.
         """
         values = {k: None if v is EXPLICIT_NONE else v for k, v in values.items()}
-        fields = {f.name for f in dataclasses.fields(self.Config)}
-        if unknown := sorted(set(values) - fields):
-            raise LearnerError(f"{self.name} has no setting {', '.join(unknown)}: its "
-                               f"settings are {', '.join(sorted(fields)) or 'none'}")
-        try:
-            return self.Config(**values)
-        except (TypeError, ValueError) as exc:
-            raise LearnerError(f"{self.name}: {exc}") from None
+        return make_dataclass_of(self.Config, values, self.name, "setting", LearnerError)
 
     def settings(self) -> list[tuple[str, type, Any, str]]:
         """Each setting as (name, type, default, help), from the config's fields: the type
