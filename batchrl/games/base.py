@@ -541,11 +541,11 @@ class Bound:
     can neither import ``game.py`` (which imports it) nor ask ``batchrl.games`` (whose
     registry imports the package): either is a cycle.
 
-    >>> slot = Bound("kuhn")
+    >>> slot = Bound("go")
     >>> slot()
     Traceback (most recent call last):
     ...
-    batchrl.games.base.GameError: kuhn's players ask for its game before batchrl.games.kuhn bound it
+    batchrl.games.base.GameError: go's players ask for its game before batchrl.games.go bound it
     """
 
     def __init__(self, name: str) -> None:
