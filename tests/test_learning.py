@@ -1,0 +1,59 @@
+"""Any learner on a store through the one path (`batchrl.learning`): the notebook's call
+(`train`), the names models get, and the protocol a learner's run-time needs travel by
+(run options, checkpoints) refused where a learner has none."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from batchrl.ingest import IngestConfig, ingest
+from batchrl.learners import LearnerError, get_learner
+from batchrl.learning import Settings, default_out, learn, settings, settings_name, train
+from batchrl.policy import load_policy
+
+
+@pytest.fixture
+def store(sample_log: Path, tmp_path: Path) -> Path:
+    root = tmp_path / "store"
+    ingest(IngestConfig(paths=(sample_log,), store=root))
+    return root
+
+
+def test_train_is_settings_then_learn(store: Path) -> None:
+    path, policy = train("bc", store, trees=3, players=("random-1",), jobs=1)
+    assert path == store / "models" / "bc-trees3-player-random-1.npz" and path.is_file()
+    meta = load_policy(path).meta
+    assert meta["params"]["trees"] == 3 and meta["params"]["players"] == ["random-1"]
+    assert meta["learner"] == "bc" and policy.feature_names == tuple(meta["feature_names"])
+
+
+def test_train_hands_a_learner_its_run_options(store: Path) -> None:
+    """FQI's ``resume`` reaches it: a finished run is refused, saying how to train again;
+    a learner that keeps no checkpoints refuses ``resume`` whatever the store."""
+    path, _ = train("fqi", store, trees=2, iters=1, jobs=1)
+    assert path.name == "fqi-M2-nmin20-N1.npz"
+    assert not path.with_name(path.name + ".ckpt").exists()  # removed once saved
+    with pytest.raises(ValueError, match="the run is finished"):
+        train("fqi", store, trees=2, iters=1, jobs=1, resume=True)
+    bc = get_learner("bc")
+    with pytest.raises(LearnerError, match="keeps no checkpoints"):
+        learn(bc, store, settings(bc, store, {}), resume=True)
+
+
+def test_fqi_keeps_its_names_and_a_run_of_many_models_names_each(store: Path) -> None:
+    """FQI's own names leave the features out (a run that would replace a model made
+    with others is refused instead); a caller making many models at once names them by
+    every setting, so an ablation's heroes never share a file."""
+    fqi = get_learner("fqi")
+    config = fqi.config(trees=3, fast=True)
+    full = default_out(store, fqi, config, None, (), ())
+    no_pv = default_out(store, fqi, config, None, ("pv",), ())
+    assert full == no_pv == store / "models" / "fqi-M3-nmin20-N11-fast0.npz"
+    names = {settings_name(fqi, config, None, drop, ()) for drop in ((), ("pv",), ("pot",))}
+    assert names == {"fqi-trees3-freeze_after0", "fqi-trees3-freeze_after0-drop-pv",
+                     "fqi-trees3-freeze_after0-drop-pot"}
+    train("fqi", store, trees=2, iters=1, jobs=1)
+    with pytest.raises(ValueError, match="other settings: drop"):
+        learn(fqi, store, Settings(fqi.config(trees=2, iters=1), None, ("pv",), ""), jobs=1)
