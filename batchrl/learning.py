@@ -236,8 +236,28 @@ def checkpoints_of(out: Path) -> Path:
     return out.with_name(out.name + ".ckpt")
 
 
+def view_of(opened: Store, chosen: Settings) -> FeatureView | None:
+    """The game's view of the store's features the settings name (None: none)."""
+    if chosen.view is None:
+        return None
+    game = game_for(opened.schema.game, opened.schema.game_params)
+    return game.view(chosen.view, game.params_from_store(opened.schema.game,
+                                                         opened.schema.game_params))
+
+
+def model_path(learner: Learner, store: Path | str, chosen: Settings,
+               players: Sequence[str] = (), out: Path | str | None = None) -> Path:
+    """Where `learn` puts the model of these settings (``out``, else `default_out`, the
+    view's tag included)."""
+    if out is not None:
+        return Path(out)
+    view = view_of(Store.open(store), chosen)
+    return default_out(store, learner, chosen.config, chosen.features, chosen.drop, players,
+                       view.tag if view is not None else "")
+
+
 def learn(learner: Learner, store: Path | str, chosen: Settings, *,
-          players: tuple[str, ...] = (), jobs: int = -1, out: Path | None = None,
+          players: tuple[str, ...] = (), jobs: int = -1, out: Path | str | None = None,
           progress: Callable[[str, int, int], None] | None = None,
           on_iteration: Callable[[dict[str, Any]], None] | None = None,
           **run: Any) -> tuple[Path, Any]:
@@ -265,16 +285,13 @@ def learn(learner: Learner, store: Path | str, chosen: Settings, *,
         raise LearnerError(f"{learner.name} keeps no checkpoints: there is nothing to resume")
     opened = Store.open(store)
     opened.check()  # every part sound and of store.json's game; each page checked as read
-    view = None
-    if chosen.view is not None:
-        game = game_for(opened.schema.game, opened.schema.game_params)
-        view = game.view(chosen.view, game.params_from_store(opened.schema.game,
-                                                             opened.schema.game_params))
+    view = view_of(opened, chosen)
     record = None if view is None else dict(view.record())
     params = model_params(chosen, players, record)
     named = out is None
-    out = out or default_out(store, learner, chosen.config, chosen.features, chosen.drop,
-                             players, view.tag if view is not None else "")
+    out = Path(out) if out is not None else default_out(
+        store, learner, chosen.config, chosen.features, chosen.drop, players,
+        view.tag if view is not None else "")
     if named and not resume:  # before the rows are read: at once
         refuse_other_model(out, params)
     seen = snapshot(opened)  # the store as read: an ingest landing meanwhile is not it

@@ -98,7 +98,8 @@ def fqi(store, name, *options):
                    "--nmin", NMIN, "--k", K, "--iters", ITERS, *options, *JOBS, "--out", model,
                    *(["--resume"] if killed else []), out=model)
     lines = said.strip().splitlines()  # the settings it used, and where the model went
-    print(*dict.fromkeys([lines[0], lines[-1]]), sep="\\n")
+    went = [line for line in lines if "model in" in line] or lines[-1:]
+    print(*dict.fromkeys([lines[0], went[-1]]), sep="\\n")
     return model
 
 

@@ -57,3 +57,29 @@ def test_fqi_keeps_its_names_and_a_run_of_many_models_names_each(store: Path) ->
     train("fqi", store, trees=2, iters=1, jobs=1)
     with pytest.raises(ValueError, match="other settings: drop"):
         learn(fqi, store, Settings(fqi.config(trees=2, iters=1), None, ("pv",), ""), jobs=1)
+
+
+def test_a_library_call_runs_where_it_is_and_takes_a_path_as_text(store: Path, tmp_path: Path,
+                                                                  monkeypatch) -> None:
+    """Only the command line reads BATCHRL_SCHEDULER (into --scheduler): a library call,
+    an ablation's hero or a benchmark task on a worker never connects by itself."""
+    monkeypatch.setenv("BATCHRL_SCHEDULER", "tcp://127.0.0.1:1")  # nothing listens there
+    fqi = get_learner("fqi")
+    out = str(tmp_path / "m.npz")
+    path, _ = learn(fqi, store, Settings(fqi.config(trees=2, iters=1), None, (), ""),
+                    out=out, jobs=1)
+    assert path == Path(out) and path.is_file()
+
+
+def test_info_says_what_fqi_runs_with_no_flags(store: Path) -> None:
+    import json
+
+    from click.testing import CliRunner
+
+    from batchrl.cli import main
+
+    result = CliRunner().invoke(main, ["info", str(store), "--json"])
+    assert result.exit_code == 0, result.output
+    said = json.loads(result.output)["fqi"]
+    assert said["trees"] == 100 and said["iters"] == 11 and said["freeze_after"] is None
+    assert said["features"] is None and said["drop"] == []

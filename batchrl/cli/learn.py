@@ -102,6 +102,16 @@ def _setting_option(name: str, kind: type, default: Any, text: str,
                         help=f"{text} [default: the game's, else {shown}]".strip())
 
 
+def _named(learner: Any) -> str:
+    """A learner's model file's default name with its default settings, for ``--out``'s
+    help."""
+    from batchrl.learning import settings_name
+
+    config = learner.Config()
+    return str(learner.file_name(config, None, (), (), "") or
+               settings_name(learner, config, None, (), ()))
+
+
 def learner_command(learner: Any) -> click.Command:
     """The command that runs ``learner``: the store and data options every learner takes,
     one option per field of its config, and its run-time options."""
@@ -128,8 +138,9 @@ def learner_command(learner: Any) -> click.Command:
                      help="Worker threads (-1: every core). Results do not depend on it."),
         click.Option(["--out"], type=click.Path(dir_okay=False, path_type=Path),
                      default=None,
-                     help=f"Model file [default: STORE/models/{learner.name}[-SETTING...]"
-                          ".npz, named by the settings that make it].")]
+                     help=f"Model file [default: STORE/models/NAME.npz, named by the "
+                          f"settings that make it: {_named(learner)}.npz with the "
+                          "learner's defaults].")]
     run_options: tuple[RunOption, ...] = learner.run_options
     for option in run_options:
         flag = f"--{option.name.replace('_', '-')}"
@@ -145,7 +156,7 @@ def learner_command(learner: Any) -> click.Command:
     def run(store: Path | str | None, features: tuple[str, ...], drop: tuple[str, ...],
             players: tuple[str, ...], jobs: int, out: Path | None, **given: Any) -> None:
         from batchrl.cluster import ClusterError
-        from batchrl.learning import checkpoints_of, default_out, settings
+        from batchrl.learning import checkpoints_of, model_path, settings
         from batchrl.learning import learn as fit
         from batchrl.policy import ModelError
         from batchrl.store import StoreError, default_store_path
@@ -163,8 +174,7 @@ def learner_command(learner: Any) -> click.Command:
             raise click.ClickException(str(exc)) from None
         click.echo(chosen.said)
         if run_given.get("resume"):  # where it goes on from, or that there is nothing to
-            model = out or default_out(root, learner, chosen.config, chosen.features,
-                                       chosen.drop, who)
+            model = model_path(learner, root, chosen, who, out)
             note = learner.resume_note(checkpoints_of(model), chosen.config)
             if note:
                 click.echo(note)

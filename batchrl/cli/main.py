@@ -32,7 +32,7 @@ from batchrl.cli.common import (
 from batchrl.cli.export import export
 from batchrl.cli.learn import ablate, command_of, imitate, learn
 from batchrl.cli.play import evaluate, generate, solve
-from batchrl.games import FORMATS, GameError, game_for
+from batchrl.games import FORMATS
 from batchrl.ingest import IngestConfig, IngestError, SourceReport
 from batchrl.ingest import ingest as run_ingest
 
@@ -254,12 +254,12 @@ def info(store: Path | str | None, whole: bool, as_json: bool, quick: bool) -> N
     except StoreError as exc:
         raise click.ClickException(str(exc)) from None
     if as_json:
-        try:
-            game = game_for(summary.game, opened.schema.game_params)
-            fqi_settings: dict[str, Any] | None = game.settings_for(
-                "fqi", game.params_from_store(summary.game, opened.schema.game_params))
-        except GameError:
-            fqi_settings = None
+        from batchrl.learners import get_learner
+        from batchrl.learning import settings
+
+        chosen = settings(get_learner("fqi"), root, {})  # what batchrl fqi runs
+        fqi_settings = {**asdict(chosen.config), "features": chosen.features,
+                        "drop": chosen.drop}
         click.echo(json.dumps({
             "store": str(opened.place), "game": summary.game,
             "schema_version": summary.schema_version,

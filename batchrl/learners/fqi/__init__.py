@@ -209,7 +209,10 @@ class FittedQIteration(Learner):
             checkpoint_directory(checkpoints, resume)
             # --support changes the legal next actions: a resume with another is refused
             checkpoint_data = {**(checkpoint_data or {}), "support": config.support}
-        with connect(scheduler_address(scheduler)) if client is None else \
+        # a cluster only where one is named (the command line reads BATCHRL_SCHEDULER
+        # into --scheduler): a library call, an ablation's hero or a bench task on a
+        # worker stays where it runs
+        with connect(scheduler_address(scheduler)) if scheduler is not None else \
                 contextlib.nullcontext(client) as held:
             for stats in fqi.fit_iter(rows, resume=resume, checkpoints=checkpoints,
                                       on_step=progress, client=held,
