@@ -82,9 +82,9 @@ def learn() -> None:
 
 def _setting_option(name: str, kind: type, default: Any, text: str,
                     metadata: Mapping[str, Any]) -> click.Option:
-    """One config field as an option: its flag, short flag, bounds and help from the
-    field's ``metadata`` (`batchrl.learners.Learner`); None is "not given", so the
-    game's recommendation or the learner's default applies."""
+    """One config field as an option: its flag, short flag, bounds, help and what its
+    None means (``unset``) from the field's ``metadata`` (`batchrl.learners.Learner`);
+    None is "not given", so the game's recommendation or the learner's default applies."""
     flag = name.replace("_", "-")
     decls = [str(metadata["flag"]) if "flag" in metadata else
              f"--{flag}/--no-{flag}" if kind is bool else f"--{flag}"]
@@ -95,8 +95,7 @@ def _setting_option(name: str, kind: type, default: Any, text: str,
         kind_of = click.IntRange(**bounds)
     elif bounds and kind is float:
         kind_of = click.FloatRange(**bounds)
-    shown = "all" if default is None and name == "k" else "none" if default is None else \
-        default
+    shown = metadata.get("unset", "none") if default is None else default
     return click.Option([*decls, name], type=None if kind is bool else kind_of, default=None,
                         metavar=metadata.get("metavar"),
                         help=f"{text} [default: the game's, else {shown}]".strip())

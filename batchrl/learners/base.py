@@ -69,8 +69,8 @@ class Learner:
     line, the model file and a game's recommendation know of a learner's
     hyperparameters is read from its ``Config`` dataclass alone: each field's
     ``metadata`` may say its ``help``, a ``short`` flag (``-M``), a ``flag`` spelling
-    (``--per-action/--joint``), a ``metavar`` and the bounds ``min`` / ``max`` (with
-    ``min_open`` / ``max_open``).
+    (``--per-action/--joint``), a ``metavar``, the bounds ``min`` / ``max`` (with
+    ``min_open`` / ``max_open``) and what a default of None means (``unset``: "all").
     """
 
     name: ClassVar[str]

@@ -45,7 +45,8 @@ class BCConfig:
     nmin: int = field(default=20, metadata={
         "help": "n_min: rows a node needs to be split (bigger: smoother frequencies)."})
     k: int | None = field(default=None, metadata={
-        "help": "K: candidate features tried at each split (none given: all of them)."})
+        "help": "K: candidate features tried at each split (none given: all of them).",
+        "unset": "all"})
     seed: int = field(default=0, metadata={"help": "Makes a run repeatable."})
 
     def __post_init__(self) -> None:

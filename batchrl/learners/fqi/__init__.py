@@ -68,7 +68,7 @@ class FQIConfig:
                 "more, docs/scale.md: Memory).", "min": 2})
     k: int | None = field(default=None, metadata={
         "help": "K: candidate attributes tried at each split (all inputs, as the thesis "
-                "and Ernst et al., unless given).", "min": 1})
+                "and Ernst et al., unless given).", "min": 1, "unset": "all"})
     iters: int = field(default=11, metadata={
         "help": "N: iterations; Q then looks N decisions ahead (11 covers a limit hold'em "
                 "hand).", "short": "-N", "min": 1})
