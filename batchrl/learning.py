@@ -249,9 +249,15 @@ def model_path(learner: Learner, store: Path | str, chosen: Settings,
                players: Sequence[str] = (), out: Path | str | None = None) -> Path:
     """Where `learn` puts the model of these settings (``out``, else `default_out`, the
     view's tag included)."""
+    view = None if out is not None else view_of(Store.open(store), chosen)
+    return _placed(learner, store, chosen, players, view, out)
+
+
+def _placed(learner: Learner, store: Path | str, chosen: Settings, players: Sequence[str],
+            view: FeatureView | None, out: Path | str | None) -> Path:
+    """``out``, else the default name of the settings and the view's tag."""
     if out is not None:
         return Path(out)
-    view = view_of(Store.open(store), chosen)
     return default_out(store, learner, chosen.config, chosen.features, chosen.drop, players,
                        view.tag if view is not None else "")
 
@@ -289,9 +295,7 @@ def learn(learner: Learner, store: Path | str, chosen: Settings, *,
     record = None if view is None else dict(view.record())
     params = model_params(chosen, players, record)
     named = out is None
-    out = Path(out) if out is not None else default_out(
-        store, learner, chosen.config, chosen.features, chosen.drop, players,
-        view.tag if view is not None else "")
+    out = _placed(learner, store, chosen, players, view, out)
     if named and not resume:  # before the rows are read: at once
         refuse_other_model(out, params)
     seen = snapshot(opened)  # the store as read: an ingest landing meanwhile is not it
