@@ -43,7 +43,7 @@ def main() -> None:
     sys.path.insert(0, str(ROOT))
     from batchrl.ingest import IngestConfig, ingest
     from batchrl.learners.fqi import extra_trees
-    from batchrl.learners.fqi.iterations import return_to_go
+    from batchrl.learners.fqi.inputs import return_to_go
     from batchrl.store import Store
 
     with tempfile.TemporaryDirectory() as tmp:

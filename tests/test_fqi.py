@@ -7,7 +7,8 @@ import numpy as np
 import pytest
 
 from batchrl.learners.fqi import extra_trees
-from batchrl.learners.fqi.iterations import FQI, return_to_go
+from batchrl.learners.fqi.inputs import return_to_go
+from batchrl.learners.fqi.iterations import FQI
 from batchrl.learners.fqi.model import GreedyPolicy, ModelArtifact
 from batchrl.store import Transitions
 

@@ -44,7 +44,8 @@ from batchrl.filenames import safe_name
 from batchrl.learners.base import Learner, LearnerError, RunOption
 from batchrl.learners.bc import behaviour_model
 from batchrl.learners.fqi.checkpoints import checkpoint_directory, checkpoint_done
-from batchrl.learners.fqi.iterations import FQI, return_to_go
+from batchrl.learners.fqi.inputs import return_to_go
+from batchrl.learners.fqi.iterations import FQI
 from batchrl.learners.fqi.model import KIND, GreedyPolicy, ModelArtifact
 from batchrl.learners.fqi.support import supported
 from batchrl.store import Transitions

@@ -46,19 +46,16 @@ from batchrl.learners.fqi.checkpoints import (
     check_checkpoint,
     digest,
 )
+from batchrl.learners.fqi.inputs import Inputs, return_to_go
 from batchrl.learners.fqi.leaves import Frozen, check_values, leaf_means, leaves_of, mean_values
 from batchrl.learners.fqi.model import QFunction
 from batchrl.modeltrees import predict
 from batchrl.store import Transitions
 
-# Rows on which each iteration's diagnostics are measured: predicting every training
-# row would add a sixth to a full iteration's time, for a number a sample gives as well.
-PROBE_ROWS = 20_000
-
 
 @dataclass(frozen=True, slots=True)
 class IterationStats:
-    """What one iteration did, measured on a fixed sample of up to ``PROBE_ROWS`` rows.
+    """What one iteration did, measured on a fixed sample of rows (``inputs.PROBE_ROWS``).
 
     ``bellman_residual`` is the RMS of ``r + gamma max Q_{N-1}(s', .) - Q_{N-1}(s, a)``
     (zero at a fixed point); ``mean_abs_q`` and ``max_abs_q`` describe the new Q_N."""
@@ -166,7 +163,7 @@ class FQI:
     def _iterations(self, data: Transitions, resume: bool) -> Iterator[IterationStats]:
         n_actions = len(data.action_names)
         seeds = np.random.SeedSequence(self.random_state).generate_state(self.n_iterations + 1)
-        inputs = _Inputs(data, n_actions, self.per_action, self.random_state)
+        inputs = Inputs(data, n_actions, self.per_action, self.random_state)
         self.n_actions_ = n_actions
         start = 0
         self.history_: list[IterationStats] = []
@@ -250,7 +247,7 @@ class FQI:
     def _base(self) -> Any:
         return self.regressor
 
-    def _fit_one(self, inputs: _Inputs, target: NDArray[np.float64], seed: int,
+    def _fit_one(self, inputs: Inputs, target: NDArray[np.float64], seed: int,
                  m: int) -> Any:
         """Model ``m`` fitted to ``target`` (None for an action no row took)."""
         rows = inputs.rows[m]
@@ -261,14 +258,14 @@ class FQI:
             model.set_params(random_state=(seed + m) % 2**32)
         return model.fit(inputs.x(m), target[rows])
 
-    def _fit_models(self, inputs: _Inputs, target: NDArray[np.float64], seed: int) -> list[Any]:
+    def _fit_models(self, inputs: Inputs, target: NDArray[np.float64], seed: int) -> list[Any]:
         models: list[Any] = []
         for m, model in enumerate(self._fitted(inputs, target, seed)):
             self._step("models fitted", m + 1, len(inputs.rows))
             models.append(model)
         return models
 
-    def _fitted(self, inputs: _Inputs, target: NDArray[np.float64], seed: int
+    def _fitted(self, inputs: Inputs, target: NDArray[np.float64], seed: int
                 ) -> Iterator[Any]:
         """Each model fitted to ``target``, in order: here one at a time, or on the
         cluster all at once (each model's trees in shares), taken back in order."""
@@ -299,7 +296,7 @@ class FQI:
         for item in pending:
             yield None if item is None else remote.gather(item[0], item[1], features)
 
-    def _freeze(self, inputs: _Inputs, target: NDArray[np.float64], seed: int) -> Frozen:
+    def _freeze(self, inputs: Inputs, target: NDArray[np.float64], seed: int) -> Frozen:
         """Fast mode's trees, grown once on ``target`` and frozen, one model at a time:
         grown, its leaves found, and (with a checkpoint directory) its trees set aside on
         disk until the end, so that only one model's trees are ever held (on 75,000
@@ -312,7 +309,7 @@ class FQI:
             self._step("models grown and frozen", m + 1, len(inputs.rows))
         return Frozen(*(list(p) for p in zip(*parts, strict=True)))
 
-    def _freeze_fitted(self, inputs: _Inputs) -> Frozen:
+    def _freeze_fitted(self, inputs: Inputs) -> Frozen:
         """The leaves of the models in ``models_`` (trees set aside are read back one at a
         time, and set aside again)."""
         parts = []
@@ -322,7 +319,7 @@ class FQI:
             parts.append(self._freeze_one(inputs, m, held))
         return Frozen(*(list(p) for p in zip(*parts, strict=True)))
 
-    def _freeze_one(self, inputs: _Inputs, m: int, model: Any) -> tuple[Any, Any, Any, Any]:
+    def _freeze_one(self, inputs: Inputs, m: int, model: Any) -> tuple[Any, Any, Any, Any]:
         """Model ``m``'s leaves: of its training rows, its probe rows and the legal next
         inputs it scores; and its trees' offsets."""
         if model is None:
@@ -344,7 +341,7 @@ class FQI:
         modelfile.write(path, "fqi-models", {"models": specs}, arrays)
         return _Aside(path)
 
-    def _predict(self, inputs: _Inputs, frozen: Frozen | None
+    def _predict(self, inputs: Inputs, frozen: Frozen | None
                  ) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
         """Q on the probe rows, and each next state's max of Q over its legal actions (0
         where no model knows any of them), kept as a running max: never a (next states,
@@ -417,7 +414,7 @@ class FQI:
             cache[key] = digest(path)
         return cache[key]
 
-    def _load_checkpoint(self, inputs: _Inputs) -> tuple[int, Frozen | None]:
+    def _load_checkpoint(self, inputs: Inputs) -> tuple[int, Frozen | None]:
         if self._run.checkpoints is None:
             return 0, None
         root = Path(self._run.checkpoints)
@@ -487,75 +484,6 @@ class _Aside:
         return modeltrees.decode_models(header.get("models"), arrays, self.path)[0]
 
 
-class _Inputs:
-    """The regression inputs: per model the rows it learns from; for the rows that
-    bootstrap, where their next states are and which actions are legal there; and a
-    fixed sample of rows (the probe) on which the diagnostics are measured.
-
-    Memory is the data's, once: a per-action model's inputs are gathered from the state
-    matrix when it is fitted and dropped after, and next states are gathered per action
-    when their leaves or values are needed (a "following" store's are rows of the same
-    matrix). Only the joint model keeps a second matrix, the states with the action as a
-    last column, which scikit-learn needs in one piece."""
-
-    def __init__(self, data: Transitions, n_actions: int, per_action: bool,
-                 seed: int | None) -> None:
-        self.n = len(data)
-        self.n_actions = n_actions
-        self.per_action = per_action
-        self.has_next = ~data.terminal & data.next_legal.any(axis=1)
-        self.next_legal = data.next_legal[self.has_next]
-        self.n_next = int(self.has_next.sum())
-        self._state = data.state
-        self.n_inputs = data.state.shape[1] + (0 if per_action else 1)
-        self._next_states = data.next_state  # gathered from on demand
-        self._next_at = np.flatnonzero(self.has_next)
-        # Q is only ever needed where the action is legal: predict nothing else.
-        self.next_rows = [np.flatnonzero(self.next_legal[:, a]) for a in range(n_actions)]
-        if per_action:
-            self.rows = [np.flatnonzero(data.action == a) for a in range(n_actions)]
-            self._joint: NDArray[np.float32] | None = None
-        else:
-            self.rows = [np.arange(self.n)]
-            self._joint = _with_action(data.state, data.action)
-        rng = np.random.default_rng(seed)
-        self.probe = np.sort(rng.choice(self.n, min(self.n, PROBE_ROWS), replace=False))
-        in_probe = np.zeros(self.n, dtype=bool)
-        in_probe[self.probe] = True
-        position = np.cumsum(in_probe) - 1  # a probe row's index in self.probe
-        self.probe_local = [np.flatnonzero(in_probe[r]) for r in self.rows]
-        self.probe_of = [position[r[local]] for r, local in zip(self.rows, self.probe_local,
-                                                                 strict=True)]
-
-    def x(self, model: int) -> NDArray[np.float32]:
-        """``model``'s regression inputs (per action: gathered now, a copy to drop after)."""
-        if self._joint is not None:
-            return self._joint
-        return self._state[self.rows[model]]
-
-    def probe_x(self, model: int) -> NDArray[np.float32]:
-        """The inputs of ``model``'s probe rows."""
-        if self._joint is not None:
-            return self._joint[self.probe_local[model]]
-        return self._state[self.rows[model][self.probe_local[model]]]
-
-    def next_inputs(self, model: int) -> Iterator[tuple[int, NDArray[np.float32]]]:
-        """(action, inputs) pairs that ``model`` predicts for the legal next states, each
-        gathered when it is reached."""
-        actions = [model] if self.per_action else range(self.n_actions)
-        for a in actions:
-            states = np.asarray(self._next_states[self._next_at[self.next_rows[a]]],
-                                dtype=np.float32)
-            if self.per_action:
-                yield a, states
-            else:
-                yield a, _with_action(states, np.full(len(states), a))
-
-
-def _with_action(states: NDArray[np.float32], actions: NDArray[Any]) -> NDArray[np.float32]:
-    return np.column_stack([states, actions.astype(np.float32)]).astype(np.float32)
-
-
 def _raise_to(best: NDArray[np.float64], rows: NDArray[np.intp],
               q: NDArray[np.float64]) -> None:
     """``best[rows]`` raised to ``q`` where ``q`` is larger (``rows`` distinct)."""
@@ -572,45 +500,3 @@ def _write_leaf_values(models: list[Any], frozen: Frozen) -> None:
             count = tree.tree_.node_count
             tree.tree_.value[:, 0, 0] = values[start : start + count]
             start += count
-
-
-def return_to_go(data: Transitions, gamma: float = 1.0, by: str = "seat"
-                 ) -> NDArray[np.float64]:
-    """Each row's discounted sum of its own and its player's later rewards in the episode
-    (``by="seat"``), or of every later reward in the episode (``by="episode"``: where a
-    row's next state is the next mover's, as in Hanabi's team episodes; see
-    `batchrl.episodes.grouping`).
-
-    >>> import numpy as np
-    >>> from types import SimpleNamespace
-    >>> rows = SimpleNamespace(episode=np.array([0, 0, 0, 1]), player=np.array([0, 1, 0, 0]),
-    ...                        step=np.array([0, 0, 1, 0]), reward=np.array([-1., 5., 3., 2.]))
-    >>> return_to_go(rows).tolist()  # type: ignore[arg-type]
-    [2.0, 5.0, 3.0, 2.0]
-    >>> return_to_go(rows, by="episode").tolist()  # type: ignore[arg-type]
-    [7.0, 8.0, 3.0, 2.0]
-    """
-    if by not in ("seat", "episode"):
-        raise ValueError(f"by {by!r}: seat or episode")
-    if by == "seat":
-        order = np.lexsort((data.step, data.player, data.episode))
-        ep, pl = data.episode[order], data.player[order]
-    else:  # the store keeps an episode's rows in the order they were played
-        order = np.argsort(data.episode, kind="stable")
-        ep = data.episode[order]
-        pl = np.zeros_like(ep)
-    starts = np.ones(len(order), dtype=bool)
-    starts[1:] = (ep[1:] != ep[:-1]) | (pl[1:] != pl[:-1])
-    run = np.cumsum(starts) - 1
-    ends = np.append(np.flatnonzero(starts)[1:], len(order)) - 1
-    from_end = ends[run] - np.arange(len(order))
-    reward = data.reward[order].astype(np.float64)
-    acc = reward.copy()
-    # One vectorized pass per depth: the rows d steps before their run's end.
-    for d in range(1, int(from_end.max(initial=0)) + 1):
-        rows = np.flatnonzero(from_end == d)
-        acc[rows] = reward[rows] + gamma * acc[rows + 1]
-    out = np.empty(len(order))
-    out[order] = acc
-    return out
-
