@@ -257,12 +257,7 @@ class Game:
         """``recommended[learner]`` as a dict of settings ({} where the game says none), for
         a store of ``params`` (None: the game's defaults); a game whose settings depend on
         its params (Hanabi's views, by the number of players) overrides this."""
-        given = self.recommended.get(learner)
-        if given is None:
-            return {}
-        if dataclasses.is_dataclass(given) and not isinstance(given, type):
-            return dataclasses.asdict(given)
-        return dict(given)
+        return dict(self.recommended.get(learner) or {})
 
     def num_players(self, params: Any) -> int:
         return self.player_counts[0]
