@@ -244,6 +244,8 @@ def info(store: Path | str | None, whole: bool, as_json: bool, quick: bool) -> N
       batchrl info datasets/store --all
       batchrl info datasets/store --json | jq .rows
     """
+    from batchrl.learners import get_learner
+    from batchrl.learning import settings
     from batchrl.store import Store, StoreError, default_store_path
 
     root = store if store is not None else default_store_path()
@@ -254,9 +256,6 @@ def info(store: Path | str | None, whole: bool, as_json: bool, quick: bool) -> N
     except StoreError as exc:
         raise click.ClickException(str(exc)) from None
     if as_json:
-        from batchrl.learners import get_learner
-        from batchrl.learning import settings
-
         chosen = settings(get_learner("fqi"), root, {})  # what batchrl fqi runs
         fqi_settings = {**asdict(chosen.config), "features": chosen.features,
                         "drop": chosen.drop}
@@ -287,9 +286,6 @@ def info(store: Path | str | None, whole: bool, as_json: bool, quick: bool) -> N
         click.echo("legal     not recorded (a store made before rows recorded their own legal "
                    "actions): exports mark each seat's first mask unknown; ingest the logs "
                    "into a new store to record them")
-    from batchrl.learners import get_learner
-    from batchrl.learning import settings
-
     said = settings(get_learner("fqi"), root, {}).said.removeprefix("settings: ")
     click.echo(f"fqi       {said}: batchrl fqi with no flags")
     click.echo(f"sources   {len(summary.sources)}")
