@@ -2,9 +2,9 @@
 Gymnasium environment: built from the `batchrl.games.Game` protocol once, for any game.
 
 Observations are the store's features from the acting player's view (what
-``game.encode`` gives, named ``game.feature_names(params)``) with an ``action_mask``
+``game.rules.encode`` gives, named ``game.rules.feature_names(params)``) with an ``action_mask``
 (the legal actions, ``game.legal_mask``); rewards are the game's per-decision rewards
-(``game.rewards``); seeds go through ``reset(seed=...)``, the same seed giving the same
+(``game.rules.rewards``); seeds go through ``reset(seed=...)``, the same seed giving the same
 game. pettingzoo and gymnasium are the ``envs`` extra (``pip install -e '.[envs]'``),
 imported only here.
 
@@ -20,7 +20,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from batchrl.games import Game, get_game
+from batchrl.games import Game, get_game, legal_mask
 
 
 def _libraries() -> tuple[Any, Any]:
@@ -47,9 +47,9 @@ def make(name: str, opponents: Sequence[str] | None = None, seat: int = 0,
     so too): agents that sample the action space unmasked get a signal, not a crash.
     ``illegal_reward=None`` raises instead."""
     game = get_game(name)
-    chosen = game.params(**params)
+    chosen = game.rules.params(**params)
     if gym and opponents is None:
-        seats = game.num_players(chosen)
+        seats = game.rules.num_players(chosen)
         if seats > 1:
             raise ValueError(f"{name} has {seats} seats: name the other {seats - 1} "
                              f"players for its Gymnasium environment (opponents=[...])")
@@ -62,7 +62,7 @@ def make(name: str, opponents: Sequence[str] | None = None, seat: int = 0,
 def _spaces(game: Game, params: Any) -> tuple[Any, Any]:
     _, gymnasium = _libraries()
     spaces = gymnasium.spaces
-    features, actions = len(game.feature_names(params)), len(game.action_names(params))
+    features, actions = len(game.rules.feature_names(params)), len(game.rules.action_names(params))
     observation = spaces.Dict({
         "observation": spaces.Box(-np.inf, np.inf, (features,), np.float32),
         "action_mask": spaces.Box(0, 1, (actions,), np.int8)})
@@ -72,12 +72,13 @@ def _spaces(game: Game, params: Any) -> tuple[Any, Any]:
 def _observe(game: Game, params: Any, state: Any, seat: int, acting: bool
              ) -> dict[str, np.ndarray]:
     """The seat's view: its features and, when it is to act, the legal actions."""
-    n_features, n_actions = len(game.feature_names(params)), len(game.action_names(params))
-    if game.is_terminal(state):  # nothing left to see or do
+    rules = game.rules
+    n_features, n_actions = len(rules.feature_names(params)), len(rules.action_names(params))
+    if rules.is_terminal(state):  # nothing left to see or do
         return {"observation": np.zeros(n_features, np.float32),
                 "action_mask": np.zeros(n_actions, np.int8)}
-    mask = game.legal_mask(state, params) if acting else np.zeros(n_actions, bool)
-    return {"observation": np.asarray(game.encode(state, seat, params), dtype=np.float32),
+    mask = legal_mask(rules, state, params) if acting else np.zeros(n_actions, bool)
+    return {"observation": np.asarray(rules.encode(state, seat, params), dtype=np.float32),
             "action_mask": mask.astype(np.int8)}
 
 
@@ -100,10 +101,10 @@ def _aec_class() -> type:
             super().__init__()
             self.game, self.params, self.render_mode = game, params, render_mode
             self.metadata = {**GameEnv.metadata, "name": f"batchrl_{game.name}"}  # type: ignore[misc]
-            self.possible_agents = [f"player_{i}" for i in range(game.num_players(params))]
+            self.possible_agents = [f"player_{i}" for i in range(game.rules.num_players(params))]
             observation, action = _spaces(game, params)
-            self.reward_unit = game.reward_unit(params)  # as the seat env's
-            self.reward_scale = dict(game.reward_scale(params))
+            self.reward_unit = game.log.reward_unit(params)  # as the seat env's
+            self.reward_scale = dict(game.log.reward_scale(params))
             self.observation_spaces = dict.fromkeys(self.possible_agents, observation)
             self.action_spaces = dict.fromkeys(self.possible_agents, action)
             self._rng = np.random.default_rng()
@@ -119,7 +120,7 @@ def _aec_class() -> type:
                   ) -> None:
             if seed is not None:
                 self._rng = np.random.default_rng(seed)
-            self._state = self.game.new_game(self._rng, self.params)
+            self._state = self.game.rules.new_game(self._rng, self.params)
             self.agents = self.possible_agents[:]
             self.rewards = dict.fromkeys(self.agents, 0.0)
             self._cumulative_rewards = dict.fromkeys(self.agents, 0.0)
@@ -129,17 +130,17 @@ def _aec_class() -> type:
             self._select()
 
         def _select(self) -> None:
-            if self.game.is_terminal(self._state):
+            if self.game.rules.is_terminal(self._state):
                 self.terminations = dict.fromkeys(self.agents, True)
                 self.agent_selection = self.agents[0]
             else:
                 self.agent_selection = self.possible_agents[
-                    self.game.current_player(self._state)]
+                    self.game.rules.current_player(self._state)]
 
         def observe(self, agent: str) -> dict[str, np.ndarray]:
             seat = self.possible_agents.index(agent)
-            acting = not self.game.is_terminal(self._state) and \
-                self.game.current_player(self._state) == seat
+            acting = not self.game.rules.is_terminal(self._state) and \
+                self.game.rules.current_player(self._state) == seat
             return _observe(self.game, self.params, self._state, seat, acting)
 
         def step(self, action: Any) -> None:
@@ -152,11 +153,11 @@ def _aec_class() -> type:
             if self.terminations[agent] or self.truncations[agent]:
                 self._was_dead_step(action)
                 return
-            chosen = action_index(action, len(self.game.action_names(self.params)))
+            chosen = action_index(action, len(self.game.rules.action_names(self.params)))
             self._cumulative_rewards[agent] = 0.0
             before = self._state
-            self._state = self.game.step(before, chosen)
-            earned = self.game.rewards(before, self._state)
+            self._state = self.game.rules.step(before, chosen)
+            earned = self.game.rules.rewards(before, self._state)
             self._clear_rewards()
             if earned is not None:
                 for seat, value in enumerate(earned):
@@ -194,7 +195,7 @@ def _seat_class() -> type:
         def __init__(self, game: Game, params: Any, opponents: tuple[str, ...], seat: int,
                      render_mode: str | None = None, illegal_reward: float | None = -1.0
                      ) -> None:
-            n = game.num_players(params)
+            n = game.rules.num_players(params)
             if len(opponents) != n - 1 or not 0 <= seat < n:
                 raise ValueError(f"{game.name} with {n} seats: give {n - 1} opponents and a "
                                  f"seat from 0 to {n - 1}, not {len(opponents)} and {seat}")
@@ -203,8 +204,8 @@ def _seat_class() -> type:
             self.observation_space, self.action_space = _spaces(game, params)
             # what a reward counts, in words and as numbers (hold'em: chips, and
             # reward_scale["big_blind"] of them a big blind)
-            self.reward_unit = game.reward_unit(params)
-            self.reward_scale = dict(game.reward_scale(params))
+            self.reward_unit = game.log.reward_unit(params)
+            self.reward_scale = dict(game.log.reward_scale(params))
             self._state: Any = None
             self._players: list[Any] = []
             self._over = True  # until reset
@@ -222,9 +223,9 @@ def _seat_class() -> type:
             # those games is in the info, so that the chips add up.
             skipped, lost = 0, 0.0
             for _ in range(self.MAX_DEALS):
-                self._state = self.game.new_game(streams[0], self.params)
+                self._state = self.game.rules.new_game(streams[0], self.params)
                 reward = self._others()
-                if not self.game.is_terminal(self._state):
+                if not self.game.rules.is_terminal(self._state):
                     break
                 skipped, lost = skipped + 1, lost + reward
             else:
@@ -239,8 +240,8 @@ def _seat_class() -> type:
             """Play the other seats until this one is to act or the game is over; what
             this seat earned meanwhile."""
             earned = 0.0
-            while not self.game.is_terminal(self._state):
-                to_act = self.game.current_player(self._state)
+            while not self.game.rules.is_terminal(self._state):
+                to_act = self.game.rules.current_player(self._state)
                 if to_act == self.seat:
                     break
                 player = self._players[to_act - (to_act > self.seat)]
@@ -250,13 +251,13 @@ def _seat_class() -> type:
 
         def _step(self, action: int) -> float:
             before = self._state
-            self._state = self.game.step(before, action)
-            got = self.game.rewards(before, self._state)
+            self._state = self.game.rules.step(before, action)
+            got = self.game.rules.rewards(before, self._state)
             return 0.0 if got is None else float(got[self.seat])
 
         def _observation(self) -> dict[str, np.ndarray]:
             return _observe(self.game, self.params, self._state, self.seat,
-                            not self.game.is_terminal(self._state))
+                            not self.game.rules.is_terminal(self._state))
 
         def step(self, action: Any) -> tuple[dict[str, np.ndarray], float, bool, bool,
                                               dict[str, Any]]:
@@ -265,16 +266,16 @@ def _seat_class() -> type:
             if self._over:
                 raise RuntimeError(f"{self.game.name}: the episode is over: call reset() "
                                    "to play another")
-            chosen = action_index(action, len(self.game.action_names(self.params)))
+            chosen = action_index(action, len(self.game.rules.action_names(self.params)))
             if self.illegal_reward is not None and \
-                    chosen not in self.game.legal_actions(self._state):
+                    chosen not in self.game.rules.legal_actions(self._state):
                 self._over = True
                 return (_observe(self.game, self.params, self._state, self.seat, False),
                         float(self.illegal_reward), True, False,
                         {"illegal_action": chosen})
             reward = self._step(chosen)
             reward += self._others()
-            self._over = bool(self.game.is_terminal(self._state))
+            self._over = bool(self.game.rules.is_terminal(self._state))
             return (self._observation(), reward, self._over, False, {})
 
         def render(self) -> str | None:

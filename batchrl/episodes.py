@@ -29,7 +29,7 @@ failing that, the previous row of the store episode (checked the same way: how a
 seat's decisions find theirs, in the partner's rows before them). The last
 observation's mask is the last row's ``next_legal`` (all False after a terminal one).
 An observation no row leads to (the first decision of a seat, in hold'em, Tressette and
-sette e mezzo) has no recorded mask, and the game cannot give it: ``Game.legal_mask``
+sette e mezzo) has no recorded mask, and the game cannot give it: ``legal_mask``
 needs the game's state, and the store holds only its features. Its mask is written as
 all ones with ``legal_known`` False, and the metadata says so (``legal_mask_unknown``)
 and counts them (``legal_unknown_steps``); the action taken there was legal, the others

@@ -130,9 +130,9 @@ def export_metadata(store: Store, episodes: Episodes) -> dict[str, Any]:
     schema = store.schema
     try:
         game = game_for(schema.game, schema.game_params)
-        params = game.params_from_store(schema.game, schema.game_params)
-        reward_unit, unit, game_name = game.reward_unit(params), game.unit, game.name
-        reward_scale = dict(game.reward_scale(params))
+        params = game.log.params_from_store(schema.game, schema.game_params)
+        reward_unit, unit, game_name = game.log.reward_unit(params), game.rules.unit, game.name
+        reward_scale = dict(game.log.reward_scale(params))
     except GameError:  # a game not registered here: say what is known
         reward_unit, unit, game_name = "unknown: the store's game is not registered", "", ""
         reward_scale = {}
@@ -188,7 +188,7 @@ def recommended_features(store: Store) -> tuple[tuple[str, ...] | None, tuple[st
     ``drop``: what ``batchrl fqi`` reads with no flags), and the line that says so."""
     try:
         game = game_for(store.schema.game, store.schema.game_params)
-        settings = game.settings_for("fqi", game.params_from_store(store.schema.game,
+        settings = game.learn.settings_for("fqi", game.log.params_from_store(store.schema.game,
                                                                    store.schema.game_params))
     except GameError:
         return None, (), ""

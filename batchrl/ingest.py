@@ -3,7 +3,7 @@
 The format of a source (a log file, or a directory of game files) is told from its
 content by the formats the modules of ``parsers/`` register (``--format`` forces one);
 the format names the game, and the game (``batchrl.games.GAMES``) turns its records
-into rows (`batchrl.games.Game.open_source`). Nothing here knows any one game.
+into rows (`batchrl.games.LogFace.open_source`). Nothing here knows any one game.
 
 Each source lands whole or not at all: its rows stream into a temporary part that
 replaces the source's earlier part only when the source is done. With
@@ -126,7 +126,7 @@ def ingest_options() -> dict[str, list[str]]:
     """Each ingest option's name, and the games that declare it."""
     out: dict[str, list[str]] = {}
     for game in GAMES.values():
-        for option in game.options:
+        for option in game.cli.options:
             if "ingest" in option.flags:
                 out.setdefault(option.name, []).append(game.name)
     return out
@@ -242,12 +242,12 @@ def _prepare(given: Mapping[str, Any]) -> dict[str, Mapping[str, Any] | str]:
     for game in GAMES.values():
         mine = {k: v for k, v in given.items() if v is not None and game.name in declared[k]}
         if refused := [f"{o.name} {mine[o.name]!r}: {game.name} takes "
-                       f"{', '.join(o.choices)}" for o in game.options
+                       f"{', '.join(o.choices)}" for o in game.cli.options
                        if o.name in mine and o.choices and mine[o.name] not in o.choices]:
             out[game.name] = "; ".join(refused)
             continue
         try:
-            out[game.name] = game.prepare("ingest", mine) if mine else {}
+            out[game.name] = game.log.prepare("ingest", mine) if mine else {}
         except (GameError, ValueError) as exc:
             raise IngestError(str(exc)) from None
     return out
@@ -289,7 +289,7 @@ def ingest_file(path: Path, config: IngestConfig,
         raise IngestError(f"{path}: the file is empty")
     started = time.perf_counter()
     game = get_game(fmt.game)
-    report = SourceReport(path=path, fmt=fmt.name, game=game.name, unit=game.unit)
+    report = SourceReport(path=path, fmt=fmt.name, game=game.name, unit=game.rules.unit)
     digest = fmt.digest(path) if fmt.digest is not None else file_digest(path)
     lines = LogLines(path, progress) if path.is_file() else None
     mine = options.get(game.name, {})
@@ -300,7 +300,7 @@ def ingest_file(path: Path, config: IngestConfig,
         # a reader that holds processes or files lets them go when closed, here or early
         with contextlib.closing(records) if isinstance(records, Generator) else \
                 contextlib.nullcontext():
-            plan = game.open_source(records, SourceContext(path, fmt, digest[:16] + ":", mine,
+            plan = game.log.open_source(records, SourceContext(path, fmt, digest[:16] + ":", mine,
                                                            report.notes))
             report.game, report.unit = plan.variant or game.name, plan.unit
             store = Store.create(config.store, plan.schema)

@@ -1,7 +1,7 @@
 """Any learner on a store: what ``batchrl learn NAME`` runs, callable from a notebook.
 
 `settings` picks the learner's config and the features it reads: each setting as given,
-else the one the store's game recommends for this learner (``Game.recommended``), else
+else the one the store's game recommends for this learner (``LearnFace.recommended``), else
 the learner's default. `learn` reads the store's rows, fits, records what the policy was
 made from (game, features, store and its digest, settings, times) and saves the model
 file, named by everything that changes it.
@@ -83,7 +83,7 @@ class Settings:
     features: tuple[str, ...] | None
     drop: tuple[str, ...]
     said: str
-    view: Mapping[str, Any] | None = None  # the game's view of the features (Game.view)
+    view: Mapping[str, Any] | None = None  # the game's view of the features (LearnFace.view)
 
 
 def settings(learner: Learner, store: Path | str, given: Mapping[str, Any],
@@ -101,8 +101,8 @@ def settings(learner: Learner, store: Path | str, given: Mapping[str, Any],
     game = params = None
     try:
         game = game_for(schema.game, schema.game_params)
-        params = game.params_from_store(schema.game, schema.game_params)
-        recommended, name = game.settings_for(learner.name, params), game.name
+        params = game.log.params_from_store(schema.game, schema.game_params)
+        recommended, name = game.learn.settings_for(learner.name, params), game.name
     except GameError:
         recommended, name = {}, schema.game
     whose = f"{name}'s recommended settings" if recommended else f"{learner.name}'s defaults"
@@ -145,7 +145,7 @@ def _view(game: Any, params: Any, name: str, recommended: Any,
     if game is None:
         raise LearnerError(f"{name} is not a game this batchrl knows: it has no views")
     try:
-        made = game.view(options, params)
+        made = game.learn.view(options, params)
     except GameError as exc:
         raise LearnerError(str(exc)) from None
     return None if made is None else dict(made.record())
@@ -241,7 +241,7 @@ def view_of(opened: Store, chosen: Settings) -> FeatureView | None:
     if chosen.view is None:
         return None
     game = game_for(opened.schema.game, opened.schema.game_params)
-    return game.view(chosen.view, game.params_from_store(opened.schema.game,
+    return game.learn.view(chosen.view, game.log.params_from_store(opened.schema.game,
                                                          opened.schema.game_params))
 
 

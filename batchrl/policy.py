@@ -73,7 +73,7 @@ class Policy(Protocol):
 
 
 class FeatureView(Protocol):
-    """A game's own reading of its stored features for a learner (``Game.view``): Hanabi's
+    """A game's own reading of its stored features for a learner (``LearnFace.view``): Hanabi's
     colour order and the convention's facts. The learner is fitted on what the view makes
     of the store's rows, and its model plays through the same view (`ViewedPolicy`), so
     no learner holds a game's code.
@@ -88,7 +88,7 @@ class FeatureView(Protocol):
     - ``possible(states)``: the moves each stored state could allow, read off its features
       (n, actions) in the stored numbering, or None: what a learner may mask in training
       (at play the game's exact legal moves mask);
-    - ``record()``: the options that make it again (``Game.view(record)``), kept in the
+    - ``record()``: the options that make it again (``LearnFace.view(record)``), kept in the
       model file; ``tag``: a file-name suffix (``colour-convention``).
     """
 

@@ -5,7 +5,7 @@
 
 For each player (the blueprint, then each ``--search`` spec; by default
 ``search:BLUEPRINT`` and ``search+opponent=VS:BLUEPRINT``): its score against ``--vs``
-on the same deals (``Game.score``: hold'em's duplicate deals with keyed random bots,
+on the same deals (``PlayFace.score``: hold'em's duplicate deals with keyed random bots,
 Tressette's deals from both sides, ...), the paired difference from the blueprint with
 its 95% interval, and the speed: the seconds of the whole scoring, as a ratio to the
 blueprint's measured here in the same run (the baseline), and the searched decisions
@@ -52,15 +52,15 @@ def main() -> None:
         return original(self, states, seats)
 
     SearchPlayer.act = counting  # type: ignore[method-assign]
-    print(f"{game.name}: {args.games:,} {game.unit} against {args.vs}, seed {args.seed}")
+    print(f"{game.name}: {args.games:,} {game.rules.unit} against {args.vs}, seed {args.seed}")
     print(f"{'player':<48} {'score':>9} {'95% CI':>9} {'vs blueprint':>22} "
           f"{'seconds':>8} {'ratio':>6}")
     base = None
     base_seconds = 0.0
     for spec in [args.blueprint, *specs]:
-        opponents = [args.vs] * len(game.ablation_players(game.params()))
+        opponents = [args.vs] * len(game.play.ablation_players(game.rules.params()))
         started = time.perf_counter()
-        scores = game.score([spec, *opponents], args.games, args.seed, {}, params=params)
+        scores = game.play.score([spec, *opponents], args.games, args.seed, {}, params=params)
         seconds = time.perf_counter() - started
         timed[spec] = seconds
         units = scores.values.reshape(-1, scores.per_unit).mean(axis=1)

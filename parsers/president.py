@@ -5,7 +5,7 @@ that comes out is a game the rules play exactly as logged, to its finishing orde
 results. A line that is none comes out as a ``BadLine`` naming the file, the line and
 what was wrong; no exception escapes for bad input. Blank lines are skipped.
 
->>> from batchrl.games.president.game import play_games
+>>> from batchrl.games.president import play_games
 >>> good = play_games(["rule", "random"], 1, seed=3)[0].to_json()
 >>> first, bad = read_president([good, good.replace('"moves":["', '"moves":["pass","')], "p")
 >>> first.line, first.game.order == play_games(["rule", "random"], 1, seed=3)[0].order
@@ -20,8 +20,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 
 from batchrl.games import Format, Source, register_format
-from batchrl.games.president.game import PresidentRecord
-from batchrl.games.president.logs import LoggedGame
+from batchrl.games.president.logs import LoggedGame, PresidentRecord
 from batchrl.records import BadLine, LogLines
 
 MAX_LINE = 1 << 20  # a game's line is a few KB

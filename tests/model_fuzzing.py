@@ -249,7 +249,7 @@ def seed_models(folder: Path) -> tuple[dict[str, Path], Callable[[Path], None]]:
     game = get_game("holdem")
     t = Store.open(store).arrays()
     states, legal = t.state[:64], t.legal[:64] if t.legal is not None else None
-    width = len(game.feature_names(game.params_from_store(
+    width = len(game.rules.feature_names(game.log.params_from_store(
         Store.open(store).schema.game, Store.open(store).schema.game_params)))
     assert states.shape[1] == width
 

@@ -108,3 +108,33 @@ def test_an_unknown_game_or_capability_is_one_clear_line():
         result = invoke("solve", unsolvable[0])
         assert result.exit_code == 2 and "has no exact solver" in result.output
         assert all(n in result.output for n in solvable)
+
+
+def rules_members(rules: object) -> set[str]:
+    """The public members a game's rules core has: its own, its protocol's (attributes
+    declared without a value counted too)."""
+    return {n for c in type(rules).__mro__ if c is not object
+            for n in (*vars(c), *getattr(c, "__annotations__", {})) if not n.startswith("_")}
+
+
+@pytest.mark.parametrize("name", sorted(GAMES))
+def test_a_games_rules_core_is_small(name: str):
+    """The facts and the rules, and what search needs of them: every other face of a game
+    (its logs, its players, its settings, its options) is beside the core, not in it."""
+    members = rules_members(GAMES[name].rules)
+    assert len(members) <= 20, sorted(members)
+    assert {"new_game", "legal_actions", "step", "returns", "encode"} <= members
+
+
+def test_the_toy_games_rules_core_is_the_protocol(kuhn):
+    from batchrl.games import Rules
+
+    assert rules_members(kuhn.rules) == rules_members(Rules())
+    assert kuhn.rules.name == kuhn.name == "kuhn" and kuhn.log.rules is kuhn.rules
+
+
+def test_a_face_made_with_other_rules_is_refused(kuhn):
+    from batchrl.games import Game, GameError, PlayFace
+
+    with pytest.raises(GameError, match="made with holdem's rules"):
+        Game(kuhn.rules, play=PlayFace(GAMES["holdem"].rules))

@@ -5,6 +5,7 @@ elsewhere is benchmarked by naming it."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from pathlib import Path
 
@@ -39,7 +40,7 @@ def quick(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path, dict]:
 def test_the_quick_grid_scores_every_learner_on_every_game_and_tier(quick) -> None:
     out, cache, document = quick
     rows = document["rows"]
-    benched = {(name, d.tier) for name, g in GAMES.items() for d in g.datasets}
+    benched = {(name, d.tier) for name, g in GAMES.items() for d in g.bench.datasets}
     assert {(r["game"], r["dataset"]) for r in rows} == benched
     assert {"holdem", "hanabi", "president", "sette-mezzo", "tressette"} <= \
         {game for game, _ in benched}
@@ -56,7 +57,7 @@ def test_the_quick_grid_scores_every_learner_on_every_game_and_tier(quick) -> No
     for game, tier in benched:  # the baselines are 0 and 100 by construction
         base = [r for r in rows if (r["game"], r["dataset"]) == (game, tier)
                 and r["seed"] is None]
-        assert [r["learner"] for r in base] == ["random", GAMES[game].reference]
+        assert [r["learner"] for r in base] == ["random", GAMES[game].bench.reference]
         assert [round(r["normalized"], 9) for r in base] == [0.0, 100.0]
     exact = [r for r in rows if r["game"] == "sette-mezzo"]
     assert all(r["exact"] and r["score_ci"] == 0 for r in exact)
@@ -172,7 +173,8 @@ def test_a_row_is_reused_only_where_it_was_measured_the_same_way(quick, monkeypa
     out, cache, document = quick
     before = [r for r in document["rows"] if r["game"] == "holdem" and r["dataset"] == "random"
               and r["learner"] == "fqi"]
-    monkeypatch.setattr(GAMES["holdem"], "bench_games", (4_000, 100))
+    monkeypatch.setattr(GAMES["holdem"], "bench",
+                        dataclasses.replace(GAMES["holdem"].bench, games=(4_000, 100)))
     args = ("bench", "--quick", "--seeds", "1", "--games", "holdem", "--tiers", "random",
             "--learners", "fqi", "--json", "-o", out, "--cache", cache, "-j", "1")
     again = invoke(*args)
@@ -195,8 +197,9 @@ def test_settings_a_learner_cannot_fit_with_are_one_line(quick, tmp_path: Path) 
 def test_a_dataset_option_its_game_does_not_take_is_refused(monkeypatch, tmp_path) -> None:
     from batchrl.games import Dataset
 
-    monkeypatch.setattr(GAMES["sette-mezzo"], "datasets",
-                        (Dataset("random", ("random",), 100, 0, 50, {"limt": 5.0}),))
+    game = GAMES["sette-mezzo"]
+    monkeypatch.setattr(game, "bench", dataclasses.replace(
+        game.bench, datasets=(Dataset("random", ("random",), 100, 0, 50, {"limt": 5.0}),)))
     result = invoke("bench", "--quick", "--games", "sette-mezzo", "-o", tmp_path / "o",
                     "--cache", tmp_path / "c")
     assert result.exit_code == 1, result.output

@@ -233,7 +233,7 @@ def test_tressette_from_the_command_line(tmp_path: Path, suits: str):
 def test_ctrl_c_says_what_was_kept_and_how_to_go_on_and_exits_130(sample_log, sample_store,
                                                                   monkeypatch):
     import batchrl.learning
-    from batchrl.games.holdem.game import Holdem
+    from batchrl.games.holdem.faces import HoldemPlay
 
     def interrupted(*args, **kwargs):
         raise KeyboardInterrupt
@@ -247,7 +247,7 @@ def test_ctrl_c_says_what_was_kept_and_how_to_go_on_and_exits_130(sample_log, sa
     result = invoke("ingest", str(sample_log), "--store", str(sample_store))
     assert result.exit_code == 130 and "the logs read to the end are in the store" in \
         result.output
-    monkeypatch.setattr(Holdem, "evaluate", interrupted)  # a command without a note
+    monkeypatch.setattr(HoldemPlay, "evaluate", interrupted)  # a command without a note
     result = invoke("evaluate", "--game", "holdem", "--players", "random,random")
     assert result.exit_code == 130 and "stopped (Ctrl-C) before evaluate finished" in \
         result.output

@@ -204,10 +204,10 @@ def test_evaluate_on_the_cluster_is_the_local_evaluation(cluster, holdem_model, 
     group = tuple(p.format(model=holdem_model) for p in group)
     options = {"gamedef": "holdem.nolimit.3p"} if len(group) == 3 else {}
     advanced = []
-    here = g.evaluate([group], count, 5, options, advanced.append)
+    here = g.play.evaluate([group], count, 5, options, advanced.append)
     with connect(cluster) as client, distributed.get_task_stream(client) as stream:
         told = []
-        there = g.evaluate([group], count, 5, options, tasks=Tasks(client, told.append))
+        there = g.play.evaluate([group], count, 5, options, tasks=Tasks(client, told.append))
     assert _without_time(there) == _without_time(here)
     ran = [t for t in stream.data if str(t["key"]).startswith("play_block")]
     assert len(ran) == len(told) > 1  # the blocks were tasks on the workers
@@ -245,10 +245,10 @@ def test_players_that_draw_nothing_play_the_same_games_in_any_blocks(monkeypatch
     from batchrl.games import GAMES
 
     game = GAMES[module.split(".")[2]]
-    whole = game.evaluate([group], count, 3, {})
+    whole = game.play.evaluate([group], count, 3, {})
     for name, value in blocks.items():
         monkeypatch.setattr(importlib.import_module(module), name, value)
-    parts = game.evaluate([group], count, 3, {})
+    parts = game.play.evaluate([group], count, 3, {})
     same = _without_time(parts) == _without_time(whole)
     assert same == (module != "batchrl.games.hanabi.evaluate" or count <= blocks["BLOCK"])
 

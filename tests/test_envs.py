@@ -32,15 +32,15 @@ def test_every_game_passes_pettingzoo_api_test(name):
 
 @pytest.mark.parametrize("name", list(GAMES))
 def test_every_game_passes_gymnasium_check_env(name):
-    n = GAMES[name].num_players(GAMES[name].params())
+    n = GAMES[name].rules.num_players(GAMES[name].rules.params())
     check_env(batchrl.env(name, opponents=["random"] * (n - 1)), skip_render_check=True)
 
 
-@pytest.mark.parametrize("name", [n for n in GAMES if len(GAMES[n].bots) > 1])
+@pytest.mark.parametrize("name", [n for n in GAMES if len(GAMES[n].play.bots) > 1])
 def test_the_other_seats_may_be_the_games_own_bots(name):
     game = GAMES[name]
-    bot = next(b for b in game.bots if b != "random")
-    n = game.num_players(game.params())
+    bot = next(b for b in game.play.bots if b != "random")
+    n = game.rules.num_players(game.rules.params())
     env = batchrl.env(name, opponents=[bot] * (n - 1), seat=n - 1)
     check_env(env, skip_render_check=True)
     observation, _ = env.reset(seed=3)
@@ -80,10 +80,10 @@ def test_the_same_seed_gives_the_same_game_and_rewards_add_up_to_returns(kuhn):
     for seed in range(20):
         moves, totals = _episode(env, seed)
         assert _episode(env, seed) == (moves, totals)
-        state = kuhn.new_game(np.random.default_rng(seed), kuhn.params())
+        state = kuhn.rules.new_game(np.random.default_rng(seed), kuhn.rules.params())
         for m in moves:
-            state = kuhn.step(state, m)
-        assert tuple(totals.values()) == kuhn.returns(state)
+            state = kuhn.rules.step(state, m)
+        assert tuple(totals.values()) == kuhn.rules.returns(state)
 
 
 def test_an_unknown_game_names_the_games():

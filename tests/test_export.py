@@ -247,7 +247,7 @@ def test_a_failed_export_leaves_nothing(stores, tmp_path, monkeypatch):
 
 def test_every_game_says_what_its_rewards_count():
     for name, game in GAMES.items():
-        unit = game.reward_unit(game.params())
+        unit = game.log.reward_unit(game.rules.params())
         assert isinstance(unit, str) and len(unit) > 10, name
 
 
@@ -270,7 +270,7 @@ def test_the_command_exports_the_features_the_game_recommends(stores, tmp_path):
 
 def test_the_reward_scale_is_a_number_in_the_metadata(stores, tmp_path):
     result = export(stores["holdem"], "rllib", tmp_path / "r")
-    big_blind = GAMES["holdem"].params_from_store(
+    big_blind = GAMES["holdem"].log.params_from_store(
         Store.open(stores["holdem"]).schema.game,
         Store.open(stores["holdem"]).schema.game_params).gamedef.big_blind
     assert result.metadata["reward_scale"] == {"big_blind": float(big_blind)} and big_blind > 0

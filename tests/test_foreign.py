@@ -40,9 +40,9 @@ class Cautious:
     """Calls whatever happens (a rule written by hand, as a policy of the protocol)."""
     def __init__(self):
         game = get_game("holdem")
-        params = game.params()
-        self.feature_names = game.feature_names(params)
-        self.action_names = game.action_names(params)
+        params = game.rules.params()
+        self.feature_names = game.rules.feature_names(params)
+        self.action_names = game.rules.action_names(params)
         self.meta = {"game": "holdem", "game_params": {}}
 
     def act(self, states, legal=None):
@@ -127,15 +127,15 @@ def test_a_d3rlpy_policy_needs_the_exports_metadata(tmp_path):
     with pytest.raises(ModelError, match="no export metadata"):
         d3rlpy_policy(object(), tmp_path)
     game = get_game("sette-mezzo")
-    params = game.params()
+    params = game.rules.params()
 
     class Table:
         def predict_value(self, x, action):
             return np.where(action == 1, 1.0, 0.0)
 
     meta = {"game": "sette-mezzo", "game_params": {},
-            "feature_names": list(game.feature_names(params)),
-            "action_names": list(game.action_names(params))}
+            "feature_names": list(game.rules.feature_names(params)),
+            "action_names": list(game.rules.action_names(params))}
     model = game.load_model("python:x:y", None, D3rlpyPolicy(Table(), meta))
     x = np.zeros((3, len(meta["feature_names"])), np.float32)
     assert model.act_batch(x, np.array([[1, 1], [1, 0], [0, 1]], bool)).tolist() == [1, 0, 1]

@@ -219,7 +219,6 @@ def test_the_graph_follows_declared_lazy_imports(tmp_path: Path):
     assert imports_by_name(ast.parse(module.read_text()))
 
 
-
 def test_nothing_under_games_imports_the_play_wing():
     """Measuring policies by play (ablation, experiments, the benchmark) sits above the
     games: a game's own play face lives in its package."""
@@ -227,3 +226,39 @@ def test_nothing_under_games_imports_the_play_wing():
              for t in ts if t == "batchrl.play" or t.startswith("batchrl.play.")}
     assert wrong == set()
     assert "batchrl.play.bench" in graph()  # the rule has subjects
+
+
+# what a game's rules core may not reach: the store, the policies and the learners, a
+# cluster, the command line, the game's other faces and what plays them
+NOT_BELOW_THE_RULES = ("batchrl.store", "batchrl.policy", "batchrl.learners", "batchrl.cluster",
+                       "batchrl.blocks", "batchrl.cli", "batchrl.play", "batchrl.games.base",
+                       "batchrl.games.play", "batchrl.games.search", "batchrl.evaluation")
+
+
+def reach(edges: dict[str, set[str]], start: str) -> set[str]:
+    """Every module ``start`` imports, directly or through others (not the packages above
+    a module, which Python imports first: they are not arrows of the design)."""
+    seen: set[str] = set()
+    todo = [start]
+    while todo:
+        for target in edges.get(todo.pop(), ()):
+            if target not in seen:
+                seen.add(target)
+                todo.append(target)
+    return seen
+
+
+def test_each_games_rules_core_imports_nothing_above_the_rules():
+    """A game's ``game.py`` (its `batchrl.games.Rules`) stands below the store, the
+    policies and every other face: anything can play the rules."""
+    edges = graph(typing=True)
+    cores = sorted(n for n in edges if n.startswith("batchrl.games.") and n.endswith(".game"))
+    assert len(cores) >= 6  # the rule has subjects
+    wrong = {(core, t) for core in cores for t in reach(edges, core)
+             if any(t == m or t.startswith(m + ".") for m in NOT_BELOW_THE_RULES)
+             or t.endswith(".faces") or (t in cores and t != core)}
+    assert wrong == set()
+
+
+def test_reach_follows_arrows_through_other_modules():
+    assert reach({"a": {"b"}, "b": {"c"}, "c": {"a"}}, "a") == {"a", "b", "c"}

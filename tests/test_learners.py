@@ -381,8 +381,8 @@ def test_a_games_scores_pair_up_on_one_seed(stores, game):
     result = invoke("learn", "bc", "--store", stores[game], "--trees", 3)
     model = f"model:{_model(result.output)}"
     g = get_game(game)
-    players = (model, *g.ablation_opponents)
-    one, two = (g.score(players, 8, 11, {}) for _ in range(2))
+    players = (model, *g.play.ablation_opponents)
+    one, two = (g.play.score(players, 8, 11, {}) for _ in range(2))
     np.testing.assert_array_equal(one.values, two.values)
     assert one.name and one.unit and (one.exact or len(one.values) >= 8)
     assert len(one.values) % one.per_unit == 0
@@ -409,7 +409,7 @@ def test_the_network_learns_plays_and_shows_on_every_game(stores, game):
     from batchrl.games import get_game
 
     g = get_game(game)
-    scores = g.score((f"model:{model}", *g.ablation_opponents), 4, 3, {})
+    scores = g.play.score((f"model:{model}", *g.play.ablation_opponents), 4, 3, {})
     assert len(scores.values) >= 1 and np.isfinite(scores.values).all()
     shown = invoke("policy", "show", model)
     assert shown.exit_code == 0 and "learner   network (a network file)" in shown.output

@@ -1,5 +1,5 @@
 """The search player (`batchrl.games.search`): its names and options, its rollouts
-(batched, a second round, to a depth with `Game.banked`), the choice it makes over
+(batched, a second round, to a depth with `Rules.banked`), the choice it makes over
 them, and its play in ``evaluate`` wherever a game's players are named. The worlds it
 samples are `tests/test_worlds.py`'s."""
 
@@ -44,7 +44,7 @@ def test_a_game_that_samples_no_worlds_is_refused_by_name() -> None:
         pytest.skip("every registered game samples worlds")
     game = get_game(without[0])
     with pytest.raises(GameError, match=f"{game.name} cannot search yet"):
-        make_player(game, "search:random", game.params(), np.random.default_rng(0))
+        make_player(game, "search:random", game.rules.params(), np.random.default_rng(0))
 
 
 def test_search_over_random_takes_most_of_the_best_response_in_leduc() -> None:
@@ -52,22 +52,22 @@ def test_search_over_random_takes_most_of_the_best_response_in_leduc() -> None:
     searching over random, with random as the other's model, takes most of it (69% with
     32 worlds, 93% with 64)."""
     leduc = get_game("leduc")
-    best = np.mean(leduc.exact(("best-response", "random")))
-    alone = np.mean(leduc.exact(("random", "random")))
-    searched = np.mean(leduc.exact(("search+worlds=32+opponent=random:random", "random")))
+    best = np.mean(leduc.play.exact(("best-response", "random")))
+    alone = np.mean(leduc.play.exact(("random", "random")))
+    searched = np.mean(leduc.play.exact(("search+worlds=32+opponent=random:random", "random")))
     assert abs(alone) < 1e-9 and best > 2
     assert searched > 0.5 * best
 
 
 def test_the_search_player_batches_its_rollouts_and_plays_legal_moves() -> None:
     game = get_game("leduc")
-    params = game.params()
+    params = game.rules.params()
     player = make_player(game, "search+worlds=6:random", params, np.random.default_rng(0))
     assert isinstance(player, SearchPlayer)
     rng = np.random.default_rng(5)
-    states = [game.new_game(rng, params) for _ in range(50)]
-    chosen = player.act(states, [game.current_player(s) for s in states])
-    assert all(int(a) in game.legal_actions(s) for s, a in zip(states, chosen, strict=True))
+    states = [game.rules.new_game(rng, params) for _ in range(50)]
+    chosen = player.act(states, [game.rules.current_player(s) for s in states])
+    assert all(int(a) in game.rules.legal_actions(s) for s, a in zip(states, chosen, strict=True))
     assert player.decisions == 50 and player.rollout_steps > 50 * 6
 
 
@@ -102,7 +102,7 @@ def test_search_names_are_not_model_files_but_their_inner_one_is(tmp_path, monke
 
 def test_in_a_game_of_teams_the_partner_plays_the_blueprint_in_the_rollouts() -> None:
     game = get_game("tressette")
-    params = game.params()
+    params = game.rules.params()
 
     class Recorder:
         def __init__(self, name: str) -> None:
@@ -110,13 +110,13 @@ def test_in_a_game_of_teams_the_partner_plays_the_blueprint_in_the_rollouts() ->
 
         def act(self, states, seats):
             self.seats |= set(seats)
-            return np.array([game.legal_actions(s)[0] for s in states], dtype=np.int64)
+            return np.array([game.rules.legal_actions(s)[0] for s in states], dtype=np.int64)
 
     blueprint, others = Recorder("blueprint"), Recorder("others")
     player = SearchPlayer(game, params, blueprint, others, SearchOptions(worlds=2), "s")
-    state = game.new_game(np.random.default_rng(0), params)
-    player.act([state], [game.current_player(state)])
-    mine = game.current_player(state)
+    state = game.rules.new_game(np.random.default_rng(0), params)
+    player.act([state], [game.rules.current_player(state)])
+    mine = game.rules.current_player(state)
     assert blueprint.seats == {mine, (mine + 2) % 4}
     assert others.seats == {(mine + 1) % 4, (mine + 3) % 4}
 
@@ -135,7 +135,7 @@ def test_the_search_leaves_the_blueprint_only_for_a_gain_past_its_margin_and_its
     game = get_game("leduc")
 
     def chooser(**options):
-        return SearchPlayer(game, game.params(), None, None, SearchOptions(**options), "s")
+        return SearchPlayer(game, game.rules.params(), None, None, SearchOptions(**options), "s")
 
     values = np.array([[1.0, 1.0, 1.0, 1.0],  # the blueprint's move (action 0)
                        [2.0, 2.2, 1.8, 2.0],  # better by 1.0, 12 standard errors
@@ -166,6 +166,10 @@ def test_a_second_round_races_only_the_moves_that_beat_the_blueprint() -> None:
         name = "race"
         teams = ((0,), (1,))
         drawn = 0
+
+        @property
+        def rules(self):  # its own rules core
+            return self
 
         def can(self, what: str) -> bool:
             return True
@@ -227,11 +231,11 @@ def test_hanabi_s_filter_is_for_blueprints_that_decide_without_drawing() -> None
 
 def _earned(game, state, seat: int, act) -> float:
     """What ``seat``'s store rows earn from ``state`` to the end of the hand, ``act``
-    playing every seat (`Game.rewards`, the rows' rewards)."""
+    playing every seat (`Rules.rewards`, the rows' rewards)."""
     total = 0.0
-    while not game.is_terminal(state):
-        after = game.step(state, int(act([state], [game.current_player(state)])[0]))
-        got = game.rewards(state, after)
+    while not game.rules.is_terminal(state):
+        after = game.rules.step(state, int(act([state], [game.rules.current_player(state)])[0]))
+        got = game.rules.rewards(state, after)
         total += got[seat] if got is not None else 0.0
         state = after
     return total
@@ -239,28 +243,29 @@ def _earned(game, state, seat: int, act) -> float:
 
 @pytest.mark.parametrize("name", ["holdem", "leduc"])
 def test_what_a_seat_banked_and_what_its_rows_earn_after_add_up_to_its_return(name) -> None:
-    """`Game.banked` at every state of random hands: plus the rewards the seat's rows earn
+    """`Rules.banked` at every state of random hands: plus the rewards the seat's rows earn
     from there (its blind counted on its first decision in hold'em, nothing before the
     end in Leduc), the seat's return."""
     game = get_game(name)
-    params = game.params()
+    params = game.rules.params()
     rng = np.random.default_rng(11)
     rand = make_player(game, "random", params, rng)
     checked = 0
     for _ in range(60):
-        state = game.new_game(rng, params)
+        state = game.rules.new_game(rng, params)
         path = [state]
-        while not game.is_terminal(state):
-            state = game.step(state, int(rand.act([state], [game.current_player(state)])[0]))
+        while not game.rules.is_terminal(state):
+            seat = game.rules.current_player(state)
+            state = game.rules.step(state, int(rand.act([state], [seat])[0]))
             path.append(state)
-        final = game.returns(state)
+        final = game.rules.returns(state)
         for k, s in enumerate(path[:-1]):
             for seat in range(len(final)):
                 later = 0.0
                 for before, after in zip(path[k:], path[k + 1:], strict=False):
-                    got = game.rewards(before, after)
+                    got = game.rules.rewards(before, after)
                     later += got[seat] if got is not None else 0.0
-                assert game.banked(s, seat) + later == pytest.approx(final[seat]), (k, seat)
+                assert game.rules.banked(s, seat) + later == pytest.approx(final[seat]), (k, seat)
                 checked += 1
     assert checked > 200
 
@@ -289,15 +294,15 @@ def test_a_search_to_a_depth_adds_the_blueprint_s_value_to_what_the_seat_banked(
     what rollouts to the end are: the leaves add what the seat banked (hold'em: minus its
     chips in) to the value, and stop where they should."""
     game = get_game(name)
-    params = game.params()
+    params = game.rules.params()
     blueprint = _PlayedOut(game, params)
     rng = np.random.default_rng(3)
     roots, seats = [], []
     for _ in range(40):
-        state = game.new_game(rng, params)
-        seat = game.current_player(state)
-        for action in game.legal_actions(state):
-            roots.append(game.step(state, action))
+        state = game.rules.new_game(rng, params)
+        seat = game.rules.current_player(state)
+        for action in game.rules.legal_actions(state):
+            roots.append(game.rules.step(state, action))
             seats.append(seat)
     full = SearchPlayer(game, params, blueprint, blueprint, SearchOptions(), "s")
     to_end = full.rollout(roots, seats)
@@ -310,10 +315,10 @@ def test_a_search_to_a_depth_adds_the_blueprint_s_value_to_what_the_seat_banked(
 def test_a_search_to_a_depth_needs_a_blueprint_with_values_and_a_game_that_banks() -> None:
     leduc = get_game("leduc")
     with pytest.raises(GameError, match="search over a model file with values"):
-        make_player(leduc, "search+depth=1:rule", leduc.params(), np.random.default_rng(0))
+        make_player(leduc, "search+depth=1:rule", leduc.rules.params(), np.random.default_rng(0))
     tressette = get_game("tressette")
     with pytest.raises(GameError, match="tressette cannot be searched to a depth"):
-        make_player(tressette, "search+depth=1:rule", tressette.params(),
+        make_player(tressette, "search+depth=1:rule", tressette.rules.params(),
                     np.random.default_rng(0))
 
 
@@ -332,20 +337,20 @@ def test_a_learned_model_searched_to_a_depth_is_valued_by_its_best_legal_q(
         result = run(main, args, catch_exceptions=False)
         assert result.exit_code == 0, result.output
     game = get_game(name)
-    params = game.params()
+    params = game.rules.params()
     player = make_player(game, f"search+depth=1+worlds=4:model:{tmp_path / 'm.npz'}", params,
                          np.random.default_rng(0))
     assert isinstance(player, SearchPlayer)
     rng = np.random.default_rng(2)
-    states = [game.new_game(rng, params) for _ in range(30)]
-    seats = [game.current_player(s) for s in states]
+    states = [game.rules.new_game(rng, params) for _ in range(30)]
+    seats = [game.rules.current_player(s) for s in states]
     values = player.blueprint.value(states, seats)
-    x, legal = game.encode_batch(states, seats, params)
+    x, legal = game.play.encode_batch(states, seats, params)
     model = game.load_model(tmp_path / "m.npz", params)
     q = np.where(legal, model.q_values(x), -np.inf)  # no support constraint: the best Q
     assert np.allclose(values, q.max(axis=1))
     chosen = player.act(states, seats)
-    assert all(int(a) in game.legal_actions(s) for s, a in zip(states, chosen, strict=True))
+    assert all(int(a) in game.rules.legal_actions(s) for s, a in zip(states, chosen, strict=True))
     assert player.leaves > 0
     result = run(main, ["learn", "bc", "--store", str(tmp_path / "s"), "--trees", "3",
                         "--out", str(tmp_path / "bc.npz")], catch_exceptions=False)

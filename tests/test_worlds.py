@@ -1,4 +1,4 @@
-"""The worlds a seat cannot tell apart (`Game.sample_worlds`), what search at decision
+"""The worlds a seat cannot tell apart (`Rules.sample_worlds`), what search at decision
 time plays out: every game that samples them passes the conformance check (each world
 encodes as the state does for the seat), their distribution is the uniform one over
 the deals of the unseen cards that fit what the seat has seen (chi-square tests against
@@ -32,8 +32,8 @@ def test_holdem_worlds_deal_the_unseen_cards_uniformly() -> None:
     """Before the flop seat 0 sees its two cards: each of the other 50 is the opponent's
     or on the board as often as any other, and seat 0's own never are."""
     game = get_game("holdem")
-    state = game.new_game(np.random.default_rng(3), game.params())
-    worlds = game.sample_worlds(state, 0, 4000, np.random.default_rng(4))
+    state = game.rules.new_game(np.random.default_rng(3), game.rules.params())
+    worlds = game.rules.sample_worlds(state, 0, 4000, np.random.default_rng(4))
     held = Counter(c for w in worlds for c in w.hole[1])
     assert not set(held) & set(state.hole[0])
     unseen = [c for c in range(52) if c not in state.hole[0]]
@@ -49,8 +49,8 @@ def test_leduc_worlds_match_the_exact_distribution() -> None:
     """Seat 1 holds one card: the other's card is each of the five others with chance
     1/5, and the public card, not yet turned, one of the four left."""
     game = get_game("leduc")
-    state = game.new_game(np.random.default_rng(0), game.params())
-    worlds = game.sample_worlds(state, 1, 5000, np.random.default_rng(1))
+    state = game.rules.new_game(np.random.default_rng(0), game.rules.params())
+    worlds = game.rules.sample_worlds(state, 1, 5000, np.random.default_rng(1))
     assert all(w.cards[1] == state.cards[1] for w in worlds)
     pairs = Counter((w.cards[0], w.cards[2]) for w in worlds)
     assert len(pairs) == 20 and all(a != b for a, b in pairs)
@@ -120,15 +120,15 @@ def test_holdem_worlds_keep_the_seat_s_cards_the_board_shown_and_the_folds(table
     from batchrl.games.holdem import gamedef
 
     game = get_game("holdem")
-    params = game.params(gamedef=getattr(gamedef, table))
+    params = game.rules.params(gamedef=getattr(gamedef, table))
     rng = np.random.default_rng(11)
     streets = set()
     for _ in range(40):
-        state = game.new_game(rng, params)
-        while not game.is_terminal(state):
+        state = game.rules.new_game(rng, params)
+        while not game.rules.is_terminal(state):
             seat = state.current
             shown = state.game.board_cards_before(state.round)
-            worlds = game.sample_worlds(state, seat, 20, rng)
+            worlds = game.rules.sample_worlds(state, seat, 20, rng)
             for w in worlds:
                 assert w.hole[seat] == state.hole[seat] and w.folded == state.folded
                 assert w.board[:shown] == state.board[:shown]
@@ -138,18 +138,18 @@ def test_holdem_worlds_keep_the_seat_s_cards_the_board_shown_and_the_folds(table
             others = [p for p in range(len(state.hole)) if p != seat]
             assert len({tuple(w.hole[p] for p in others) for w in worlds}) > 1
             streets.add(state.round)
-            legal = game.legal_actions(state)
-            state = game.step(state, int(legal[int(rng.integers(len(legal)))]))
+            legal = game.rules.legal_actions(state)
+            state = game.rules.step(state, int(legal[int(rng.integers(len(legal)))]))
     assert {0, 1, 2} <= streets  # random no-limit play seldom reaches the river
 
 
 def test_leduc_worlds_after_the_public_card_keep_it() -> None:
     game = get_game("leduc")
-    params = game.params()
-    state = game.new_game(np.random.default_rng(4), params)
+    params = game.rules.params()
+    state = game.rules.new_game(np.random.default_rng(4), params)
     while "/" not in state.history:
-        state = game.step(state, 1)  # call (check) to the second round
-    worlds = game.sample_worlds(state, 0, 4000, np.random.default_rng(1))
+        state = game.rules.step(state, 1)  # call (check) to the second round
+    worlds = game.rules.sample_worlds(state, 0, 4000, np.random.default_rng(1))
     assert all(w.cards[0] == state.cards[0] and w.cards[2] == state.cards[2] for w in worlds)
     theirs = Counter(w.cards[1] for w in worlds)
     assert set(theirs) == set(range(6)) - {state.cards[0], state.cards[2]}
@@ -160,18 +160,18 @@ def test_president_worlds_at_a_match_s_exchange_deal_the_sampled_hands() -> None
     """At the exchange between a match's games the rules deal the game's hands again
     from ``dealt``: a world's must be its sampled hands, not the real deal."""
     game = get_game("president")
-    params = game.params(match=2)
+    params = game.rules.params(match=2)
     assert check_worlds(game, params, playouts=3, worlds=3) > 100
     rng = np.random.default_rng(3)
-    state = game.new_game(rng, params)
+    state = game.rules.new_game(rng, params)
     while not state.exchange:
-        legal = game.legal_actions(state)
-        state = game.step(state, int(legal[int(rng.integers(len(legal)))]))
+        legal = game.rules.legal_actions(state)
+        state = game.rules.step(state, int(legal[int(rng.integers(len(legal)))]))
     seat = state.turn
-    worlds = game.sample_worlds(state, seat, 30, rng)
+    worlds = game.rules.sample_worlds(state, seat, 30, rng)
     assert any(w.hands != state.hands for w in worlds)
     for w in worlds:
-        after = game.step(w, int(game.legal_actions(w)[0]))
+        after = game.rules.step(w, int(game.rules.legal_actions(w)[0]))
         kept = [p for p in range(4) if p != seat and after.hands[p] == w.hands[p]]
         assert len(kept) >= 2, (w.hands, after.hands)  # only the servant's changed
 
@@ -214,7 +214,7 @@ def test_hanabi_worlds_draw_the_own_hand_from_the_exact_belief() -> None:
     seat = state.current
     exact = _hanabi_exact_hands(state, seat)
     assert len(exact) == 104 and state.hands[seat] in exact
-    worlds = game.sample_worlds(state, seat, 20_000, np.random.default_rng(2))
+    worlds = game.rules.sample_worlds(state, seat, 20_000, np.random.default_rng(2))
     seen = Counter(w.hands[seat] for w in worlds)
     assert set(seen) <= set(exact)
     hands = sorted(exact)
@@ -261,7 +261,7 @@ def test_hanabi_s_belief_keeps_the_true_hand_and_drops_worlds_the_partner_rules_
     from batchrl.games.hanabi.rules import new_game, step
 
     game, bot = get_game("hanabi"), ConventionBot()
-    blueprint = make_player(game, "bot2", game.params(), np.random.default_rng(0))
+    blueprint = make_player(game, "bot2", game.rules.params(), np.random.default_rng(0))
     history = History(0, blueprint)
     state, rng, kept, drawn = new_game(np.random.default_rng(7)), np.random.default_rng(8), 0, 0
     while not state.over and state.moves < 40:
@@ -269,7 +269,7 @@ def test_hanabi_s_belief_keeps_the_true_hand_and_drops_worlds_the_partner_rules_
             history.observe(state)
             if history.decisions:
                 assert history.keep(state, 0, [state]) == [state]
-                worlds = game.sample_worlds(state, 0, 50, rng)
+                worlds = game.rules.sample_worlds(state, 0, 50, rng)
                 kept += len(history.keep(state, 0, worlds))
                 drawn += len(worlds)
             history.moved(state, bot.act(state))

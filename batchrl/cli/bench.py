@@ -29,11 +29,11 @@ from batchrl.play.bench import (
 def _datasets_help() -> str:
     lines = []
     for game in GAMES.values():
-        if game.datasets and game.reference:
-            lines.append(f"{game.name} (100 = {game.reference}):")
-            lines += [f"  {d.tier:<7} {d.count:>7,} {game.unit} of {','.join(d.players)}"
+        if game.bench.datasets and game.bench.reference:
+            lines.append(f"{game.name} (100 = {game.bench.reference}):")
+            lines += [f"  {d.tier:<7} {d.count:>7,} {game.rules.unit} of {','.join(d.players)}"
                       + (f" ({', '.join(f'{k} {v}' for k, v in d.options.items())})"
-                         if d.options else "") for d in game.datasets]
+                         if d.options else "") for d in game.bench.datasets]
     return "\b\n" + "\n".join(lines)
 
 

@@ -250,14 +250,14 @@ def games_help(describe: Callable[[Game], str | None]) -> str:
 def games_paragraphs(command: str) -> str:
     """Each game's paragraph for ``command`` (``Game.examples``), for its --help."""
     return "\n\n".join(f"\b\n{game.name}: {text}" for game in GAMES.values()
-                       if (text := game.examples.get(command)))
+                       if (text := game.cli.examples.get(command)))
 
 
 def _declared(command: str) -> dict[str, list[tuple[Game, Option]]]:
     """The games' options for ``command``, by flag."""
     out: dict[str, list[tuple[Game, Option]]] = {}
     for game in GAMES.values():
-        for option in game.options:
+        for option in game.cli.options:
             if command in option.flags:
                 out.setdefault(option.flags[command], []).append((game, option))
     return out
@@ -319,5 +319,5 @@ def take_game_options(command: str, kwargs: dict[str, Any], game: Game | None
 
 def for_game(options: Mapping[str, Any], game: Game, command: str) -> dict[str, Any]:
     """The options among ``options`` that ``game`` declares for ``command``."""
-    mine = {o.name for o in game.options if command in o.flags}
+    mine = {o.name for o in game.cli.options if command in o.flags}
     return {k: v for k, v in options.items() if k in mine}

@@ -269,7 +269,7 @@ def _reporting(learner: Any, length: int | None) -> Iterator[tuple[Callable[[str
 
 
 def _view_options() -> list[click.Parameter]:
-    """The games' options of their views of the features (``Game.view``), as
+    """The games' options of their views of the features (``LearnFace.view``), as
     ``batchrl learn NAME`` takes them."""
     @game_options("learn")
     def holder() -> None: ...
@@ -318,7 +318,7 @@ def settings_given(name: str, given: tuple[str, ...]) -> dict[str, Any]:
 @click.option("--opponent", default=None, metavar="PLAYER[,PLAYER...]",
               help="Who every hero plays: the players after it, as evaluate's --players "
                    "takes them; one name fills every seat [default: the game's: " + games_help(
-                       lambda g: ",".join(g.ablation_opponents) or "none (alone)"
+                       lambda g: ",".join(g.play.ablation_opponents) or "none (alone)"
                        if g.can("score") else None) + "].")
 @click.option("--trees", "-M", type=click.IntRange(min=1), default=None,
               help="M: trees per forest [default: the game's recommendation for the "

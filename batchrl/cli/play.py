@@ -28,7 +28,7 @@ from batchrl.games import GAMES, Game, GameError, game_for
 
 
 def _log_formats() -> list[str]:
-    return sorted({f for game in GAMES.values() for f in game.log_formats})
+    return sorted({f for game in GAMES.values() for f in game.play.log_formats})
 
 
 def _players(text: str) -> tuple[str, ...]:
@@ -42,7 +42,8 @@ def _players(text: str) -> tuple[str, ...]:
 @click.option("--players", default=None, metavar="A,B,...",
               help="The players, seat by seat: random, model:PATH (a model from batchrl fqi) "
                    "or one of the game's bots (" + games_help(
-                       lambda g: ", ".join(g.bots) + f" [default {','.join(g.default_players)}]"
+                       lambda g: ", ".join(g.play.bots)
+                       + f" [default {','.join(g.play.default_players)}]"
                        if g.can("generate") else None)
                    + "); search:NAME searches over any of them at each decision "
                      "(docs/search.md). holdem: a model file without model: works too; "
@@ -56,7 +57,7 @@ def _players(text: str) -> tuple[str, ...]:
 @click.option("--format", "fmt", type=click.Choice(["auto", *_log_formats()]), default="auto",
               show_default=True,
               help="The log format to write: " + games_help(
-                  lambda g: ", ".join(g.log_formats) if len(g.log_formats) > 1 else None)
+                  lambda g: ", ".join(g.play.log_formats) if len(g.play.log_formats) > 1 else None)
               + "; auto: the game's usual one, told by the file name where a game "
                 "writes several (.dealer.summary: glassfrog; .txt: a Tressette transcript).")
 @click.option("--seed", default=0, show_default=True, help="Makes the deals repeatable.")
@@ -70,12 +71,12 @@ def generate(game: Game, count: int, players: str | None, policy_name: str | Non
     Per game:
     """
     options = take_game_options("generate", kwargs, game)
-    if fmt != "auto" and fmt not in game.log_formats:
-        raise click.UsageError(f"{game.name} writes {', '.join(game.log_formats)}, not {fmt}")
-    chosen = _players(policy_name or players or ",".join(game.default_players))
+    if fmt != "auto" and fmt not in game.play.log_formats:
+        raise click.UsageError(f"{game.name} writes {', '.join(game.play.log_formats)}, not {fmt}")
+    chosen = _players(policy_name or players or ",".join(game.play.default_players))
     try:
         with progress(count, "playing") as advance:
-            line = game.generate(out, chosen, count, seed, options | {"format": fmt}, advance)
+            line = game.play.generate(out, chosen, count, seed, options | {"format": fmt}, advance)
     except (GameError, ValueError, OSError) as exc:
         raise click.ClickException(_message(exc)) from None
     click.echo(line)
@@ -94,7 +95,7 @@ def solve(game: Game, **kwargs: Any) -> None:
     """
     options = take_game_options("solve", kwargs, game)
     try:
-        click.echo(game.solve(options).table())
+        click.echo(game.play.solve(options).table())
     except (GameError, ValueError) as exc:
         raise click.ClickException(str(exc)) from None
 
@@ -123,7 +124,7 @@ def solve(game: Game, **kwargs: Any) -> None:
               help="tressette: the other team's player [default: random].")
 @click.option("--games", "--hands", "count", type=click.IntRange(min=1), default=None,
               help="Games (hands) to play [default: " + games_help(
-                  lambda g: f"{g.default_count:,}" if g.can("evaluate") else None) + "].")
+                  lambda g: f"{g.play.default_count:,}" if g.can("evaluate") else None) + "].")
 @click.option("--seed", default=33, show_default=True,
               help="The deals and the bots' randomness (the same seed, the same cards).")
 @click.option("--scheduler", envvar="BATCHRL_SCHEDULER", default=None, metavar="ADDRESS",
@@ -164,9 +165,9 @@ def evaluate(game: Game | None, model: str | None, groups: tuple[str, ...],
         game = _game_of(game, hero, groups, team)
         options = take_game_options("evaluate", kwargs, game)
         chosen = _groups(game, hero, groups, opponent, team, versus)
-        total = (count or game.default_count) * len(chosen)
+        total = (count or game.play.default_count) * len(chosen)
         address = scheduler_address(scheduler)
-        takes_tasks = "tasks" in inspect.signature(game.evaluate).parameters
+        takes_tasks = "tasks" in inspect.signature(game.play.evaluate).parameters
         if address is not None:
             if not takes_tasks:
                 raise GameError(f"{game.name}'s evaluate takes no tasks: it plays here only "
@@ -177,10 +178,10 @@ def evaluate(game: Game | None, model: str | None, groups: tuple[str, ...],
         with connect(address) as client, \
                 progress(total, "playing", lines=not as_json) as advance:
             if takes_tasks:
-                report = game.evaluate(chosen, count, seed, options, advance,
+                report = game.play.evaluate(chosen, count, seed, options, advance,
                                        tasks=Tasks(client, advance))
             else:  # a game written before evaluate took tasks
-                report = game.evaluate(chosen, count, seed, options, advance)
+                report = game.play.evaluate(chosen, count, seed, options, advance)
     except (GameError, ValueError, OSError, ClusterError) as exc:
         raise click.ClickException(_message(exc)) from None
     if as_json:
@@ -243,13 +244,13 @@ def _groups(game: Game, hero: str | None, groups: tuple[str, ...], opponent: str
     --team/--vs."""
     if groups:
         return [_players(g) for g in groups]
-    one = game.num_players(game.params()) == 1
+    one = game.rules.num_players(game.rules.params()) == 1
     if hero is not None and team is None:
         return [(hero,)] if one else [(hero, opponent or "random")]
     if team is not None or versus is not None:
         return [(team or hero or "rule", versus or "random")]
-    if len(game.default_players) == 2:
-        return [tuple(game.default_players)]
+    if len(game.play.default_players) == 2:
+        return [tuple(game.play.default_players)]
     raise click.UsageError(f"say who plays {game.name}: --players A,B,... or --model PATH")
 
 

@@ -12,7 +12,7 @@ True
 >>> get_game("chess")  # doctest: +ELLIPSIS
 Traceback (most recent call last):
 ...
-batchrl.games.base.GameError: no game 'chess': the games are hanabi, holdem, ..., tressette
+batchrl.games.core.GameError: no game 'chess': the games are hanabi, holdem, ..., tressette
 """
 
 from __future__ import annotations
@@ -22,12 +22,17 @@ from pathlib import Path
 from typing import Any
 
 from batchrl.games.base import (
+    BenchFace,
+    CliFace,
     Dataset,
     Format,
     Game,
     GameError,
     Interval,
+    LearnFace,
+    LogFace,
     Option,
+    PlayFace,
     Report,
     Scores,
     Source,
@@ -36,27 +41,36 @@ from batchrl.games.base import (
     SourcePlan,
     single_group,
 )
+from batchrl.games.core import Rules, can, legal_mask
 from batchrl.records import head_lines
 from batchrl.registry import Registry
 
 __all__ = [
     "FORMATS",
     "GAMES",
+    "BenchFace",
+    "CliFace",
     "Dataset",
     "Format",
     "Game",
     "GameError",
     "Interval",
+    "LearnFace",
+    "LogFace",
     "Option",
+    "PlayFace",
     "Report",
+    "Rules",
     "Scores",
     "Source",
     "SourceContext",
     "SourceError",
     "SourcePlan",
+    "can",
     "game_for",
     "get_format",
     "get_game",
+    "legal_mask",
     "register_format",
     "register_game",
     "single_group",
@@ -119,7 +133,7 @@ def game_for(stored_game: str, game_params: Mapping[str, Any] | None = None) -> 
     if stored_game in GAMES:
         return GAMES[stored_game]
     for game in GAMES.values():
-        if game.owns(stored_game, params):
+        if game.log.owns(stored_game, params):
             return game
     raise GameError(f"{stored_game!r} is not a game batchrl knows: the games are "
                     f"{', '.join(GAMES)}")

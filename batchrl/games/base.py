@@ -1,28 +1,22 @@
-"""The Game protocol: what every game gives the rest of batchrl, under one naming.
+"""A game as the rest of batchrl sees it: its rules core and its faces, one `Game`.
 
 A game is one package under ``batchrl/games/`` that exports one `Game` object as
 ``GAME`` (found by ``batchrl.games``), plus one module under ``parsers/`` that registers
-its log formats (`Format`). Everything that is not the game's own rules reaches it through
-that object: the command line's choices and options, ingest, ``fqi``'s recommended
-settings, ``evaluate``, the model loader, the environments and the conformance check.
+its log formats (`Format`). The `Game` holds the game's rules core (``rules``, a
+`batchrl.games.core.Rules`: facts and pure rules, what everything else plays) and its
+faces, each a small protocol used by its own layer:
 
-A `Game` declares fixed facts (``name``, ``player_counts``, ``zero_sum``, ``teams``, its
-``Params`` dataclass, the settings it recommends to each learner, command-line
-`Option` s, named players)
-and gives the rules as pure functions over an immutable state:
+- ``log`` (`LogFace`): the store's schema and how a source's records become rows
+  (``batchrl ingest``, the exports);
+- ``play`` (`PlayFace`): named players, logs written, scores and reports (``generate``,
+  ``evaluate``, ``solve``, the play wing, the environments);
+- ``learn`` (`LearnFace`): the settings the game recommends to each learner, as data,
+  and its views of its features (``batchrl learn``);
+- ``bench`` (`BenchFace`) and ``cli`` (`CliFace`): its benchmark datasets, and its
+  command-line options and examples, as data.
 
-- ``new_game(rng, params)``: a fresh game, dealt from ``rng`` (the only randomness);
-- ``current_player(s)``: the seat to act (-1 once the game is over);
-- ``legal_actions(s)``: the legal actions, as indices into ``action_names(params)``;
-- ``step(s, a)``: the state after the seat to act plays ``a``; an illegal ``a`` raises;
-- ``is_terminal(s)`` and ``returns(s)``: one value per seat, always;
-- ``encode(s, player, params)``: what ``player`` sees, the store's features, named by
-  ``feature_names(params)``.
-
-Store side: ``schema(params)`` and ``open_source`` (how one source's records become a
-`batchrl.store.RowsBatch` at a time). Play side: ``generate`` (named players into a log),
-``evaluate`` (a report with ``table()`` and ``as_dict()``), ``solve`` where a game has an
-exact solver.
+``Game.load_model`` binds a model file to the game's states, the one loader every player
+uses.
 """
 
 from __future__ import annotations
@@ -36,18 +30,14 @@ from typing import TYPE_CHECKING, Any, ClassVar, Protocol
 import numpy as np
 from numpy.typing import NDArray
 
+from batchrl.games.core import GameError as GameError
+from batchrl.games.core import Rules, can, legal_mask
+from batchrl.policy import FeatureView, LoadedModel, Policy, load_model, load_policy
 from batchrl.records import LogLines
-from batchrl.registry import make_dataclass_of
 from batchrl.store import RowsBatch, StoreSchema
 
 if TYPE_CHECKING:
     from batchrl.blocks import Tasks
-    from batchrl.policy import FeatureView, LoadedModel, Policy
-
-
-class GameError(ValueError):
-    """A request a game cannot do as asked (an unknown player, a bad option, a capability
-    it lacks); the message says what exists instead."""
 
 
 class SourceError(ValueError):
@@ -80,7 +70,7 @@ class Option:
 
 @dataclass(frozen=True)
 class Scores:
-    """A measured player's score game by game (``Game.score``), on deals its seed fixes:
+    """A measured player's score game by game (``PlayFace.score``), on deals its seed fixes:
     two players measured on one seed pair up value by value (common random numbers), so
     a difference between them is a paired one.
 
@@ -198,75 +188,54 @@ class SourcePlan:
     finish: Callable[[int], None] | None = None
 
 
-class Game:
-    """One game: its facts, its rules, its store side and its play side.
+class Face:
+    """A face of a game beside its rules (`Rules`): made with the rules, and bound to the
+    whole `Game` when the game is assembled, so that it can reach the other faces (the
+    play face's players load models through ``game.load_model``)."""
 
-    Subclasses set the class attributes and override the methods; the ones that raise
-    `GameError` here are capabilities a game may lack (``solve``). ``Params`` is a frozen
-    dataclass of the game's options whose defaults are the usual game.
-    """
+    def __init__(self, rules: Rules) -> None:
+        self.rules = rules
+        self._game: Game | None = None
 
-    name: ClassVar[str]
-    title: ClassVar[str] = ""
-    player_counts: ClassVar[tuple[int, ...]] = (2,)
-    zero_sum: ClassVar[bool] = True
-    teams: ClassVar[tuple[tuple[int, ...], ...]] = ()  # seats that share a result
-    unit: ClassVar[str] = "games"  # what one episode is called ("hands" in card games)
-    Params: ClassVar[type] = type(None)
-    # The settings that suit this game, keyed by learner name (``batchrl.learners``):
-    # a mapping of the learner's config's fields (``{"fqi": {"trees": 50, "fast": True}}``),
-    # ``features`` / ``drop`` for the features it reads. Data only: no learner code.
-    recommended: ClassVar[Mapping[str, Any]] = {}
-    options: ClassVar[tuple[Option, ...]] = ()
-    bots: ClassVar[tuple[str, ...]] = ("random",)  # named players; model:PATH besides
-    default_players: ClassVar[tuple[str, ...]] = ("random", "random")
-    default_count: ClassVar[int] = 1000  # games (hands) evaluate plays
-    # whom a learned player meets when it is scored (``score``, ``batchrl ablate``): the
-    # players after it, as evaluate's --players takes them
-    ablation_opponents: ClassVar[tuple[str, ...]] = ("random",)
-    log_formats: ClassVar[tuple[str, ...]] = ()  # the formats generate writes
-    # the benchmark (``batchrl bench``): the game's datasets, the player whose score is
-    # 100 (the exact optimum where ``score`` has one, else the best bot; ``random``'s is
-    # 0), and how many games score each player (in full, and under --quick); each learned
-    # player meets ``ablation_players``
-    datasets: ClassVar[tuple[Dataset, ...]] = ()
-    reference: ClassVar[str | None] = None
-    bench_games: ClassVar[tuple[int, int]] = (2_000, 200)
-    # a paragraph per command (``generate``, ``evaluate``) that the command's --help shows
-    # under the game's name: what the command does for this game, with an example
-    examples: ClassVar[Mapping[str, str]] = {}
+    def bind(self, game: Game) -> None:
+        self._game = game
 
-    # ---- facts and params ----------------------------------------------------------
+    @property
+    def game(self) -> Game:
+        if self._game is None:
+            raise GameError(f"{self.rules.name}'s {type(self).__name__} is not part of a "
+                            "Game yet")
+        return self._game
 
-    def params(self, **values: Any) -> Any:
-        """The game's params with ``values`` set; `GameError` names the valid fields."""
-        return make_dataclass_of(self.Params, values, self.name, "option", GameError)
 
-    def params_from_store(self, stored_game: str, game_params: Mapping[str, Any]) -> Any:
-        """The params of a store (or a model) of game ``stored_game`` that records
-        ``game_params``; by default the fields of ``Params`` found there."""
-        fields = {f.name for f in dataclasses.fields(self.Params)}
-        return self.params(**{k: v for k, v in game_params.items() if k in fields})
+class LogFace(Face):
+    """A game's log side, read by ``batchrl ingest`` and whatever reads a store back: the
+    store's schema, how a source's records become rows, and what a store's recorded game
+    and params mean. ``open_source`` is a capability a game may lack (`can`)."""
 
-    def owns(self, stored_game: str, game_params: Mapping[str, Any]) -> bool:
-        """Whether a store or model of game ``stored_game`` is of this game (a game whose
-        stores name a variant, as hold'em's do, says so here)."""
-        return stored_game == self.name
-
-    def settings_for(self, learner: str, params: Any = None) -> dict[str, Any]:
-        """``recommended[learner]`` as a dict of settings ({} where the game says none), for
-        a store of ``params`` (None: the game's defaults); a game whose settings depend on
-        its params (Hanabi's views, by the number of players) overrides this."""
-        return dict(self.recommended.get(learner) or {})
-
-    def num_players(self, params: Any) -> int:
-        return self.player_counts[0]
-
-    def action_names(self, params: Any) -> tuple[str, ...]:
+    def schema(self, params: Any) -> StoreSchema:
+        """The columns of a store of a game of ``params``."""
         raise NotImplementedError
 
-    def feature_names(self, params: Any) -> tuple[str, ...]:
-        raise NotImplementedError
+    def prepare(self, command: str, options: Mapping[str, Any]) -> Mapping[str, Any]:
+        """Check the options given to ``command`` before any work (an unknown game file,
+        a value out of range): `GameError` says what is wrong. Returns them, resolved."""
+        return options
+
+    def open_source(self, records: Iterator[Any], context: SourceContext) -> SourcePlan:
+        """How one source's records become rows (see `SourcePlan`).
+
+        Args:
+            records: the source's records, as its format reads them.
+            context: where the source is, its format, the ingest options given.
+
+        Returns:
+            A `SourcePlan`: the schema, the records and the function making rows of them.
+
+        Raises:
+            SourceError: the source cannot be ingested.
+        """
+        raise GameError(f"{self.rules.name} has no store side yet")
 
     def reward_unit(self, params: Any) -> str:
         """What the rewards of this game's store rows count, in words (exports write it
@@ -278,150 +247,59 @@ class Game:
         whoever reads the rewards without batchrl (exports write them); {} if none."""
         return {}
 
-    # ---- rules ---------------------------------------------------------------------
+    def params_from_store(self, stored_game: str, game_params: Mapping[str, Any]) -> Any:
+        """The params of a store (or a model) of game ``stored_game`` that records
+        ``game_params``; by default the fields of ``Params`` found there."""
+        fields = {f.name for f in dataclasses.fields(self.rules.Params)}
+        return self.rules.params(**{k: v for k, v in game_params.items() if k in fields})
 
-    def new_game(self, rng: np.random.Generator, params: Any) -> Any:
-        """A fresh game.
+    def owns(self, stored_game: str, game_params: Mapping[str, Any]) -> bool:
+        """Whether a store or model of game ``stored_game`` is of this game (a game whose
+        stores name a variant, as hold'em's do, says so here)."""
+        return stored_game == self.rules.name
 
-        Args:
-            rng: the only randomness: the deal, and every chance event after it.
-            params: the game's params (`params`).
 
-        Returns:
-            The first state, immutable.
-        """
-        raise NotImplementedError
+class PlayFace(Face):
+    """A game's play side, read by ``generate``, ``evaluate``, ``solve``, the play wing
+    (`batchrl.play`) and the environments: its named players, its logs written by them,
+    its scores and reports. ``bot``, ``generate``, ``evaluate``, ``score`` and ``solve``
+    are capabilities a game may lack (`can`)."""
 
-    def current_player(self, state: Any) -> int:
-        """The seat to act in ``state``; -1 once the game is over."""
-        raise NotImplementedError
-
-    def legal_actions(self, state: Any) -> Sequence[int]:
-        """The legal actions in ``state``, as indices into ``action_names(params)``."""
-        raise NotImplementedError
-
-    def step(self, state: Any, action: int) -> Any:
-        """The state after the seat to act plays a move.
-
-        Args:
-            state: a state where a seat is to act.
-            action: one of ``legal_actions(state)``.
-
-        Returns:
-            The next state; ``state`` is left as it was.
-
-        Raises:
-            ValueError: an illegal action (never repaired).
-        """
-        raise NotImplementedError
-
-    def is_terminal(self, state: Any) -> bool:
-        """Whether the game is over."""
-        raise NotImplementedError
-
-    def returns(self, state: Any) -> tuple[float, ...]:
-        """What each seat has won so far, one value per seat (its final result once the
-        game is over)."""
-        raise NotImplementedError
-
-    def encode(self, state: Any, player: int, params: Any) -> NDArray[np.float32]:
-        """What a seat sees: the store's features.
-
-        Args:
-            state: any state of the game.
-            player: the seat whose view it is.
-            params: the game's params.
-
-        Returns:
-            (len(feature_names(params)),) float32, the row a store holds for it.
-        """
-        raise NotImplementedError
-
-    def rewards(self, before: Any, after: Any) -> tuple[float, ...] | None:
-        """What each seat earns from one step (``before`` to ``after``), the game's
-        per-decision reward; None for nothing. By default nothing until the end, then
-        ``returns``."""
-        return self.returns(after) if self.is_terminal(after) else None
-
-    def legal_mask(self, state: Any, params: Any) -> NDArray[np.bool_]:
-        """``legal_actions`` as a mask over ``action_names(params)``."""
-        mask = np.zeros(len(self.action_names(params)), dtype=bool)
-        mask[list(self.legal_actions(state))] = True
-        return mask
+    bots: ClassVar[tuple[str, ...]] = ("random",)  # named players; model:PATH besides
+    default_players: ClassVar[tuple[str, ...]] = ("random", "random")
+    default_count: ClassVar[int] = 1000  # games (hands) evaluate plays
+    # whom a learned player meets when it is scored (``score``, ``batchrl ablate``): the
+    # players after it, as evaluate's --players takes them
+    ablation_opponents: ClassVar[tuple[str, ...]] = ("random",)
+    log_formats: ClassVar[tuple[str, ...]] = ()  # the formats generate writes
 
     def encode_batch(self, states: Sequence[Any], players: Sequence[int], params: Any
                      ) -> tuple[NDArray[np.float32], NDArray[np.bool_]]:
         """What a model player acts on, for many states at once: ``encode(s, player,
-        params)`` of each (n, features) and its ``legal_mask`` (n, actions). By default
+        params)`` of each (n, features) and its `legal_mask` (n, actions). By default
         one state at a time; a game whose encoding replays a history (Tressette's) does
         the batch at once. The conformance check holds it to ``encode``."""
-        n_features, n_actions = len(self.feature_names(params)), len(self.action_names(params))
+        rules = self.rules
+        n_features, n_actions = len(rules.feature_names(params)), len(rules.action_names(params))
         x = np.zeros((len(states), n_features), dtype=np.float32)
         legal = np.zeros((len(states), n_actions), dtype=bool)
         for i, (s, p) in enumerate(zip(states, players, strict=True)):
-            x[i] = self.encode(s, p, params)
-            legal[i] = self.legal_mask(s, params)
+            x[i] = rules.encode(s, p, params)
+            legal[i] = legal_mask(rules, s, params)
         return x, legal
 
-    # ---- store side ----------------------------------------------------------------
-
-    def schema(self, params: Any) -> StoreSchema:
-        raise NotImplementedError
-
-    def prepare(self, command: str, options: Mapping[str, Any]) -> Mapping[str, Any]:
-        """Check the options given to ``command`` before any work (an unknown game file,
-        a value out of range): `GameError` says what is wrong. Returns them, resolved."""
-        return options
-
-    def open_source(self, records: Iterator[Any], context: SourceContext) -> SourcePlan:
-        """How one source's records become rows (see `SourcePlan`); `SourceError` if the
-        source cannot be ingested."""
-        raise GameError(f"{self.name} has no store side yet")
-
-    # ---- play side -----------------------------------------------------------------
-
-    def load_model(self, path: str | Path, params: Any = None,
-                   policy: Policy | None = None) -> LoadedModel:
-        """A model file of this game, checked against ``params`` (default: the params it
-        was trained with), its features mapped onto ``encode``'s by name (``policy``: the
-        file already loaded)."""
-        from batchrl.policy import load_model
-
-        def check(stored: str, stored_params: Mapping[str, Any]) -> Any:
-            trained = self.trained_params(path, stored, stored_params)
-            if params is not None:
-                self.check_model_params(path, trained, params)
-                return params
-            return trained
-
-        return load_model(path, check, self.feature_names, self.action_names, policy,
-                          view=self.view)
-
-    def trained_params(self, path: str | Path, stored: str,
-                       stored_params: Mapping[str, Any]) -> Any:
-        """The params a model file at ``path`` was trained with, from the game and params
-        its metadata records; refused when it is another game's."""
-        if not self.owns(stored, stored_params):
-            raise GameError(f"{path} was trained on {stored}, not {self.name}")
-        try:
-            return self.params_from_store(stored, stored_params)
-        except (GameError, ValueError, TypeError, KeyError) as exc:  # a crafted file's
-            raise GameError(f"{path}: its game params do not make a {self.name} game "
-                            f"({str(exc)[:300]})") from None
-
-    def check_model_params(self, path: str | Path, trained: Any, playing: Any) -> None:
-        """Refuse a model whose params make its features mean something else in the game
-        being played; by default the params must be equal."""
-        if trained != playing:
-            raise GameError(f"{path} was trained with {trained}, not {playing}: its "
-                            f"features would not mean what it learned")
+    def bot(self, name: str, params: Any, rng: np.random.Generator) -> Any:
+        """The game's bot called ``name`` (one of ``bots``) as a player of the rules'
+        states: ``act(states, seats)`` gives one action per state, ``name`` names it
+        (``batchrl.games.play.make_player`` and the environments use it)."""
+        raise GameError(f"{self.rules.name} has no bot {name!r}")
 
     def generate(self, out: Path, players: Sequence[str], count: int, seed: int,
                  options: Mapping[str, Any],
                  progress: Callable[[int], None] | None = None) -> str:
         """Play ``count`` games of ``players`` and write them as a log at ``out`` that
         ``batchrl ingest`` reads back; returns the line to print."""
-        raise GameError(f"{self.name} cannot write logs yet")
+        raise GameError(f"{self.rules.name} cannot write logs yet")
 
     def evaluate(self, groups: Sequence[Sequence[str]], count: int | None, seed: int,
                  options: Mapping[str, Any],
@@ -447,7 +325,7 @@ class Game:
         Raises:
             GameError: a player, option or count the game cannot play.
         """
-        raise GameError(f"{self.name} has no evaluation yet")
+        raise GameError(f"{self.rules.name} has no evaluation yet")
 
     def score(self, players: Sequence[str], count: int, seed: int,
               options: Mapping[str, Any],
@@ -469,7 +347,7 @@ class Game:
         Returns:
             `Scores`: one value per game (or exact expectations), their name and unit.
         """
-        raise GameError(f"{self.name} cannot score a player game by game yet")
+        raise GameError(f"{self.rules.name} cannot score a player game by game yet")
 
     def ablation_players(self, params: Any) -> tuple[str, ...]:
         """Whom a learned player of a game with ``params`` meets when it is scored: by
@@ -481,34 +359,41 @@ class Game:
         before any work."""
         return None if count >= 2 else "play at least 2"
 
-    def bot(self, name: str, params: Any, rng: np.random.Generator) -> Any:
-        """The game's bot called ``name`` (one of ``bots``) as a player of the protocol's
-        states: ``act(states, seats)`` gives one action per state, ``name`` names it
-        (``batchrl.games.play.make_player`` and the environments use it)."""
-        raise GameError(f"{self.name} has no bot {name!r}")
-
-    def sample_worlds(self, state: Any, seat: int, n: int,
-                      rng: np.random.Generator) -> list[Any]:
-        """``n`` full states that ``seat`` cannot tell from ``state``: everything it has
-        observed is the same (``encode(world, seat)`` equals ``encode(state, seat)``),
-        the rest (the cards it cannot see) drawn uniformly among what is consistent with
-        it, from ``rng``. What search at decision time (`batchrl.games.search`) plays
-        out; a game without it cannot be searched."""
-        raise GameError(f"{self.name} cannot sample the worlds a seat cannot tell apart")
-
-    def banked(self, state: Any, seat: int) -> float:
-        """What ``seat``'s store rows before ``state`` earned, their rewards added up: a
-        learned value of ``state`` (what its rows from there on will earn) plus this is
-        the seat's expected return (`returns`). Where a search to a depth
-        (``search+depth=1:...``) adds the blueprint's value at its leaves; a game whose
-        rewards all come at the end banks 0. A game without it cannot be searched to a
-        depth."""
-        raise GameError(f"{self.name} cannot be searched to a depth: it does not say what "
-                        "a seat's rows have earned before a state (Game.banked)")
-
     def solve(self, options: Mapping[str, Any]) -> Report:
         """The game solved exactly (``batchrl solve``), where a game can be."""
-        raise GameError(f"{self.name} has no exact solver")
+        raise GameError(f"{self.rules.name} has no exact solver")
+
+    def check_model_params(self, path: str | Path, trained: Any, playing: Any) -> Any:
+        """The params a model trained with ``trained`` plays a game of ``playing`` with;
+        `GameError` where its features would mean something else there. By default the
+        params must be equal."""
+        if trained != playing:
+            raise GameError(f"{path} was trained with {trained}, not {playing}: its "
+                            f"features would not mean what it learned")
+        return playing
+
+    def model_params(self, params: Any, model_features: Sequence[str]) -> Any:
+        """The params a model reading ``model_features`` plays with, from those it was
+        checked against (hold'em's model without pv plays without computing it); by
+        default ``params``."""
+        return params
+
+
+class LearnFace(Face):
+    """What a game says to the learners, as data (`batchrl.learning` reads it): the
+    settings that suit it, keyed by learner name (``{"fqi": {"trees": 50, "fast":
+    True}}``: a mapping of the learner's config's fields, ``features`` / ``drop`` for the
+    features it reads), and its own readings of its features (``view``)."""
+
+    def __init__(self, rules: Rules, recommended: Mapping[str, Any] | None = None) -> None:
+        super().__init__(rules)
+        self.recommended: Mapping[str, Any] = dict(recommended or {})
+
+    def settings_for(self, learner: str, params: Any = None) -> dict[str, Any]:
+        """``recommended[learner]`` as a dict of settings ({} where the game says none), for
+        a store of ``params`` (None: the game's defaults); a game whose settings depend on
+        its params (Hanabi's views, by the number of players) overrides this."""
+        return dict(self.recommended.get(learner) or {})
 
     def view(self, options: Mapping[str, Any], params: Any = None) -> FeatureView | None:
         """The game's own reading of its stored features for a learner (`FeatureView`)
@@ -516,15 +401,114 @@ class Game:
         ``view`` record), of a store or model of ``params`` (None: the defaults); None for
         no options. A game without views refuses any."""
         if options:
-            raise GameError(f"{self.name} has no views of its features (asked for "
+            raise GameError(f"{self.rules.name} has no views of its features (asked for "
                             f"{', '.join(sorted(options))})")
         return None
 
+
+@dataclass(frozen=True)
+class BenchFace:
+    """A game in ``batchrl bench``: its datasets, the player whose score is 100
+    (``reference``: the exact optimum where ``score`` has one, else the best bot;
+    ``random``'s is 0), and how many games score each player (``games``: in full, and
+    under ``--quick``); each learned player meets ``PlayFace.ablation_players``."""
+
+    datasets: tuple[Dataset, ...] = ()
+    reference: str | None = None
+    games: tuple[int, int] = (2_000, 200)
+
+
+@dataclass(frozen=True)
+class CliFace:
+    """A game on the command line: its title, the options it takes (`Option`), and a
+    paragraph per command (``generate``, ``evaluate``) that the command's --help shows
+    under the game's name: what the command does for this game, with an example."""
+
+    title: str = ""
+    options: tuple[Option, ...] = ()
+    examples: Mapping[str, str] = field(default_factory=dict)
+
+
+class Game:
+    """One game as the registry holds it: its rules core and its faces, each used by its
+    own layer.
+
+    Args:
+        rules: the facts and the rules (`Rules`): what everything else plays.
+        log: the log side (`LogFace`): the store's schema, sources into rows.
+        play: the play side (`PlayFace`): players, logs written, scores, reports.
+        learn: what it says to the learners (`LearnFace`): recommended settings, views.
+        bench: its part in ``batchrl bench`` (`BenchFace`).
+        cli: its options and examples on the command line (`CliFace`).
+    """
+
+    __slots__ = ("bench", "cli", "learn", "log", "play", "rules")
+
+    def __init__(self, rules: Rules, log: LogFace | None = None,
+                 play: PlayFace | None = None, learn: LearnFace | None = None,
+                 bench: BenchFace | None = None, cli: CliFace | None = None) -> None:
+        self.rules = rules
+        self.log = log if log is not None else LogFace(rules)
+        self.play = play if play is not None else PlayFace(rules)
+        self.learn = learn if learn is not None else LearnFace(rules)
+        self.bench = bench if bench is not None else BenchFace()
+        self.cli = cli if cli is not None else CliFace()
+        for face in (self.log, self.play, self.learn):
+            if face.rules is not rules:
+                raise GameError(f"{rules.name}'s {type(face).__name__} was made with "
+                                f"{face.rules.name}'s rules")
+            face.bind(self)
+
+    @property
+    def name(self) -> str:
+        return self.rules.name
+
+    def load_model(self, path: str | Path, params: Any = None,
+                   policy: Policy | None = None) -> LoadedModel:
+        """A model file of this game, bound to its states.
+
+        Args:
+            path: the model file (any kind `batchrl.policy.load_policy` reads).
+            params: the params of the game it will play (checked by
+                ``PlayFace.check_model_params``); None: those it was trained with.
+            policy: the file, already loaded.
+
+        Returns:
+            `batchrl.policy.LoadedModel`: the policy, the params it plays with and where
+            its features sit among ``encode``'s (found by name).
+        """
+        policy = policy if policy is not None else load_policy(path)
+        features = tuple(policy.feature_names)
+
+        def check(stored: str, stored_params: Mapping[str, Any]) -> Any:
+            trained = self.trained_params(path, stored, stored_params)
+            chosen = trained if params is None else \
+                self.play.check_model_params(path, trained, params)
+            return self.play.model_params(chosen, features)
+
+        return load_model(path, check, self.rules.feature_names, self.rules.action_names,
+                          policy, view=self.learn.view)
+
+    def trained_params(self, path: str | Path, stored: str,
+                       stored_params: Mapping[str, Any]) -> Any:
+        """The params a model file at ``path`` was trained with, from the game and params
+        its metadata records; refused when it is another game's."""
+        if not self.log.owns(stored, stored_params):
+            raise GameError(f"{path} was trained on {stored}, not {self.name}")
+        try:
+            return self.log.params_from_store(stored, stored_params)
+        except (GameError, ValueError, TypeError, KeyError) as exc:  # a crafted file's
+            raise GameError(f"{path}: its game params do not make a {self.name} game "
+                            f"({str(exc)[:300]})") from None
+
     def can(self, capability: str) -> bool:
-        """Whether this game overrides ``capability`` (``"solve"``, ``"view"``, ``"bot"``,
-        ``"generate"``, ``"evaluate"``, ``"open_source"``, ``"sample_worlds"``,
-        ``"banked"``)."""
-        return getattr(type(self), capability) is not getattr(Game, capability)
+        """Whether the face that has ``capability`` (``"solve"``, ``"view"``, ``"bot"``,
+        ``"generate"``, ``"evaluate"``, ``"score"``, ``"open_source"``,
+        ``"sample_worlds"``, ``"banked"``) gives it (`batchrl.games.core.can`)."""
+        for face in (self.rules, self.log, self.play, self.learn):
+            if hasattr(type(face), capability):
+                return can(face, capability)
+        raise GameError(f"no face of a game has {capability!r}")
 
     def __repr__(self) -> str:
         return f"<Game {self.name}>"
@@ -540,7 +524,7 @@ class Bound:
     >>> slot()
     Traceback (most recent call last):
     ...
-    batchrl.games.base.GameError: go's players ask for its game before batchrl.games.go bound it
+    batchrl.games.core.GameError: go's players ask for its game before batchrl.games.go bound it
     """
 
     def __init__(self, name: str) -> None:

@@ -23,6 +23,7 @@ from numpy.typing import NDArray
 from batchrl.blocks import Task, Tasks, after, block_rngs, load_once, spans
 from batchrl.evaluation import Estimate, mean_ci
 from batchrl.games.base import Game, GameError, Interval, Scores
+from batchrl.games.core import legal_mask
 from batchrl.store import Rows
 
 
@@ -45,7 +46,7 @@ class RandomPlayer:
     def act(self, states: Sequence[Any], seats: Sequence[int]) -> NDArray[np.int64]:
         out = np.empty(len(states), dtype=np.int64)
         for i, s in enumerate(states):
-            legal = self.game.legal_actions(s)
+            legal = self.game.rules.legal_actions(s)
             out[i] = legal[int(self.rng.integers(len(legal)))]
         return out
 
@@ -60,13 +61,13 @@ class ModelPlayer:
         self.name = self.model.name
 
     def act(self, states: Sequence[Any], seats: Sequence[int]) -> NDArray[np.int64]:
-        x, legal = self.game.encode_batch(states, seats, self.params)
+        x, legal = self.game.play.encode_batch(states, seats, self.params)
         return self.model.act_batch(x, legal)
 
     def value(self, states: Sequence[Any], seats: Sequence[int]) -> NDArray[np.float64]:
         """The model's value of each state to the seat to act: the Q of the move it plays
         (what its rows from there on earn, in the store's rewards)."""
-        x, legal = self.game.encode_batch(states, seats, self.params)
+        x, legal = self.game.play.encode_batch(states, seats, self.params)
         return self.model.played_values(x, legal)
 
 
@@ -127,7 +128,7 @@ def absolute_player(spec: str) -> str:
 def make_player(game: Game, spec: str, params: Any, rng: np.random.Generator,
                 bots: Callable[[str, np.random.Generator], Player] | None = None) -> Player:
     """A player by name: ``random``, ``model:PATH`` (or a ``.npz`` path), one of the
-    game's own bots (``bots(name, rng)``, else ``game.bot``), or ``search:NAME``, any of
+    game's own bots (``bots(name, rng)``, else ``game.play.bot``), or ``search:NAME``, any of
     them searched over at each decision (`batchrl.games.search`)."""
     from batchrl.games.search import search_player
 
@@ -137,15 +138,15 @@ def make_player(game: Game, spec: str, params: Any, rng: np.random.Generator,
         return searching
     if is_model(spec):
         return ModelPlayer(game, spec.removeprefix("model:"), params)
-    if bots is not None and spec in game.bots:
+    if bots is not None and spec in game.play.bots:
         return bots(spec, rng)
-    if spec in game.bots and game.can("bot"):
-        made: Player = game.bot(spec, params, rng)
+    if spec in game.play.bots and game.can("bot"):
+        made: Player = game.play.bot(spec, params, rng)
         return made
     if spec == "random":
         return RandomPlayer(game, rng)
     raise GameError(f"unknown {game.name} player {spec!r}: want one of "
-                    f"{', '.join(game.bots)}, model:PATH (a model from batchrl learn or "
+                    f"{', '.join(game.play.bots)}, model:PATH (a model from batchrl learn or "
                     f"fqi) or python:MODULE:CALLABLE")
 
 
@@ -167,7 +168,7 @@ def play(game: Game, params: Any, players: Sequence[Player], count: int,
     act. ``seats(i)`` gives game i's seating (``seats(i)[s]``: the player in seat s);
     default: player s in seat s. ``repeat`` k > 1: games i·k to i·k + k − 1 are dealt
     the same cards (with ``seats``, the players change seats on one deal)."""
-    n = game.num_players(params)
+    n = game.rules.num_players(params)
     if len(players) != n:
         raise GameError(f"{game.name} is played by {n} players, not {len(players)}")
     out: list[Trajectory] = []
@@ -178,22 +179,22 @@ def play(game: Game, params: Any, players: Sequence[Player], count: int,
 
     for lo in range(0, count, batch):
         ids = range(lo, min(count, lo + batch))
-        states = [[game.new_game(dealer(i), params)] for i in ids]
+        states = [[game.rules.new_game(dealer(i), params)] for i in ids]
         actions: list[list[int]] = [[] for _ in ids]
         seating = [list(seats(i)) if seats else list(range(n)) for i in ids]
-        live = [j for j in range(len(ids)) if not game.is_terminal(states[j][-1])]
+        live = [j for j in range(len(ids)) if not game.rules.is_terminal(states[j][-1])]
         while live:
             for who, player in enumerate(players):
-                mine = [j for j in live if not game.is_terminal(states[j][-1])
-                        and seating[j][game.current_player(states[j][-1])] == who]
+                mine = [j for j in live if not game.rules.is_terminal(states[j][-1])
+                        and seating[j][game.rules.current_player(states[j][-1])] == who]
                 if not mine:
                     continue
                 chosen = player.act([states[j][-1] for j in mine],
-                                    [game.current_player(states[j][-1]) for j in mine])
+                                    [game.rules.current_player(states[j][-1]) for j in mine])
                 for j, a in zip(mine, chosen.tolist(), strict=True):
-                    states[j].append(game.step(states[j][-1], int(a)))
+                    states[j].append(game.rules.step(states[j][-1], int(a)))
                     actions[j].append(int(a))
-            live = [j for j in live if not game.is_terminal(states[j][-1])]
+            live = [j for j in live if not game.rules.is_terminal(states[j][-1])]
         out += [Trajectory(tuple(s), tuple(a)) for s, a in zip(states, actions, strict=True)]
         if progress is not None:
             progress(len(ids))
@@ -207,7 +208,7 @@ def trajectory_rows(game: Game, params: Any, games: Sequence[Trajectory], prefix
     """The store rows of ``games``: one per decision, from the acting seat's view, in the
     order played.
 
-    A row's reward is what its seat earned (``game.rewards``) from its decision up to its
+    A row's reward is what its seat earned (``game.rules.rewards``) from its decision up to its
     next one; its next state is that next decision's (zeros, with no legal action, after
     its last: the row is terminal). Game i's episode is ``prefix`` + ``keys[i]`` and its
     line ``lines[i]``; ``audit`` holds one string per game for each audit column,
@@ -226,10 +227,10 @@ def trajectory_rows(game: Game, params: Any, games: Sequence[Trajectory], prefix
     next_row: list[int] = []
     columns: dict[str, list[str]] = {name: [] for name in (*audit, *seat_audit)}
     for i, g in enumerate(games):
-        seats = game.num_players(params)
+        seats = game.rules.num_players(params)
         mine: list[list[int]] = [[] for _ in range(seats)]  # each seat's rows, in order
         for t, (s, a) in enumerate(zip(g.states, g.actions, strict=False)):
-            p = game.current_player(s)
+            p = game.rules.current_player(s)
             row = len(action)
             if mine[p]:
                 next_row[mine[p][-1]] = row
@@ -237,7 +238,7 @@ def trajectory_rows(game: Game, params: Any, games: Sequence[Trajectory], prefix
             episode.append(f"{prefix}{keys[i]}")
             step.append(len(mine[p]) - 1)
             player.append(p)
-            state.append(game.encode(s, p, params))
+            state.append(game.rules.encode(s, p, params))
             before.append(s)
             action.append(a)
             reward.append(0.0)
@@ -247,20 +248,20 @@ def trajectory_rows(game: Game, params: Any, games: Sequence[Trajectory], prefix
                 columns[name].append(values[i])
             for name, by_seat in seat_audit.items():
                 columns[name].append(by_seat[i][p])
-            earned = game.rewards(s, g.states[t + 1])
+            earned = game.rules.rewards(s, g.states[t + 1])
             if earned is not None:  # to each seat's latest decision
                 for q, rows in enumerate(mine):
                     if rows:
                         reward[rows[-1]] += float(earned[q])
     n = len(action)
-    x = np.asarray(state, dtype=np.float32).reshape(n, len(game.feature_names(params)))
+    x = np.asarray(state, dtype=np.float32).reshape(n, len(game.rules.feature_names(params)))
     nxt = np.asarray(next_row, dtype=np.int64)
     terminal = nxt < 0
     next_state = np.zeros_like(x)
     next_state[~terminal] = x[nxt[~terminal]]
-    legal = np.zeros((n, len(game.action_names(params))), dtype=bool)
+    legal = np.zeros((n, len(game.rules.action_names(params))), dtype=bool)
     for r, s in enumerate(before):  # each row's own legal actions, the first's included
-        legal[r] = game.legal_mask(s, params)
+        legal[r] = legal_mask(game.rules, s, params)
     next_legal = np.zeros_like(legal)
     next_legal[~terminal] = legal[nxt[~terminal]]
     return Rows(episode=episode, step=np.asarray(step, dtype=np.int32),
@@ -317,7 +318,7 @@ def evaluate_seats(game: Game, params: Any, specs: Sequence[str], count: int, se
     """``count`` games of the players ``specs``; the first player sits in seat i % n in
     game i (the others after it in order), so the seats' advantages even out. The games
     are played in blocks of ``BLOCK`` (`play_seats`) by ``tasks`` [here]."""
-    n = game.num_players(params)
+    n = game.rules.num_players(params)
     first = seat_returns(game, params, specs, count, seed, bots, progress, tasks)
     seat = np.arange(count) % n
     return SeatReport(game.name, tuple(specs), count, seed, mean_ci(first),
@@ -326,10 +327,10 @@ def evaluate_seats(game: Game, params: Any, specs: Sequence[str], count: int, se
 
 def seat_scores(game: Game, params: Any, specs: Sequence[str], count: int, seed: int,
                 progress: Callable[[int], None] | None = None) -> Scores:
-    """`Game.score` for any game: the first player's return per game, seats rotating
+    """`PlayFace.score` for any game: the first player's return per game, seats rotating
     (`seat_returns`)."""
     values = seat_returns(game, params, specs, count, seed, progress=progress)
-    return Scores(values, "return", f"return per {game.unit.removesuffix('s')}")
+    return Scores(values, "return", f"return per {game.rules.unit.removesuffix('s')}")
 
 
 def seat_returns(game: Game, params: Any, specs: Sequence[str], count: int, seed: int,
@@ -339,7 +340,7 @@ def seat_returns(game: Game, params: Any, specs: Sequence[str], count: int, seed
     """The first player's return in each of ``count`` games of ``specs`` (the first
     player in seat i % n in game i), played in blocks of ``BLOCK`` (`play_seats`) by
     ``tasks`` [here]."""
-    n = game.num_players(params)
+    n = game.rules.num_players(params)
     if len(specs) != n:
         raise GameError(f"{game.name} is played by {n} players: give {n}, not {len(specs)}")
     if count < 2:
@@ -355,7 +356,7 @@ def play_seats(game: Game, params: Any, specs: Sequence[str], seed: int, block: 
     """The first player's return in games ``lo`` to ``hi`` - 1 of ``seed`` (game i dealt
     from the seed's i-th child, the first player in seat i % n); the players draw from
     the block's seed (`batchrl.blocks.block_entropy`), block 0's being the seed's."""
-    n = game.num_players(params)
+    n = game.rules.num_players(params)
     deals = np.random.default_rng(after(np.random.SeedSequence(seed).spawn(1)[0], lo))
     players = [make_player(game, s, params, rng, bots)  # game i: the i-th child of deals
                for s, rng in zip(specs, block_rngs(seed, block, n), strict=False)]
@@ -364,5 +365,5 @@ def play_seats(game: Game, params: Any, specs: Sequence[str], seed: int, block: 
         return [(s - lo - i) % n for s in range(n)]
 
     played = play(game, params, players, hi - lo, deals, seats, progress)
-    return np.asarray([game.returns(g.states[-1])[(lo + i) % n] for i, g in enumerate(played)],
-                      dtype=np.float64)
+    return np.asarray([game.rules.returns(g.states[-1])[(lo + i) % n]
+                       for i, g in enumerate(played)], dtype=np.float64)

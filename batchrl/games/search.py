@@ -1,5 +1,5 @@
 """Search at decision time over worlds a seat cannot tell apart, for any game that samples
-them (``Game.sample_worlds``): determinized (PIMC) search over a blueprint policy.
+them (``Rules.sample_worlds``): determinized (PIMC) search over a blueprint policy.
 
 At each decision, the searching seat samples ``worlds`` full states that agree with
 everything it has seen (the other hands, the deck to come), plays each legal action in
@@ -20,7 +20,7 @@ blueprint's own move are played out in ``more`` new worlds each, and the choice 
 them is made on those new worlds (the first round's would flatter the moves it picked);
 the moves the first round left behind cost nothing more. ``depth=1``: a rollout stops at
 the searcher's first decision after the move tried (``depth=2``: its second), and the
-world's value is what the seat has banked there (`Game.banked`) plus the blueprint's
+world's value is what the seat has banked there (`Rules.banked`) plus the blueprint's
 value of that state (its best legal action's, a model with values: FQI's Q), where a
 rollout to the end would play the blueprint on; 0, the default, plays to the end. In a
 game of teams the searcher's partners play the blueprint in its rollouts, the others
@@ -120,12 +120,12 @@ def inner(spec: str) -> str:
 
 class SearchPlayer:
     """A `batchrl.games.play.Player` that searches at each decision: worlds its seat
-    cannot tell apart (`Game.sample_worlds`), each legal move tried in each, the games
+    cannot tell apart (`Rules.sample_worlds`), each legal move tried in each, the games
     played out by the blueprint and the others, the move with the best mean made.
 
     Args:
         game: the game; it must sample worlds (and, for ``depth``, say what a seat has
-            banked: `Game.banked`).
+            banked: `Rules.banked`).
         params: the game's params.
         blueprint: the `Player` of its own seat (and its partners') in the rollouts.
         others: the other seats' player in the rollouts.
@@ -141,10 +141,10 @@ class SearchPlayer:
                  options: SearchOptions, name: str) -> None:
         if not game.can("sample_worlds"):
             raise GameError(f"{game.name} cannot search yet: it samples no worlds "
-                            "(Game.sample_worlds)")
+                            "(Rules.sample_worlds)")
         if options.depth:
             if not game.can("banked"):
-                game.banked(None, 0)  # says why
+                game.rules.banked(None, 0)  # says why
             model = getattr(blueprint, "model", None)  # a model file's player: its policy's
             if not callable(getattr(blueprint, "value", None)) or (
                     model is not None and getattr(model.policy, "values", None) is None):
@@ -156,7 +156,7 @@ class SearchPlayer:
         self.spec = name  # the name it was made from (search_player sets it)
         # each seat's partners (themselves included): they play the blueprint
         self.partners: dict[int, frozenset[int]] = {
-            seat: frozenset(team) for team in game.teams for seat in team}
+            seat: frozenset(team) for team in game.rules.teams for seat in team}
         self.rng = np.random.default_rng(options.seed)
         self.decisions = 0
         self.rollout_steps = 0
@@ -175,11 +175,11 @@ class SearchPlayer:
         (``keep``) up to that many of those it keeps."""
         n = self.options.worlds if n is None else n
         if self.keep is None:
-            return list(self.game.sample_worlds(state, seat, n, self.rng))
+            return list(self.game.rules.sample_worlds(state, seat, n, self.rng))
         kept: list[Any] = []
         drawn = 0
         while len(kept) < n and drawn < self.DRAWS * n:
-            batch = list(self.game.sample_worlds(state, seat, 4 * n, self.rng))
+            batch = list(self.game.rules.sample_worlds(state, seat, 4 * n, self.rng))
             drawn += len(batch)
             kept += self.keep(state, seat, batch)
         if not kept:
@@ -193,13 +193,13 @@ class SearchPlayer:
         legal_of: list[tuple[int, ...]] = []
         count: list[int] = []  # the worlds of each decision
         for state, seat in zip(states, seats, strict=True):
-            legal = tuple(game.legal_actions(state))
+            legal = tuple(game.rules.legal_actions(state))
             worlds = self.worlds(state, seat) if len(legal) > 1 else []
             legal_of.append(legal)
             count.append(len(worlds))
             for a in legal if worlds else ():
                 for world in worlds:
-                    roots.append(game.step(world, a))
+                    roots.append(game.rules.step(world, a))
                     searcher.append(seat)
         values = self.rollout(roots, searcher)
         searched = [i for i, legal in enumerate(legal_of) if len(legal) > 1]
@@ -258,7 +258,7 @@ class SearchPlayer:
             rows = [mine, *ahead]
             for r in rows:
                 for world in worlds:
-                    roots.append(game.step(world, legal[r]))
+                    roots.append(game.rules.step(world, legal[r]))
                     searcher.append(seats[i])
             plan.append((i, tuple(legal[r] for r in rows), len(worlds)))
         self.contested += len(plan)
@@ -303,9 +303,9 @@ class SearchPlayer:
         value = np.zeros(len(states))  # a leaf's, where a rollout stopped short
         stopped = np.zeros(len(states), dtype=bool)
         met = np.zeros(len(states), dtype=np.int64)  # the searcher's decisions reached
-        live = [j for j, s in enumerate(states) if not game.is_terminal(s)]
+        live = [j for j, s in enumerate(states) if not game.rules.is_terminal(s)]
         while live:
-            turn = [game.current_player(states[j]) for j in live]
+            turn = [game.rules.current_player(states[j]) for j in live]
             if depth:
                 leaves = []
                 for j, p in zip(live, turn, strict=True):
@@ -334,10 +334,10 @@ class SearchPlayer:
                     continue
                 chosen = player.act([states[j] for j in ids], who)
                 for j, a in zip(ids, chosen.tolist(), strict=True):
-                    states[j] = game.step(states[j], int(a))
+                    states[j] = game.rules.step(states[j], int(a))
             self.rollout_steps += len(live)
-            live = [j for j in live if not game.is_terminal(states[j])]
-        return np.fromiter((v if cut else game.returns(s)[p] for s, p, v, cut in
+            live = [j for j in live if not game.rules.is_terminal(states[j])]
+        return np.fromiter((v if cut else game.rules.returns(s)[p] for s, p, v, cut in
                             zip(states, searcher, value.tolist(), stopped.tolist(),
                                 strict=True)),
                            np.float64, count=len(states))
@@ -350,7 +350,7 @@ class SearchPlayer:
         learned = self.blueprint.value([states[j] for j in leaves], seats)
         for j, seat, v in zip(leaves, seats, np.asarray(learned, np.float64).tolist(),
                               strict=True):
-            value[j] = self.game.banked(states[j], seat) + v
+            value[j] = self.game.rules.banked(states[j], seat) + v
             if not np.isfinite(value[j]):
                 raise GameError(f"{self.name}: a leaf of the search to depth "
                                 f"{self.options.depth} is worth {value[j]} (the blueprint's "

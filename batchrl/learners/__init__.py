@@ -13,7 +13,7 @@ A learner turns a store's transitions into a policy (`batchrl.policy.Policy`). I
 - ``read(path)``: a policy back from one of its model files (no pickles: arrays and JSON,
   `batchrl.modelfile`), and ``meta_of(path)`` its metadata alone.
 
-A game says which settings suit it as data (``Game.recommended[NAME]``) and holds no
+A game says which settings suit it as data (``LearnFace.recommended[NAME]``) and holds no
 learner code; a learner never imports a game package. Another package, a notebook or a
 test adds a learner with `register_learner`; nothing else in batchrl changes.
 

@@ -4,7 +4,7 @@ learner on any game.
 The thesis (section 5.2, Figure 5.6) trained one hero per left-out attribute
 and compared single 3,000-hand results. Here every hero — the full one and one
 per dropped feature or group, each learned by the same learner (``fqi`` by
-default, any of ``batchrl.learners``) — is scored by its game (``Game.score``)
+default, any of ``batchrl.learners``) — is scored by its game (``PlayFace.score``)
 against the game's ablation opponents on the same deals with the same seed, so
 the difference to the full hero is a paired difference over common random
 numbers (hold'em: per deal, (ablated pair sum − full pair sum) / 2, in bb/hand;
@@ -189,7 +189,7 @@ def plan(config: AblationConfig, store: Store) -> Plan:
         raise StoreError(f"{config.store}: {exc}") from None
     if not game.can("score"):
         raise StoreError(f"{config.store} holds {game.name}, which cannot score a player "
-                         "game by game (Game.score): batchrl ablate cannot compare heroes")
+                         "game by game (PlayFace.score): batchrl ablate cannot compare heroes")
     learner = get_learner(config.learner)
     given = {k: getattr(config, k) for k in SHORTHANDS if getattr(config, k) is not None}
     if unknown := [k for k in [*given, *config.settings] if not learner.takes(k)]:
@@ -198,9 +198,9 @@ def plan(config: AblationConfig, store: Store) -> Plan:
     if learner.takes("seed"):
         given["seed"] = config.fqi_seed
     full = settings(learner, config.store, {**given, **config.settings}, views=False)
-    params = game.params_from_store(store.schema.game, store.schema.game_params)
+    params = game.log.params_from_store(store.schema.game, store.schema.game_params)
     opponents = _opponents(config, game, params)
-    if why := game.score_count(config.hands, params):
+    if why := game.play.score_count(config.hands, params):
         raise ValueError(f"--hands {config.hands}: {why}")
     out = Path(config.out) if config.out is not None else \
         outputs_beside(config.store) / "ablation"
@@ -212,7 +212,7 @@ def _opponents(config: AblationConfig, game: Game, params: Any) -> tuple[str, ..
     """The players after the hero: ``--opponent`` (one name fills every seat the game's
     own opponents take), else the game's; model files by their absolute paths (a
     cluster's workers read them from elsewhere)."""
-    own = game.ablation_players(params)
+    own = game.play.ablation_players(params)
     if config.opponent is None:
         return own
     given = tuple(o.strip() for o in config.opponent.split(",") if o.strip())
@@ -220,9 +220,9 @@ def _opponents(config: AblationConfig, game: Game, params: Any) -> tuple[str, ..
         given = given * len(own)
     for name in given:
         path = player_file(name)
-        if name not in game.bots and name != "random" and not name.startswith("python:") \
+        if name not in game.play.bots and name != "random" and not name.startswith("python:") \
                 and (path is None or not path.is_file()):
-            raise ValueError(f"--opponent {name!r}: want one of {', '.join(game.bots)}, a "
+            raise ValueError(f"--opponent {name!r}: want one of {', '.join(game.play.bots)}, a "
                              "model file or python:MODULE:CALLABLE")
     return tuple(absolute_player(name) for name in given)
 
@@ -277,7 +277,7 @@ def _scores(model: Path, config: AblationConfig, p: Plan) -> Scores:
             return Scores(held["values"], str(held["name"]), str(held["unit"]),
                           int(held["per_unit"]), bool(held["exact"]))
     try:
-        scored = p.game.score((f"model:{Path(model).resolve()}", *p.opponents), config.hands,
+        scored = p.game.play.score((f"model:{Path(model).resolve()}", *p.opponents), config.hands,
                               config.seed, {}, params=p.params)
     except GameError as exc:
         raise ValueError(str(exc)) from None

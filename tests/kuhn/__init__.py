@@ -6,9 +6,9 @@ pass, player 1 passes (showdown for 1) or bets; facing a bet, a player folds (pa
 calls (bet), a call going to a showdown for 2. ``kuhn.parser`` reads its logs: one hand a
 line, the two cards then the moves, ``KJ pbb``.
 
->>> game = Kuhn()
->>> s = game.step(game.step(game.step(KuhnState((2, 0)), PASS), BET), BET)
->>> game.is_terminal(s), game.returns(s), game.encode(s, 1, game.params()).tolist()
+>>> rules = KuhnRules()
+>>> s = rules.step(rules.step(rules.step(KuhnState((2, 0)), PASS), BET), BET)
+>>> rules.is_terminal(s), rules.returns(s), rules.encode(s, 1, rules.params()).tolist()
 (True, (2.0, -2.0), [0.0, 0.0])
 """
 
@@ -17,12 +17,22 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
 
-from batchrl.games import Game, SourceContext, SourcePlan, single_group
+from batchrl.games import (
+    CliFace,
+    Game,
+    LearnFace,
+    LogFace,
+    PlayFace,
+    Rules,
+    SourceContext,
+    SourcePlan,
+    single_group,
+)
 from batchrl.games.play import (
     Trajectory,
     evaluate_seats,
@@ -60,14 +70,12 @@ class KuhnHand:
     game: Trajectory
 
 
-class Kuhn(Game):
+class KuhnRules(Rules):
+    """The rules of Kuhn poker, as pure functions over a `KuhnState`."""
+
     name = "kuhn"
-    title = "Kuhn poker"
     unit = "hands"
     Params = KuhnParams
-    recommended: ClassVar[Mapping[str, Any]] = {"fqi": {"trees": 20, "nmin": 4, "iters": 4}}
-    default_count = 2000
-    log_formats = ("kuhn",)
 
     def action_names(self, params: Any) -> tuple[str, ...]:
         return ("pass", "bet")
@@ -105,29 +113,41 @@ class Kuhn(Game):
         seen = HISTORIES.index(state.history) if state.history in HISTORIES else 0
         return np.asarray([state.cards[player], seen], dtype=np.float32)
 
+
+class KuhnLog(LogFace):
+    """Kuhn logs into rows, one per decision (`trajectory_rows`)."""
+
     def schema(self, params: Any) -> StoreSchema:
-        return StoreSchema(self.name, self.feature_names(params), self.action_names(params),
+        rules = self.rules
+        return StoreSchema(rules.name, rules.feature_names(params), rules.action_names(params),
                            audit_columns=("cards",), legal=True)  # trajectory_rows gives them
 
     def open_source(self, records: Iterator[Any], context: SourceContext) -> SourcePlan:
-        params = self.params()
+        params = self.rules.params()
 
         def rows(chunk: list[KuhnHand]) -> RowsBatch:
-            made = trajectory_rows(self, params, [h.game for h in chunk], context.prefix,
+            made = trajectory_rows(self.game, params, [h.game for h in chunk], context.prefix,
                                    [h.index for h in chunk], [h.line for h in chunk],
                                    {"cards": [cards_text(h.game.states[0]) for h in chunk]})
             return RowsBatch(made, len(chunk))
 
-        return SourcePlan(self.schema(params), records, rows, unit=self.unit)
+        return SourcePlan(self.schema(params), records, rows, unit=self.rules.unit)
+
+
+class KuhnPlay(PlayFace):
+    """Random and model players; logs written; the seats rotated in evaluation."""
+
+    default_count = 2000
+    log_formats = ("kuhn",)
 
     def generate(self, out: Path, players: Sequence[str], count: int, seed: int,
                  options: Mapping[str, Any],
                  progress: Callable[[int], None] | None = None) -> str:
-        params = self.params()
+        params = self.rules.params()
         rngs = np.random.SeedSequence(seed).spawn(3)
-        chosen = [make_player(self, p, params, np.random.default_rng(r))
+        chosen = [make_player(self.game, p, params, np.random.default_rng(r))
                   for p, r in zip(players, rngs[1:], strict=True)]
-        games = play(self, params, chosen, count, np.random.default_rng(rngs[0]),
+        games = play(self.game, params, chosen, count, np.random.default_rng(rngs[0]),
                      progress=progress)
         out.write_text("".join(f"{cards_text(g.states[0])} {g.states[-1].history}\n"
                                for g in games))
@@ -136,16 +156,19 @@ class Kuhn(Game):
     def evaluate(self, groups: Sequence[Sequence[str]], count: int | None, seed: int,
                  options: Mapping[str, Any],
                  progress: Callable[[int], None] | None = None, tasks: Any = None) -> Any:
-        return evaluate_seats(self, self.params(), single_group(self, groups),
+        return evaluate_seats(self.game, self.rules.params(), single_group(self.game, groups),
                               count or self.default_count, seed, progress=progress, tasks=tasks)
 
     def score(self, players: Sequence[str], count: int, seed: int, options: Mapping[str, Any],
               progress: Callable[[int], None] | None = None, params: Any = None) -> Any:
-        return seat_scores(self, self.params(), players, count, seed, progress)
+        return seat_scores(self.game, self.rules.params(), players, count, seed, progress)
 
 
 def cards_text(state: KuhnState) -> str:
     return "".join(CARDS[c] for c in state.cards)
 
 
-GAME = Kuhn()
+RULES = KuhnRules()
+GAME = Game(RULES, log=KuhnLog(RULES), play=KuhnPlay(RULES),
+            learn=LearnFace(RULES, {"fqi": {"trees": 20, "nmin": 4, "iters": 4}}),
+            cli=CliFace(title="Kuhn poker"))

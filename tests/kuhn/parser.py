@@ -13,7 +13,7 @@ from typing import Any
 from batchrl.games import Format, Source
 from batchrl.games.play import Trajectory
 from batchrl.records import BadLine
-from kuhn import CARDS, GAME, KuhnHand, KuhnState
+from kuhn import CARDS, RULES, KuhnHand, KuhnState
 
 
 def sniff(path: Path, head: Sequence[str]) -> bool:
@@ -48,8 +48,8 @@ def _replay(text: str) -> Trajectory:
     state = KuhnState((CARDS.index(text[0]), CARDS.index(text[1])))
     states = [state]
     for move in text.split()[1]:
-        states.append(GAME.step(states[-1], "pb".index(move)))
-    if not GAME.is_terminal(states[-1]):
+        states.append(RULES.step(states[-1], "pb".index(move)))
+    if not RULES.is_terminal(states[-1]):
         raise ValueError(f"the hand {text.split()[1]!r} is not over")
     return Trajectory(tuple(states), tuple("pb".index(m) for m in text.split()[1]))
 

@@ -266,7 +266,7 @@ class ModelBot:
     def act_many(self, states: Sequence[State]) -> NDArray[np.int64]:
         """The moves in many states at once: one call of the model (it draws nothing,
         so the games may be played in lockstep)."""
-        x, legal = self.game.encode_batch(states, [s.current for s in states],
+        x, legal = self.game.play.encode_batch(states, [s.current for s in states],
                                           self.model.params)
         return np.asarray(self.model.act_batch(x, legal), dtype=np.int64)
 
@@ -285,7 +285,7 @@ class SearchBot:
         from batchrl.games.search import SearchPlayer
 
         game = HANABI()
-        player = make_player(game, spec, game.params(players=players), rng)
+        player = make_player(game, spec, game.rules.params(players=players), rng)
         assert isinstance(player, SearchPlayer)
         self.player = player
         self.name = self.player.name

@@ -40,17 +40,14 @@ import numpy as np
 from numpy.typing import NDArray
 
 from batchrl.games.hanabi import knowledge
-from batchrl.games.hanabi.rules import COLOURS, State, card_name, legal_actions, n_actions
+from batchrl.games.hanabi.names import ACTION_NAMES as ACTION_NAMES
+from batchrl.games.hanabi.names import FEATURE_NAMES as FEATURE_NAMES
+from batchrl.games.hanabi.names import action_names, feature_names
+from batchrl.games.hanabi.rules import State, card_name, legal_actions, n_actions
 from batchrl.store import StoreSchema
 
 GAME_NAME = "hanabi"
 AUDIT_COLUMNS = ("name", "partner", "hand", "deal")
-# the report's 195 numbers first (what its network reads), then the public hint facts
-FEATURE_NAMES = (*knowledge.feature_names(), *knowledge.HINT_FEATURES)
-ACTION_NAMES = (*(f"play_{i}" for i in range(5)), *(f"discard_{i}" for i in range(5)),
-                *(f"hint_value_{r}" for r in range(1, 6)), *(f"hint_{c}" for c in COLOURS))
-
-
 @dataclass(frozen=True)
 class Episode:
     """One game's moves, ready for the store."""
@@ -67,27 +64,6 @@ class Episode:
     lines: tuple[int, ...]  # where each move is in its log (else its number, from 1)
     deal: str = ""  # games sharing a deal share this (e.g. Eger's seed); "" when unique
     players: int = 2
-
-
-def feature_names(players: int = 2) -> tuple[str, ...]:
-    """The state's names: the report's 210 for two players, else `observation`'s."""
-    if players == 2:
-        return FEATURE_NAMES
-    from batchrl.games.hanabi.observation import feature_names as of_more
-
-    return of_more(players)
-
-
-def action_names(players: int = 2) -> tuple[str, ...]:
-    """The moves' names: the report's 20 for two players; with more, each hint once per
-    target, ``+1_…`` the next seat."""
-    if players == 2:
-        return ACTION_NAMES
-    kinds = [f"play_{i}" for i in range(5)] + [f"discard_{i}" for i in range(5)]
-    for offset in range(1, players):
-        kinds += [f"+{offset}_hint_value_{r}" for r in range(1, 6)]
-        kinds += [f"+{offset}_hint_{c}" for c in COLOURS]
-    return tuple(kinds)
 
 
 def schema(players: int = 2) -> StoreSchema:

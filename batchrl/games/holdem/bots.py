@@ -359,7 +359,7 @@ class HeroBot:
         """The model at ``path`` playing ``game``; `GameError` if it was trained on another
         game (other units or rules)."""
         holdem = HOLDEM()
-        return cls(holdem.load_model(path, holdem.params(gamedef=game)),
+        return cls(holdem.load_model(path, holdem.rules.params(gamedef=game)),
                    name or Path(path).stem)
 
     def act(self, states: Sequence[HandState], seats: Sequence[int]) -> NDArray[np.int64]:
@@ -459,7 +459,7 @@ def make_bot(spec: str, game: GameDef, rng: np.random.Generator, keyed: bool = F
     from batchrl.games.search import search_player
 
     holdem = HOLDEM()
-    searching = search_player(holdem, holdem.params(gamedef=game), spec,
+    searching = search_player(holdem, holdem.rules.params(gamedef=game), spec,
                               lambda name: make_bot(name, game, rng, keyed, models), rng)
     if searching is not None:
         return searching
@@ -469,8 +469,8 @@ def make_bot(spec: str, game: GameDef, rng: np.random.Generator, keyed: bool = F
         return RuleBot() if thesis(game) else EquityBot()
     path = spec.removeprefix("model:")
     model = load_models([spec], models)[spec]
-    holdem.check_model_params(path, model.params, holdem.params(gamedef=game,
-                                                                pv=model.params.pv))
+    holdem.play.check_model_params(
+        path, model.params, holdem.rules.params(gamedef=game, pv=model.params.pv))
     return HeroBot(model, Path(path).stem)
 
 

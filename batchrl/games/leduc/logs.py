@@ -19,8 +19,10 @@ from typing import Any
 
 import numpy as np
 
+from batchrl.games.core import GameError
 from batchrl.games.leduc import rules
 from batchrl.games.leduc.rules import LeducState
+from batchrl.games.play import make_player, play
 
 
 def state_line(hand: int, state: LeducState, names: Sequence[str]) -> str:
@@ -32,12 +34,9 @@ def write_log(game: Any, out: Path, players: tuple[str, ...], count: int, seed: 
               progress: Callable[[int], None] | None = None) -> int:
     """``count`` hands of ``players`` (two) as a log at ``out``, seats alternating hand
     by hand, dealt from ``seed``; the number written."""
-    from batchrl.games.base import GameError
-    from batchrl.games.play import make_player, play
-
     if len(players) != 2:
         raise GameError(f"leduc is played by two: give two players, not {len(players)}")
-    params = game.params()
+    params = game.rules.params()
     rngs = np.random.SeedSequence(seed).spawn(3)
     chosen = [make_player(game, p, params, np.random.default_rng(r))
               for p, r in zip(players, rngs[1:], strict=True)]

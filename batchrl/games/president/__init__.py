@@ -1,6 +1,64 @@
 """President, the fifth seed game: 2, 4, 5 or 8 players shed a Spanish deck (see
-``rules``); learned offline from logs of ``random`` and ``rule`` play."""
+``rules``); learned offline from logs of ``random`` and ``rule`` play. Its rules core is
+``game``, its faces ``faces``."""
 
-from batchrl.games.president.game import GAME
+from __future__ import annotations
 
-__all__ = ["GAME"]
+from collections.abc import Sequence
+
+from batchrl.games.base import BenchFace, CliFace, Dataset, Game, LearnFace, Option
+from batchrl.games.president.faces import PresidentLog, PresidentPlay, iter_games
+from batchrl.games.president.game import RULES
+from batchrl.games.president.logs import LoggedGame
+
+GAME = Game(
+    RULES,
+    log=PresidentLog(RULES),
+    play=PresidentPlay(RULES),
+    # N=20: a seat decides about 16 times in a two-player game, and N iterations carry a
+    # reward N decisions back (N=10 left 2-player Q-values still growing)
+    learn=LearnFace(RULES, {
+        "fqi": {"trees": 50, "nmin": 20, "iters": 20, "per_action": True, "fast": True}}),
+    bench=BenchFace(
+        datasets=(Dataset("random", ("random",) * 4, 10_000, 1, 300, {"placement": True}),
+                  Dataset("mixed", ("rule", "random", "rule", "random"), 10_000, 2, 300,
+                          {"placement": True}),
+                  Dataset("expert", ("rule",) * 4, 10_000, 3, 300, {"placement": True})),
+        reference="rule",
+        games=(4_000, 200)),
+    cli=CliFace(
+        title="President (2, 4, 5 or 8 players, the seed's Spanish-deck rules)",
+        options=(
+            Option("placement", {"ingest": "--placement"},
+                   "reward n - 1 - p for the play that empties the hand at placement p (0 "
+                   "first) and nothing else, instead of the seed's time penalty (-1 a "
+                   "decision, 3 - p for that play).", type=bool),
+            Option("pass_locks", {"generate": "--pass-locks", "evaluate": "--pass-locks"},
+                   "a pass is final for the round (by default a player who passed may play "
+                   "again while the round goes on).", type=bool),
+            Option("match", {"generate": "--match", "evaluate": "--match"},
+                   "play matches of K games: before each game after the first the servant "
+                   "gives the president its best card and the president returns one of its "
+                   "choice (a decision of the president's); the episode is the match. "
+                   "[default: 1, single games]", type=int, metavar="K"),
+        ),
+        examples={
+            "generate": "2, 4, 5 or 8 seats (random, rule, model:PATH), JSON lines; --match K\n"
+                        "plays matches of K games with the cards exchanged between games:\n"
+                        "  batchrl generate --game president --players rule,random,random,"
+                        "random \\\n"
+                        "      --games 20000 -o president.jsonl",
+            "evaluate": "the players take every seat in turn on the same deals: each one's\n"
+                        "first-place rate, mean placement and top-half rate, 95% intervals:\n"
+                        "  batchrl evaluate --game president \\\n"
+                        "      --players model:M.npz,random,random,random --games 10000"}))
+
+
+def play_games(players: Sequence[str], count: int, seed: int, pass_locks: bool = False,
+               match: int = 1) -> list[LoggedGame]:
+    """``count`` games (matches) of ``players`` (a list, for tests and notebooks)."""
+    params = RULES.params(players=len(players), pass_locks=pass_locks, match=match)
+    return list(iter_games(GAME, params, players, count, seed))
+
+
+__all__ = ["GAME", "play_games"]

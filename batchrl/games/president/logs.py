@@ -13,7 +13,7 @@ and each seat's result under the seed's time reward::
 `LoggedGame.from_json` checks the fields, replays the moves and compares the order and
 the results with the log's: a line that does not replay is refused with the reason.
 
->>> from batchrl.games.president.game import play_games
+>>> from batchrl.games.president import play_games
 >>> g = play_games(["rule", "random"], 1, seed=3)[0]
 >>> back = LoggedGame.from_json(g.to_json())
 >>> back.order == g.order, len(back.states) == len(back.moves) + 1
@@ -169,3 +169,12 @@ def _parse_deal(hands: Any, rules: Rules) -> tuple[tuple[int, ...], ...]:
             isinstance(h, list) and all(isinstance(c, str) for c in h) for h in hands):
         raise ValueError(f"want {rules.players} lists of card names")
     return tuple(tuple(parse_card(c) for c in h) for h in hands)
+
+
+@dataclass(frozen=True, slots=True)
+class PresidentRecord:
+    """A game as a log line gives it (what ``parsers/president.py`` reads)."""
+
+    source: str
+    line: int
+    game: LoggedGame

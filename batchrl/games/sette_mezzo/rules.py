@@ -39,6 +39,8 @@ COPIES = (12, 4, 4, 4, 4, 4, 4, 4)  # of each kind in the 40-card deck
 DECK_SIZE = sum(COPIES)
 BUST = 15  # a total above this many half points loses
 DEFAULT_LIMIT = 5.0
+# what a stick earns in a store: the game's result, or its expectation (``transitions``)
+REWARDS = ("result", "expected")
 CARD_CHARS = "F1234567"
 
 FEATURE_NAMES = (

@@ -32,6 +32,7 @@ from batchrl.games.sette_mezzo.logs import Game
 from batchrl.games.sette_mezzo.rules import (
     ACTION_NAMES,
     FEATURE_NAMES,
+    REWARDS,
     STICK,
     cards_str,
     encode,
@@ -44,7 +45,6 @@ from batchrl.store import StoreSchema
 
 GAME_NAME = "sette-mezzo"
 AUDIT_COLUMNS = ("cards",)
-REWARDS = ("result", "expected")
 class LoggedGameLike(Protocol):
     """What the rows need from a parsed game (``parsers.sette_mezzo.LoggedGame`` has it)."""
 

@@ -89,12 +89,12 @@ class _Player:
 
             game = TRESSETTE()
             path = inner(spec).removeprefix("model:")
-            params = (game.params() if not is_model(inner(spec)) else
+            params = (game.rules.params() if not is_model(inner(spec)) else
                       load_once(game.load_model, path).params)
             self.search = make_player(game, spec, params, rng)
             self.game = game
             # the game's own state (a rules state and its params), to put states in
-            self.template = game.new_game(np.random.default_rng(0), params)
+            self.template = game.rules.new_game(np.random.default_rng(0), params)
         elif is_model(spec):
             if load_model is None:
                 raise ValueError(f"{spec}: a model player needs a model loader "
@@ -160,7 +160,7 @@ def play_block(specs: tuple[str, str, str, str], seed: int, block: int, lo: int,
                     chosen = player.search.act(hands, [s] * len(rows))
                     # the game's action (canonical suits: a card of the seat's own order)
                     # as the card it plays
-                    cards[rows] = [player.game.step(h, int(a)).state.plays[-1][1]
+                    cards[rows] = [player.game.rules.step(h, int(a)).state.plays[-1][1]
                                    for h, a in zip(hands, chosen, strict=True)]
                 else:
                     for r in rows:

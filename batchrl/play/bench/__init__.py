@@ -3,7 +3,7 @@ and the game's reference (100): what ``batchrl bench`` runs, callable from a not
 
 A game declares its datasets (`batchrl.games.Dataset`: tiers ``random``, ``mixed``,
 ``expert``, each a ``generate`` recipe and the ``ingest`` options the game recommends),
-the player whose score is 100 (``Game.reference``: the exact optimum where ``score`` has
+the player whose score is 100 (``BenchFace.reference``: the exact optimum where ``score`` has
 one, else the best bot) and how many games score a player (``Game.bench_games``). Here,
 for each (game, dataset, learner, training seed):
 
@@ -12,7 +12,7 @@ for each (game, dataset, learner, training seed):
    its CPU seconds counted;
 3. its policy plays the game's evaluation opponents (``Game.ablation_players``) on the
    deals of one evaluation seed, as ``random`` and the reference do: the three are
-   paired deal by deal (``Game.score``'s common random numbers), so the normalized score
+   paired deal by deal (``PlayFace.score``'s common random numbers), so the normalized score
    ``100 * (score - random) / (reference - random)`` has an interval from the same deals
    (the delta method on the paired units) and learners compare as paired differences.
 
@@ -187,14 +187,14 @@ class BenchResult:
 
 def plan(config: BenchConfig) -> list[tuple[Game, Dataset]]:
     """The (game, dataset) pairs to run, refused with what exists when a name is not."""
-    benched = {name: g for name, g in GAMES.items() if g.datasets and g.reference}
+    benched = {name: g for name, g in GAMES.items() if g.bench.datasets and g.bench.reference}
     names = config.games or tuple(benched)
     if unknown := [n for n in names if n not in benched]:
         raise BenchError(f"no benchmark datasets for {', '.join(unknown)}: the games with "
                          f"datasets are {', '.join(benched) or 'none'}")
     if unknown := [t for t in config.tiers if t not in TIERS]:
         raise BenchError(f"no tier {', '.join(unknown)}: the tiers are {', '.join(TIERS)}")
-    pairs = [(benched[n], d) for n in names for d in benched[n].datasets
+    pairs = [(benched[n], d) for n in names for d in benched[n].bench.datasets
              if not config.tiers or d.tier in config.tiers]
     for game, dataset in pairs:  # a dataset's options are the game's, for its logs
         if unknown := [k for k in dataset.options if not declares(game, k, "generate")
@@ -202,7 +202,7 @@ def plan(config: BenchConfig) -> list[tuple[Game, Dataset]]:
             raise BenchError(f"{game.name}'s {dataset.tier} dataset gives {', '.join(unknown)}"
                              f", which neither its generate nor its ingest takes")
     if not pairs:
-        held = sorted({d.tier for n in names for d in benched[n].datasets})
+        held = sorted({d.tier for n in names for d in benched[n].bench.datasets})
         raise BenchError(f"no dataset of tier {', '.join(config.tiers)} in "
                          f"{', '.join(names)}: its tiers are {', '.join(held)}")
     return pairs
@@ -327,10 +327,10 @@ class Bench:
         """What every player of the dataset is scored on: the opponents, the games, the
         deals, and the setup its rows record."""
         schema = Store.open(store).schema
-        params = game.params_from_store(schema.game, schema.game_params)
-        opponents = tuple(game.ablation_players(params))
-        count = game.bench_games[1 if self.config.quick else 0]
-        if (why := game.score_count(count, params)) is not None:
+        params = game.log.params_from_store(schema.game, schema.game_params)
+        opponents = tuple(game.play.ablation_players(params))
+        count = game.bench.games[1 if self.config.quick else 0]
+        if (why := game.play.score_count(count, params)) is not None:
             raise BenchError(f"{game.name}: bench_games {count}: {why}")
         evaluation = json.dumps({"games": count, "seed": EVAL_SEED, "opponents": opponents,
                                  "params": schema.game_params}, sort_keys=True, default=str)
@@ -347,7 +347,7 @@ class Bench:
 
         wanted: dict[Path, Task] = {}
         for s in sets:
-            for name in ("random", s.game.reference or "random"):
+            for name in ("random", s.game.bench.reference or "random"):
                 path = self.scores / f"{s.game.name}-{safe_name(name)}-" \
                                      f"{_digest(s.evaluation)}.npz"
                 s.baseline_paths.append(path)
@@ -358,7 +358,7 @@ class Bench:
             base = [as_scores(got[p]) for p in s.baseline_paths]
             s.random, s.reference = units(base[0]), units(base[1])
             s.exact = base[0].exact and base[1].exact
-            for name, scores, path in zip(("random", s.game.reference or "random"), base,
+            for name, scores, path in zip(("random", s.game.bench.reference or "random"), base,
                                           s.baseline_paths, strict=True):
                 s.baselines.append(self._row(s.game, s.dataset, name, None, scores,
                                              units(scores), s.random, s.reference, s.exact,

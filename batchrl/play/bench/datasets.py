@@ -57,13 +57,13 @@ def build_dataset(game: Game, dataset: Dataset, quick: bool, cache: Path,
     shutil.rmtree(tmp, ignore_errors=True)
     tmp.mkdir()
     games = dataset.games(quick)
-    say(f"{game.name}/{dataset.tier}: generating {games:,} {game.unit} "
+    say(f"{game.name}/{dataset.tier}: generating {games:,} {game.rules.unit} "
         f"({','.join(dataset.players)}, seed {dataset.seed}) into {folder}")
     try:
         log = tmp / "logs"
         generate_options = {k: v for k, v in dataset.options.items()
                             if declares(game, k, "generate")}
-        game.generate(log, dataset.players, games, dataset.seed, generate_options)
+        game.play.generate(log, dataset.players, games, dataset.seed, generate_options)
         ingest_options = {k: v for k, v in dataset.options.items()
                           if declares(game, k, "ingest")}
         say(f"{game.name}/{dataset.tier}: ingesting "
@@ -84,4 +84,4 @@ def build_dataset(game: Game, dataset: Dataset, quick: bool, cache: Path,
 
 
 def declares(game: Game, option: str, command: str) -> bool:
-    return any(o.name == option and command in o.flags for o in game.options)
+    return any(o.name == option and command in o.flags for o in game.cli.options)

@@ -3,7 +3,7 @@ reference scores Minari normalizes by (``minari.get_normalized_score``).
 
 Minari's ``ref_min_score`` and ``ref_max_score`` are the mean return of an episode of
 a random policy and of an expert in the dataset's environment. Here they are measured
-as the benchmark measures players, in the dataset's own rewards (``Game.rewards``, what
+as the benchmark measures players, in the dataset's own rewards (``Rules.rewards``, what
 its rows and the Gymnasium environment of a seat, ``batchrl.env``, pay): random play and
 the game's reference each play ``count`` games against the game's evaluation opponents,
 in every seat in turn, and their episodes' returns are averaged. Where the benchmark's
@@ -36,7 +36,7 @@ def mean_return(game: Game, params: Any, player: str, opponents: Sequence[str], 
     added up) against ``opponents``, seats rotating game by game."""
     from batchrl.games.play import make_player, play
 
-    n = game.num_players(params)
+    n = game.rules.num_players(params)
     names = [player, *opponents]
     rng = np.random.default_rng(seed)
     players = [make_player(game, name, params, r)
@@ -50,7 +50,7 @@ def mean_return(game: Game, params: Any, player: str, opponents: Sequence[str], 
     for i, g in enumerate(games):
         seat = i % n
         for before, after in zip(g.states, g.states[1:], strict=False):
-            if (earned := game.rewards(before, after)) is not None:
+            if (earned := game.rules.rewards(before, after)) is not None:
                 total += float(earned[seat])
     return total / len(games)
 
@@ -67,15 +67,15 @@ def export_dataset(game: Game, dataset: Dataset, store: Path, stored: tuple[str,
     name = dataset_id(game, dataset, quick)
     if (out / name).exists():
         return name
-    params = game.params_from_store(*stored)
-    reference = game.reference or "random"
+    params = game.log.params_from_store(*stored)
+    reference = game.bench.reference or "random"
     if exact is not None:
         low, high = exact
         say(f"{game.name}/{dataset.tier}: the Minari dataset {name}, its reference scores "
             "exact")
     else:
         say(f"{game.name}/{dataset.tier}: the Minari dataset {name}: measuring random and "
-            f"{reference} on {count:,} {game.unit} against "
+            f"{reference} on {count:,} {game.rules.unit} against "
             f"{','.join(opponents) or 'the dealer'}")
         low, high = (mean_return(game, params, p, opponents, count)
                      for p in ("random", reference))

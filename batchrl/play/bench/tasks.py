@@ -65,7 +65,7 @@ def score(path: str, game_name: str, player: str, opponents: tuple[str, ...], co
     of the store (``stored``: its game and game_params), kept at ``path`` for a rerun (a
     model's scores are made again when its file is newer)."""
     game = get_game(game_name)
-    params = game.params_from_store(*stored)
+    params = game.log.params_from_store(*stored)
     held = Path(path)
     model = Path(player.removeprefix("model:")) if player.startswith("model:") else None
     if held.exists() and (model is None or held.stat().st_mtime_ns >=
@@ -79,7 +79,7 @@ def score(path: str, game_name: str, player: str, opponents: tuple[str, ...], co
     if say is not None and model is None:
         say(f"{game.name}: scoring {player} against {','.join(opponents) or 'the dealer'}")
     try:
-        got = game.score((player, *opponents), count, EVAL_SEED, {}, params=params)
+        got = game.play.score((player, *opponents), count, EVAL_SEED, {}, params=params)
     except GameError as exc:
         raise BenchError(f"{game.name}: {exc}") from None
     tmp = held.with_name(f".{held.name}.tmp-{os.getpid()}.npz")
@@ -113,7 +113,7 @@ def train_and_score(job: Job, say: Callable[[str], None] | None,
         raise BenchError(f"{job.spec} on {where}: {str(exc)[:400]}") from None
     cpu, wall = _cpu() - started, time.perf_counter() - clock
     against = ",".join(job.opponents) or "the dealer"
-    how = "exactly" if job.exact else f"on {job.count:,} {get_game(job.game).unit}"
+    how = "exactly" if job.exact else f"on {job.count:,} {get_game(job.game).rules.unit}"
     tell(f"{where} {job.spec} seed {job.seed}: trained in {wall:.1f} s ({cpu:.1f} CPU s); "
          f"scoring {how} against {against}")
     scores = score(job.scores, job.game, f"model:{Path(path).resolve()}", job.opponents,

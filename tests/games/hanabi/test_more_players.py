@@ -39,14 +39,14 @@ def test_the_state_is_named_and_batched_and_hides_only_the_own_cards(players):
     for i in (0, len(before) // 2, len(before) - 1):
         assert np.array_equal(x[i], encode(before[i], before[i].current))
     # every world of the seat's view (its own hand and the deck redrawn) encodes alike
-    check_worlds(GAME, GAME.params(players=players), playouts=3, worlds=4, seed=players)
+    check_worlds(GAME, GAME.rules.params(players=players), playouts=3, worlds=4, seed=players)
 
 
 def test_the_last_moves_say_who_hinted_whom_what_and_which_cards():
     s = new_game(np.random.default_rng(4), 4)
     names = feature_names(4)
     # seat 0 hints seat 2 (two seats on) a colour it holds; seat 1 then plays slot 0
-    hint = next(a for a in range(25, 30) if a in GAME.legal_actions(s))
+    hint = next(a for a in range(25, 30) if a in GAME.rules.legal_actions(s))
     colour = decode(hint, 4)[2]
     touched = [i for i, c in enumerate(s.hands[2]) if c // 5 == colour]
     s = step(s, hint)
@@ -105,9 +105,9 @@ def test_views_of_more_players_read_the_state_whole_and_refuse_the_colour_order(
         hanabi_view({"colour_order": True}, players=4)
     with pytest.raises(ValueError, match="two-player"):
         hanabi_view({"features": "report"}, players=5)
-    params = GAME.params(players=3)
-    assert GAME.settings_for("network", params)["view"]["colour_order"] is False
-    assert GAME.settings_for("network")["view"]["colour_order"] is True
+    params = GAME.rules.params(players=3)
+    assert GAME.learn.settings_for("network", params)["view"]["colour_order"] is False
+    assert GAME.learn.settings_for("network")["view"]["colour_order"] is True
 
 
 def test_a_model_plays_at_its_own_player_count_and_says_so_elsewhere(tmp_path):
@@ -122,10 +122,10 @@ def test_a_model_plays_at_its_own_player_count_and_says_so_elsewhere(tmp_path):
     spec = f"model:{path}"
     bot = make_bot(spec, np.random.default_rng(0), 3)
     s = new_game(np.random.default_rng(9), 3)
-    assert bot.act(s) in GAME.legal_actions(s)
+    assert bot.act(s) in GAME.rules.legal_actions(s)
     with pytest.raises(ValueError, match="3-player games, not 2-player"):
         make_bot(spec, np.random.default_rng(0), 2)
-    report = GAME.evaluate([(spec, "bot2", "bot2")], 4, 33, {})
+    report = GAME.play.evaluate([(spec, "bot2", "bot2")], 4, 33, {})
     assert report.pairs[0].played.mean.mean > 0
 
 
@@ -136,7 +136,7 @@ def test_the_real_no_variant_exports_of_four_and_five_players_ingest(tmp_path, n
     path = LIVE / name
     game = read_hanablive(path)
     states, actions = replay_live(game)
-    assert len(actions) == len(game.actions) and GAME.is_terminal(states[-1])
+    assert len(actions) == len(game.actions) and GAME.rules.is_terminal(states[-1])
     report = ingest(IngestConfig(paths=(path,), store=tmp_path / "s"))[0]
     assert report.rows == len(actions)
     assert Store.open(tmp_path / "s").schema.game_params == {"players": players}

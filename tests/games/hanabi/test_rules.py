@@ -40,7 +40,7 @@ def test_the_deck_is_the_standard_fifty():
 
 @pytest.mark.parametrize("players", [2, 3, 4, 5])
 def test_conformance(players):
-    check_game(GAME, GAME.params(players=players), playouts=30, seed=players)
+    check_game(GAME, GAME.rules.params(players=players), playouts=30, seed=players)
 
 
 @pytest.mark.parametrize("players", [2, 3, 5])

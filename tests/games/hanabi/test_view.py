@@ -65,8 +65,8 @@ def test_the_options_make_the_view_and_a_bad_one_is_refused():
     assert hanabi_view({"colour_order": True}).tag == "colour-hints"  # the stored 210
     assert len(hanabi_view({"colour_order": True}).columns) == 210
     # the stored features as they are are no view: a model of them reads them plainly
-    assert HANABI.view({"colour_order": False}) is None
-    assert HANABI.view({"features": "hints"}) is None
+    assert HANABI.learn.view({"colour_order": False}) is None
+    assert HANABI.learn.view({"features": "hints"}) is None
     convention = hanabi_view({"features": "convention"})
     assert convention.columns == hanabi_view({"features": "hints"}).columns  # computed facts
     assert len(convention.input_names) == len(set(convention.input_names)) == 288
@@ -74,9 +74,9 @@ def test_the_options_make_the_view_and_a_bad_one_is_refused():
         hanabi_view({"features": "everything"})
     with pytest.raises(GameError, match="take colour_order, features, not size"):
         hanabi_view({"size": 3})
-    assert HANABI.view({}) is None and HANABI.can("view")
+    assert HANABI.learn.view({}) is None and HANABI.can("view")
     with pytest.raises(GameError, match="holdem has no views of its features"):
-        get_game("holdem").view({"colour_order": True})
+        get_game("holdem").learn.view({"colour_order": True})
 
 
 def test_the_colour_order_renames_moves_and_back():

@@ -144,7 +144,7 @@ def test_raise_bins_round_trip_through_concrete():
 
 @pytest.mark.parametrize("game", [NL2, NL3])
 def test_conformance_of_nolimit_games(game):
-    check_game(GAME, GAME.params(gamedef=game), playouts=30)
+    check_game(GAME, GAME.rules.params(gamedef=game), playouts=30)
 
 
 def test_rule_beats_random_and_the_intervals_say_so():

@@ -95,7 +95,7 @@ def test_conformance():
 @pytest.mark.parametrize("game", [gamedef.GLASSFROG_LIMIT, gamedef.THREE_PLAYER_LIMIT])
 @pytest.mark.parametrize("pv", [True, False])
 def test_conformance_of_other_game_definitions(game, pv):
-    check_game(GAME, GAME.params(gamedef=game, pv=pv), playouts=50)
+    check_game(GAME, GAME.rules.params(gamedef=game, pv=pv), playouts=50)
 
 
 def test_new_hand_is_seeded():

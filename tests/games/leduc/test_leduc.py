@@ -71,15 +71,15 @@ def test_openspiel_s_information_sets_and_the_uniform_policy_s_nash_conv() -> No
 
 def test_exact_values_are_what_played_hands_win() -> None:
     """The rule bot against random, exactly and over 40,000 played hands (seats rotating)."""
-    exact = sum(GAME.exact(("rule", "random"))) / 2
-    played = mean_ci(seat_returns(GAME, GAME.params(), ["rule", "random"], 40_000, 3))
+    exact = sum(GAME.play.exact(("rule", "random"))) / 2
+    played = mean_ci(seat_returns(GAME, GAME.rules.params(), ["rule", "random"], 40_000, 3))
     assert played.low <= exact <= played.high, (played, exact)
 
 
 def test_the_best_response_is_best_and_takes_its_own_value() -> None:
     """Against the rule bot: the best response's moves, played, give its value exactly;
     no pure alternative differing at one information set does better."""
-    other = strategy(GAME.bot("rule", GAME.params(), np.random.default_rng(0)).act, 1)
+    other = strategy(GAME.play.bot("rule", GAME.rules.params(), np.random.default_rng(0)).act, 1)
     value, moves = best_response(0, other)
     mine = pure(moves)
     assert expected_returns(mine, other) == pytest.approx(value, abs=1e-12)
@@ -90,7 +90,7 @@ def test_the_best_response_is_best_and_takes_its_own_value() -> None:
         for move in r.legal_actions(state):
             changed = {**mine, keys[key]: np.eye(3)[move]}
             assert expected_returns(changed, other) <= value + 1e-12
-    assert value > sum(GAME.exact(("rule", "rule"))) / 2
+    assert value > sum(GAME.play.exact(("rule", "rule"))) / 2
 
 
 def test_logs_are_replayed_and_a_bad_line_is_named(tmp_path: Path) -> None:
@@ -137,7 +137,7 @@ def test_fqi_from_random_hands_takes_most_of_the_best_response(tmp_path: Path) -
                                f"model:{model},random", "--json").output)
     best = report["best_response"]
     assert best == pytest.approx(4.7472 / 2, abs=5e-5)  # half the uniform NashConv
-    rule = sum(GAME.exact(("rule", "random"))) / 2
+    rule = sum(GAME.play.exact(("rule", "random"))) / 2
     assert rule < report["chips_per_hand"] <= best
     assert report["chips_per_hand"] / best > 0.85, report
     assert 0 < report["exploitability"] < 4.7472

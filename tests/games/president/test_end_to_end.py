@@ -9,7 +9,7 @@ import pytest
 from click.testing import CliRunner
 
 from batchrl.cli import main
-from batchrl.games.president.game import play_games
+from batchrl.games.president import play_games
 from batchrl.games.president.logs import LoggedGame
 from batchrl.store import Store
 
@@ -60,12 +60,12 @@ def test_generate_ingest_fqi_evaluate(players, tmp_path):
 def test_evaluate_rotates_seats_over_the_same_deals():
     from batchrl.games.president import GAME
 
-    report = GAME.evaluate([("rule", "rule")], 40, seed=1, options={})
+    report = GAME.play.evaluate([("rule", "rule")], 40, seed=1, options={})
     # a deterministic player against itself, each deal played from both seats: whichever
     # seat a deal favours, each of the two wins it once
     a, b = report.results
     assert a.first.mean == b.first.mean == 0.5
-    rule = GAME.evaluate([("rule", "random", "random", "random")], 400, seed=2, options={})
+    rule = GAME.play.evaluate([("rule", "random", "random", "random")], 400, seed=2, options={})
     assert rule.results[0].first.low > 0.25  # the rule player beats chance
     assert "first place" in rule.table()
 

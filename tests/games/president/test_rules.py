@@ -44,7 +44,7 @@ def _random_game(rules, seed, bot=None):
 @pytest.mark.parametrize("players", [2, 4, 5, 8])
 @pytest.mark.parametrize("pass_locks", [False, True])
 def test_the_conformance_check(players, pass_locks):
-    check_game(GAME, GAME.params(players=players, pass_locks=pass_locks), playouts=40)
+    check_game(GAME, GAME.rules.params(players=players, pass_locks=pass_locks), playouts=40)
 
 
 @pytest.mark.parametrize("players", [2, 4, 5, 8])
@@ -257,7 +257,7 @@ def test_the_lockstep_simulator_plays_the_rules_move_for_move(players, pass_lock
 @pytest.mark.parametrize("players", [2, 4, 5])
 def test_a_match_exchanges_cards_between_games(players):
     rules = Rules(players=players, match=3)
-    check_game(GAME, GAME.params(players=players, match=3), playouts=20)
+    check_game(GAME, GAME.rules.params(players=players, match=3), playouts=20)
     exchanges = 0
     for seed in range(20):
         rng = np.random.default_rng(seed)

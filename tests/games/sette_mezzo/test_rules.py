@@ -25,12 +25,12 @@ def test_conformance():
 
 @pytest.mark.parametrize("limit", [0.5, 3, 5, 7.5])
 def test_conformance_at_other_limits(limit):
-    check_game(GAME, GAME.params(limit=limit), playouts=50)
+    check_game(GAME, GAME.rules.params(limit=limit), playouts=50)
 
 
 def test_a_limit_the_game_cannot_use_is_refused_by_name():
     with pytest.raises(ValueError, match=r"multiple of 0\.5 from 0\.5 to 7\.5"):
-        GAME.params(limit=8)
+        GAME.rules.params(limit=8)
 
 
 def test_a_fresh_deck_is_the_forty_cards():

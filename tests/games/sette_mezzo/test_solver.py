@@ -145,9 +145,9 @@ def test_the_random_player_s_exact_value_is_what_it_wins_in_play() -> None:
     from batchrl.games.play import seat_scores
 
     game = get_game("sette-mezzo")
-    exact = float(game.score(["random"], 1, 0, {}).values[0])
-    played = mean_ci(seat_scores(game, game.params(), ["random"], 100_000, 3).values)
+    exact = float(game.play.score(["random"], 1, 0, {}).values[0])
+    played = mean_ci(seat_scores(game, game.rules.params(), ["random"], 100_000, 3).values)
     assert abs(played.mean - exact) < played.half_width, (played, exact)
     assert -0.5 < exact < -0.3
-    assert game.score(["optimal"], 1, 0, {}).values[0] == solve().expected_reward
-    assert game.score(["random"], 1, 0, {"limit": 4.0}).values[0] != exact
+    assert game.play.score(["optimal"], 1, 0, {}).values[0] == solve().expected_reward
+    assert game.play.score(["random"], 1, 0, {"limit": 4.0}).values[0] != exact

@@ -3,6 +3,7 @@
 import numpy as np
 import pytest
 
+from batchrl.games import legal_mask
 from batchrl.games.conformance import check_game
 from batchrl.games.tressette import GAME
 from batchrl.games.tressette.bots import RandomBot
@@ -77,7 +78,7 @@ def test_every_hand_totals_eleven():
 
 @pytest.mark.parametrize(("suits", "reward"), [("dealt", "points"), ("canonical", "shaped")])
 def test_the_game_api_conformance(suits, reward):
-    check_game(GAME, GAME.params(suits=suits, reward=reward))
+    check_game(GAME, GAME.rules.params(suits=suits, reward=reward))
 
 
 def test_deals():
@@ -217,32 +218,32 @@ def test_a_batch_is_encoded_at_once_as_each_state_alone(suits):
     """``encode_batch`` replays a batch of hands at different points (a finished one
     among them) in one tracker: each row is ``encode`` and ``legal_mask`` of its state,
     and a canonical card a model picks from it steps as the state's own would."""
-    params = GAME.params(suits=suits)
+    params = GAME.rules.params(suits=suits)
     rng = np.random.default_rng(3)
     states, seats = [], []
     for k in range(12):
-        state = GAME.new_game(rng, params)
+        state = GAME.rules.new_game(rng, params)
         for _ in range(40 if k == 6 else (7 * k) % 41):
-            legal = GAME.legal_actions(state)
-            state = GAME.step(state, legal[int(rng.integers(len(legal)))])
+            legal = GAME.rules.legal_actions(state)
+            state = GAME.rules.step(state, legal[int(rng.integers(len(legal)))])
         states.append(state)
-        seats.append(GAME.current_player(state) if k % 3 else k % 4)
-    assert any(GAME.is_terminal(s) for s in states)
-    x, legal = GAME.encode_batch(states, [max(p, 0) for p in seats], params)
+        seats.append(GAME.rules.current_player(state) if k % 3 else k % 4)
+    assert any(GAME.rules.is_terminal(s) for s in states)
+    x, legal = GAME.play.encode_batch(states, [max(p, 0) for p in seats], params)
     for i, state in enumerate(states):
-        assert np.array_equal(x[i], GAME.encode(state, max(seats[i], 0), params))
-        assert np.array_equal(legal[i], GAME.legal_mask(state, params))
+        assert np.array_equal(x[i], GAME.rules.encode(state, max(seats[i], 0), params))
+        assert np.array_equal(legal[i], legal_mask(GAME.rules, state, params))
     from batchrl.games.tressette.game import _ORDERS
 
     cards = [int(np.flatnonzero(legal[i])[-1]) for i, s in enumerate(states)
-             if not GAME.is_terminal(s)]
-    playing = [s for s in states if not GAME.is_terminal(s)]
-    kept = [GAME.step(s, c) for s, c in zip(playing, cards, strict=True)]
-    own = sum(not GAME.is_terminal(s) and GAME.current_player(s) == p
+             if not GAME.rules.is_terminal(s)]
+    playing = [s for s in states if not GAME.rules.is_terminal(s)]
+    kept = [GAME.rules.step(s, c) for s, c in zip(playing, cards, strict=True)]
+    own = sum(not GAME.rules.is_terminal(s) and GAME.rules.current_player(s) == p
               for s, p in zip(states, seats, strict=True))  # encoded from the seat to act
     assert own >= 6 and len(_ORDERS) == (own if suits == "canonical" else 0)
     _ORDERS.clear()  # the orders worked out again, state by state
-    assert kept == [GAME.step(s, c) for s, c in zip(playing, cards, strict=True)]
+    assert kept == [GAME.rules.step(s, c) for s, c in zip(playing, cards, strict=True)]
 
 
 @pytest.mark.parametrize("name", ["rule", "random", "seed-heuristic"])
@@ -250,15 +251,15 @@ def test_a_bot_plays_the_game_s_actions_in_canonical_suits_too(name):
     """With canonical suits the game's actions name cards in each seat's own suit order:
     a bot (which plays real cards) is put in them, as a search's opponents' model and an
     environment's opponents need (a real card id taken as canonical was another card)."""
-    params = GAME.params(suits="canonical")
-    bot = GAME.bot(name, params, np.random.default_rng(0))
+    params = GAME.rules.params(suits="canonical")
+    bot = GAME.play.bot(name, params, np.random.default_rng(0))
     rng = np.random.default_rng(1)
     for _ in range(6):
-        hand = GAME.new_game(rng, params)
-        while not GAME.is_terminal(hand):
-            action = int(bot.act([hand], [GAME.current_player(hand)])[0])
-            assert action in GAME.legal_actions(hand)
-            hand = GAME.step(hand, action)
+        hand = GAME.rules.new_game(rng, params)
+        while not GAME.rules.is_terminal(hand):
+            action = int(bot.act([hand], [GAME.rules.current_player(hand)])[0])
+            assert action in GAME.rules.legal_actions(hand)
+            hand = GAME.rules.step(hand, action)
 
 
 @pytest.mark.parametrize("name", ["rule", "random"])
@@ -270,21 +271,22 @@ def test_a_bot_of_canonical_suits_acts_on_a_batch_as_on_each_state(name):
     from batchrl.games.tressette.game import tracker_at
     from batchrl.games.tressette.symmetry import canonical
 
-    params = GAME.params(suits="canonical")
+    params = GAME.rules.params(suits="canonical")
     rng = np.random.default_rng(3)
     states = []
     for _ in range(60):
-        s = GAME.new_game(rng, params)
+        s = GAME.rules.new_game(rng, params)
         for _ in range(int(rng.integers(0, 39))):
-            s = GAME.step(s, GAME.legal_actions(s)[int(rng.integers(len(GAME.legal_actions(s))))])
+            legal = GAME.rules.legal_actions(s)
+            s = GAME.rules.step(s, legal[int(rng.integers(len(legal)))])
         states.append(s)
-    batch = GAME.bot(name, params, np.random.default_rng(5))
+    batch = GAME.play.bot(name, params, np.random.default_rng(5))
     alone = make_bot(name, np.random.default_rng(5))  # the same draws, state by state
-    chosen = batch.act(states, [GAME.current_player(s) for s in states])
+    chosen = batch.act(states, [GAME.rules.current_player(s) for s in states])
     for s, action in zip(states, chosen.tolist(), strict=True):
         card = int(alone.act(s.state))
         x = tracker_at(s.state).features()
         assert action == int(canonical(x, None, action=np.asarray([card]))[2][0])
-        assert action in GAME.legal_actions(s)
-        played = GAME.step(s, action).state.plays[-1][1]  # a tied suit's alike card, or it
+        assert action in GAME.rules.legal_actions(s)
+        played = GAME.rules.step(s, action).state.plays[-1][1]  # a tied suit's alike card, or it
         assert played % 10 == card % 10
