@@ -114,7 +114,7 @@ class Tasks:
                 if landed is not None:
                     landed(i, out[-1])
             return out
-        from distributed import as_completed
+        from distributed import as_completed  # dask: the cluster extra, loaded only with a cluster
 
         futures = [self.client.submit(t.fn, *t.args, pure=False) for t in tasks]
         size = {f.key: t.size for f, t in zip(futures, tasks, strict=True)}

@@ -24,8 +24,10 @@ import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
+from urllib.parse import urlsplit
 
 from batchrl.blocks import ClusterError as ClusterError
+from batchrl.records import printable, redacted
 
 ENV = "BATCHRL_SCHEDULER"
 INSTALL = "pip install 'batchrl[dask]'"
@@ -51,7 +53,6 @@ def scheduler_address(given: str | None) -> str | None:
     address = given or os.environ.get(ENV) or None
     if address is None:
         return None
-    from urllib.parse import urlsplit
 
     shown = shown_address(address)
     spelled = address if "://" in address else f"tcp://{address}"
@@ -81,8 +82,6 @@ def shown_address(address: str) -> str:
     >>> shown_address("tcp://ann:s3cret@host:8786"), shown_address("file://bo:pw@h/x")
     ('tcp://ann:***@host:8786', 'file://bo:***@h/x')
     """
-    from batchrl.records import printable, redacted
-
     return printable(redacted(address), 120)
 
 
@@ -96,7 +95,7 @@ def connect(address: str | None) -> Iterator[Any]:
         return
     shown = shown_address(address)
     try:
-        from distributed import Client
+        from distributed import Client  # dask: the cluster extra, loaded only to connect
     except ImportError:
         raise ClusterError(f"--scheduler {shown}: dask.distributed is not installed "
                            f"({INSTALL})") from None

@@ -21,12 +21,13 @@ from typing import Any, ClassVar
 import numpy as np
 
 from batchrl.games import Game, get_game, legal_mask
+from batchrl.games.play import make_player
 
 
 def _libraries() -> tuple[Any, Any]:
     try:
-        import gymnasium
-        import pettingzoo
+        import gymnasium  # the envs extra, loaded only for an environment
+        import pettingzoo  # the envs extra
     except ImportError:
         raise ImportError("batchrl.env needs pettingzoo and gymnasium: pip install -e "
                           "'.[envs]'") from None
@@ -212,8 +213,6 @@ def _seat_class() -> type:
 
         def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None
                   ) -> tuple[dict[str, np.ndarray], dict[str, Any]]:
-            from batchrl.games.play import make_player
-
             super().reset(seed=seed)
             streams = self.np_random.spawn(len(self.opponents) + 1)
             self._players = [make_player(self.game, spec, self.params, rng)

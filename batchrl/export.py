@@ -64,6 +64,8 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+import pyarrow as pa
+import pyarrow.parquet as pq
 from numpy.typing import NDArray
 
 from batchrl import __version__
@@ -446,9 +448,6 @@ def load_d3rlpy(out: str | Path) -> tuple[Any, dict[str, NDArray[Any]]]:
 
 def _write_rllib(episodes: Episodes, meta: dict[str, Any], out: Path,
                  tell: Callable[[int], None]) -> list[Path]:
-    import pyarrow as pa
-    import pyarrow.parquet as pq
-
     data = episodes.data
     features, actions = len(data.feature_names), len(data.action_names)
     ids, players = episodes.episode_ids, episodes.players

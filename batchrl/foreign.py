@@ -172,7 +172,7 @@ class D3rlpyPolicy:
         if imitator is None:
             raise ModelError(f"{type(self.algo).__name__} has neither values nor logits "
                              "batchrl can mask")
-        import torch
+        import torch  # torch: an optional extra, loaded only for a foreign file
 
         with torch.no_grad():
             device = next(imitator.parameters()).device
@@ -209,7 +209,7 @@ def d3rlpy_policy(algo: Any, export: str | Path) -> D3rlpyPolicy:
             isinstance(meta.get(k), list) for k in ("feature_names", "action_names")):
         raise ModelError(f"{folder}/metadata.json does not name the features and actions")
     if isinstance(algo, str | Path):
-        import d3rlpy
+        import d3rlpy  # d3rlpy: an optional extra, loaded only for its files
 
         algo = d3rlpy.load_learnable(str(algo))
     return D3rlpyPolicy(algo, {**meta, "learner": f"d3rlpy {type(algo).__name__}"})

@@ -30,7 +30,7 @@ from numpy.typing import NDArray
 from batchrl import __version__
 from batchrl.filenames import inside, safe_name
 from batchrl.games import GameError, game_for
-from batchrl.learners import Learner, LearnerError
+from batchrl.learners import Learner, LearnerError, get_learner
 from batchrl.policy import FeatureView, ModelError, ViewedPolicy, policy_meta, renamed
 from batchrl.store import Store, Transitions
 from batchrl.store.place import outputs_beside, recorded
@@ -369,8 +369,6 @@ def train(learner: str | Learner, store: Path | str, *,
     Returns:
         Where the model went, and the policy.
     """
-    from batchrl.learners import get_learner
-
     chosen_learner = get_learner(learner) if isinstance(learner, str) else learner
     run_names = {option.name for option in chosen_learner.run_options}
     run = {k: v for k, v in given.items() if k in run_names}

@@ -34,6 +34,9 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
+from batchrl.filenames import clear_leftovers
+from batchrl.records import regular_file
+
 FORMAT = "batchrl-model"
 HEADER = "model.json"
 SUFFIX = ".npz"  # a model file's name: fqi-M…-nmin…-N….npz
@@ -62,8 +65,6 @@ def write(path: str | Path, kind: str, document: Mapping[str, Any],
     written, so a model's trees are held in arrays one forest at a time) as one file,
     atomically (a temporary name, then a rename). `ModelError` if something cannot be
     stored."""
-    from batchrl.filenames import clear_leftovers
-
     path = Path(path)
     text = json.dumps({"format": FORMAT, "kind": kind, **to_json(document, kind)}, indent=1)
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -94,8 +95,6 @@ def read(path: str | Path, kind: str | None, *, with_arrays: bool = True
     no array read); nothing in the file is run (no pickle is read), and nothing is
     allocated that the file's size does not bound. `ModelError` names the file and what
     is wrong; `FileNotFoundError` if there is none."""
-    from batchrl.records import regular_file
-
     if not os.path.lexists(path):
         raise FileNotFoundError(path)
     if (why := regular_file(Path(path))) and why != "a directory":

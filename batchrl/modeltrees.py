@@ -49,6 +49,7 @@ TREE_LEAF = -1  # scikit-learn's child index of a leaf
 
 def _classes() -> dict[str, tuple[str, Any, Any]]:
     """Class name -> (what it is, class, its trees' class)."""
+    # here, not above: scikit-learn takes a second to load, and only a forest needs it
     from sklearn.dummy import DummyRegressor
     from sklearn.ensemble import ExtraTreesRegressor, RandomForestRegressor
     from sklearn.tree import DecisionTreeRegressor, ExtraTreeRegressor
@@ -212,7 +213,7 @@ def _array(arrays: Mapping[str, NDArray[Any]], name: str, where: str) -> NDArray
 def _trees(arrays: Mapping[str, NDArray[Any]], prefix: str, n_features: int, n_outputs: int,
            where: str) -> list[Any]:
     """scikit-learn ``Tree`` objects from the node arrays, once they are checked."""
-    from sklearn.tree._tree import NODE_DTYPE, Tree
+    from sklearn.tree._tree import NODE_DTYPE, Tree  # scikit-learn (1 s): only to rebuild trees
 
     saved = _array(arrays, f"{prefix}.nodes", where)
     values = _array(arrays, f"{prefix}.values", where)

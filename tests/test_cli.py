@@ -232,13 +232,12 @@ def test_tressette_from_the_command_line(tmp_path: Path, suits: str):
 
 def test_ctrl_c_says_what_was_kept_and_how_to_go_on_and_exits_130(sample_log, sample_store,
                                                                   monkeypatch):
-    import batchrl.learning
     from batchrl.games.holdem.faces import HoldemPlay
 
     def interrupted(*args, **kwargs):
         raise KeyboardInterrupt
 
-    monkeypatch.setattr(batchrl.learning, "learn", interrupted)
+    monkeypatch.setattr(sys.modules["batchrl.cli.learn"], "fit", interrupted)
     result = invoke("fqi", "--store", str(sample_store), "--trees", "2", "--iters", "1")
     assert result.exit_code == 130 and "Aborted" not in result.output
     assert "stopped (Ctrl-C): every finished iteration is checkpointed" in result.output

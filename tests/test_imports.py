@@ -262,3 +262,28 @@ def test_each_games_rules_core_imports_nothing_above_the_rules():
 
 def test_reach_follows_arrows_through_other_modules():
     assert reach({"a": {"b"}, "b": {"c"}, "c": {"a"}}, "a") == {"a", "b", "c"}
+
+
+def imports_inside_functions(tree: ast.AST) -> list[ast.stmt]:
+    return [n for fn in ast.walk(tree) if isinstance(fn, ast.FunctionDef | ast.AsyncFunctionDef)
+            for n in ast.walk(fn) if isinstance(n, ast.Import | ast.ImportFrom)]
+
+
+def test_an_import_inside_a_function_says_why():
+    """Imports sit at the top of a module, where a reader sees them; one stays inside a
+    function only to defer a heavy or optional dependency, with the reason beside it (on
+    its line, or a comment line just above its block)."""
+    silent = []
+    for name, path in _modules().items():
+        lines = path.read_text().splitlines()
+        for node in imports_inside_functions(ast.parse(path.read_text())):
+            above = [lines[i].strip() for i in range(node.lineno - 2, -1, -1)]
+            block = next((a for a in above if not a.startswith(("import ", "from "))), "")
+            if "#" not in lines[node.lineno - 1] and not block.startswith("#"):
+                silent.append(f"{name}:{node.lineno}")
+    assert silent == []
+
+
+def test_a_silent_import_inside_a_function_is_found():
+    tree = ast.parse("def f():\n    import json\n    return json\n")
+    assert [n.lineno for n in imports_inside_functions(tree)] == [2]

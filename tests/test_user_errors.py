@@ -137,13 +137,15 @@ def test_info_and_policy_show_speak_json(store: Path, tmp_path: Path) -> None:
 def test_imitate_without_matplotlib_saves_the_network_and_says_so(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     pytest.importorskip("torch", reason="batchrl imitate needs torch (the test extra)")
+    import batchrl.cli.learn
     import batchrl.learners.network.report
 
     games, store = tmp_path / "games", tmp_path / "store"
     assert invoke("generate", "--game", "hanabi", "--players", "bot2,bot1", "--games", "12",
                   "-o", str(games)).exit_code == 0
     assert invoke("ingest", str(games), "--store", str(store)).exit_code == 0
-    monkeypatch.setattr(batchrl.learners.network.report, "can_plot", lambda: False)
+    for where in (batchrl.cli.learn, batchrl.learners.network.report):  # as if uninstalled
+        monkeypatch.setattr(where, "can_plot", lambda: False)
     result = CliRunner().invoke(main, ["imitate", "--store", str(store), "--epochs", "1",
                                        "--threads", "1"], catch_exceptions=False)
     assert result.exit_code == 0, result.output

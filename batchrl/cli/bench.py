@@ -12,6 +12,7 @@ from pathlib import Path
 import click
 
 from batchrl.cli.common import JOBS, split_names, stopped
+from batchrl.cluster import ClusterError, scheduler_address
 from batchrl.games import GAMES
 from batchrl.learners import LearnerError
 from batchrl.play.bench import (
@@ -118,8 +119,6 @@ def bench(games: tuple[str, ...], tiers: tuple[str, ...], learners: tuple[str, .
 
     The datasets (--quick plays fewer games of each):
     """
-    from batchrl.cluster import ClusterError, scheduler_address
-
     say = (lambda line: click.echo(line, err=True)) if as_json else click.echo
     try:
         config = BenchConfig(games=split_names(games), tiers=split_names(tiers),

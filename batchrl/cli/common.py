@@ -8,8 +8,11 @@ that take it. Nothing here names a game.
 
 from __future__ import annotations
 
+import functools
 import os
 import sys
+import threading
+import time
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
@@ -17,7 +20,8 @@ from typing import Any, TypeVar
 
 import click
 
-from batchrl.games import GAMES, Game, GameError, Option, get_game
+from batchrl.games import FORMATS, GAMES, Game, GameError, Option, get_game
+from batchrl.store.place import store_root
 
 T = TypeVar("T")
 F = TypeVar("F", bound=Callable[..., Any])
@@ -34,9 +38,6 @@ class StoreRoot(click.ParamType[Any]):
 
     def convert(self, value: Any, param: click.Parameter | None,
                 ctx: click.Context | None) -> Any:
-        from pathlib import Path
-
-        from batchrl.store.place import store_root
 
         root = store_root(value)
         if isinstance(root, Path) and root.is_file():
@@ -53,8 +54,6 @@ def stopped(kept: str) -> Callable[[F], F]:
     """A command stopped by Ctrl-C says what it kept and how to go on (``kept``) and exits
     130, where click says a bare "Aborted!" and exits 1. Put it under the click
     decorators, on the function."""
-    import functools
-
     def wrap(f: F) -> F:
         @functools.wraps(f)
         def run(*args: Any, **kwargs: Any) -> Any:
@@ -103,9 +102,6 @@ def heartbeat(total: int, label: str) -> Iterator[Callable[[int], None]]:
     """Progress where no bar shows (stderr piped or in a file): a line on stderr every
     ``PIPED_EVERY`` seconds while the work runs, saying how far it is, so a long command
     is never silent."""
-    import threading
-    import time
-
     done = [0]
     if PIPED_EVERY <= 0:  # asked for none
         yield lambda n: None
@@ -224,16 +220,12 @@ class FormatName(click.ParamType[str]):
 
     def convert(self, value: Any, param: click.Parameter | None,
                 ctx: click.Context | None) -> str:
-        from batchrl.games import FORMATS
-
         if value != "auto" and value not in FORMATS:
             self.fail(f"{value!r} is not a format: auto, {', '.join(sorted(FORMATS))}",
                       param, ctx)
         return str(value)
 
     def get_metavar(self, param: click.Parameter, ctx: click.Context | None = None) -> str:
-        from batchrl.games import FORMATS
-
         return "[" + "|".join(["auto", *sorted(FORMATS)]) + "]"
 
 

@@ -18,6 +18,7 @@ from batchrl.export import (
     recommended_features,
 )
 from batchrl.export import export as run_export
+from batchrl.store import Store, StoreError, default_store_path
 
 
 def _load_hint(result: ExportResult) -> str:
@@ -93,8 +94,6 @@ def export(store: Path | str | None, to: str, out: Path, dataset_id: str | None,
     \b
     minari and d3rlpy come with the export extra: pip install -e '.[export]'.
     """
-    from batchrl.store import Store, StoreError, default_store_path
-
     root = store if store is not None else default_store_path()
     try:
         check_request(to, dataset_id, by)

@@ -27,6 +27,22 @@ from batchrl.cli.common import (
     stopped,
     take_game_options,
 )
+from batchrl.cluster import ClusterError, scheduler_address
+from batchrl.learners import EXPLICIT_NONE, LEARNERS, LearnerError, RunOption, get_learner
+from batchrl.learners.network.report import (
+    can_plot,
+    class_report,
+    confusion,
+    epochs_table,
+    table,
+    write_figures,
+)
+from batchrl.learners.network.training import split_by_game
+from batchrl.learning import checkpoints_of, deal_groups, model_path, settings, settings_name
+from batchrl.learning import learn as fit
+from batchrl.play.ablation import AblationConfig, load_groups, run_ablation
+from batchrl.policy import ModelError
+from batchrl.store import Store, StoreError, default_store_path
 
 STEP_EVERY = 30.0  # seconds between progress lines while a learner fits
 
@@ -36,8 +52,6 @@ class LearnGroup(click.Group):
     when it runs, so a learner registered by a notebook or a test is offered too."""
 
     def list_commands(self, ctx: click.Context) -> list[str]:
-        from batchrl.learners import LEARNERS
-
         return list(LEARNERS)
 
     def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
@@ -47,8 +61,6 @@ class LearnGroup(click.Group):
 def command_of(name: str) -> click.Command | None:
     """``batchrl learn NAME``'s command (None: no learner ``name``); a learner found as a
     package with a config no command line can give says so when it is asked for."""
-    from batchrl.learners import LEARNERS, LearnerError
-
     learner = LEARNERS.get(name)
     if learner is None:
         return None
@@ -104,8 +116,6 @@ def _setting_option(name: str, kind: type, default: Any, text: str,
 def _named(learner: Any) -> str:
     """A learner's model file's default name with its default settings, for ``--out``'s
     help."""
-    from batchrl.learning import settings_name
-
     config = learner.Config()
     return str(learner.file_name(config, None, (), (), "") or
                settings_name(learner, config, None, (), ()))
@@ -114,8 +124,6 @@ def _named(learner: Any) -> str:
 def learner_command(learner: Any) -> click.Command:
     """The command that runs ``learner``: the store and data options every learner takes,
     one option per field of its config, and its run-time options."""
-    from batchrl.learners import RunOption
-
     fields = {f.name: f.metadata for f in dataclasses.fields(learner.Config)}
     params: list[click.Parameter] = [
         click.Option(["--store", "store"], type=STORE, default=None, help=STORE_HELP)]
@@ -154,12 +162,6 @@ def learner_command(learner: Any) -> click.Command:
 
     def run(store: Path | str | None, features: tuple[str, ...], drop: tuple[str, ...],
             players: tuple[str, ...], jobs: int, out: Path | None, **given: Any) -> None:
-        from batchrl.cluster import ClusterError
-        from batchrl.learning import checkpoints_of, model_path, settings
-        from batchrl.learning import learn as fit
-        from batchrl.policy import ModelError
-        from batchrl.store import StoreError, default_store_path
-
         root = store if store is not None else default_store_path()
         view = take_game_options("learn", given, None)
         run_given = {k: given.pop(k) for k in run_names if given.get(k) not in (None, False)}
@@ -280,8 +282,6 @@ def _view_options() -> list[click.Parameter]:
 def settings_given(name: str, given: tuple[str, ...]) -> dict[str, Any]:
     """``--set NAME=VALUE`` options as the learner's settings, each of its setting's type;
     a `batchrl.learners.base.LearnerError` (a ValueError) names what is wrong."""
-    from batchrl.learners import EXPLICIT_NONE, LearnerError, get_learner
-
     learner = get_learner(name)
     types = {n: t for n, t, _, _ in learner.settings()}
     out: dict[str, Any] = {}
@@ -377,11 +377,6 @@ def ablate(store: Path | str | None, learner: str, given: tuple[str, ...],
       batchrl ablate --store datasets/tressette --learner bc --hands 2000
       batchrl ablate --scheduler tcp://HOST:8786 ...   # a hero per task on a cluster
     """
-    from batchrl.cluster import ClusterError, scheduler_address
-    from batchrl.play.ablation import AblationConfig, load_groups, run_ablation
-    from batchrl.policy import ModelError
-    from batchrl.store import Store, StoreError, default_store_path
-
     root = store if store is not None else default_store_path()
     try:
         names = Store.open(root).schema.feature_names
@@ -454,13 +449,6 @@ def imitate(store: Path | str | None, players: tuple[str, ...], threads: int | N
       batchrl imitate --store datasets/eger --player human
     Needs torch to train: pip install -e '.[imitation]' (or pip install torch==2.13.0).
     """
-    from batchrl.learners import get_learner
-    from batchrl.learners.network.report import can_plot, write_figures
-    from batchrl.learning import learn as fit
-    from batchrl.learning import settings
-    from batchrl.policy import ModelError
-    from batchrl.store import StoreError, default_store_path
-
     root = store if store is not None else default_store_path()
     view = take_game_options("imitate", kwargs, None)
     learner = get_learner("network")
@@ -509,16 +497,6 @@ def test_report(store: Path | str, policy: Any, chosen: Any, players: tuple[str,
     """The network's epochs, the test games' per-move report (as played, through the
     game's view), the test accuracy by partner where the store names partners, and where
     the figures went."""
-    from batchrl.learners.network.report import (
-        class_report,
-        confusion,
-        epochs_table,
-        table,
-    )
-    from batchrl.learners.network.training import split_by_game
-    from batchrl.learning import deal_groups
-    from batchrl.store import Store
-
     meta = policy.meta
     opened = Store.open(store)
     t = opened.arrays(features=list(policy.feature_names), players=players)

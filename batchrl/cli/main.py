@@ -32,9 +32,16 @@ from batchrl.cli.common import (
 from batchrl.cli.export import export
 from batchrl.cli.learn import ablate, command_of, imitate, learn
 from batchrl.cli.play import evaluate, generate, solve
+from batchrl.cluster import ClusterError
 from batchrl.games import FORMATS
-from batchrl.ingest import IngestConfig, IngestError, SourceReport
+from batchrl.ingest import IngestConfig, IngestError, SourceReport, source_bytes
 from batchrl.ingest import ingest as run_ingest
+from batchrl.learners import LEARNERS, get_learner
+from batchrl.learning import settings
+from batchrl.modelfile import kind_of
+from batchrl.policy import ModelError, load_policy
+from batchrl.records import printable
+from batchrl.store import Store, StoreError, default_store_path
 
 
 class Batchrl(Main):
@@ -167,10 +174,6 @@ def ingest(paths: tuple[Path, ...], store: Path | str | None, fmt: str, on_error
           --on-error skip
       batchrl ingest tressette.jsonl --store datasets/tressette
     """
-    from batchrl.cluster import ClusterError
-    from batchrl.ingest import source_bytes
-    from batchrl.store import StoreError, default_store_path
-
     root = store if store is not None else default_store_path()
     options = take_game_options("ingest", kwargs, None)
     config = IngestConfig(paths=paths, store=root, fmt=fmt, on_error=on_error, options=options,
@@ -244,10 +247,6 @@ def info(store: Path | str | None, whole: bool, as_json: bool, quick: bool) -> N
       batchrl info datasets/store --all
       batchrl info datasets/store --json | jq .rows
     """
-    from batchrl.learners import get_learner
-    from batchrl.learning import settings
-    from batchrl.store import Store, StoreError, default_store_path
-
     root = store if store is not None else default_store_path()
     try:
         opened = Store.open(root)
@@ -276,8 +275,6 @@ def info(store: Path | str | None, whole: bool, as_json: bool, quick: bool) -> N
     click.echo(f"episodes  {summary.episodes:,}")
     click.echo(f"players   {', '.join(map(str, summary.players))}")
     if names := opened.names():
-        from batchrl.records import printable
-
         click.echo("names     " + ", ".join(f"{printable(n)} ({c:,} decisions)"
                                             for n, c in names.items()))
     click.echo(f"features  {_listing(summary.features, whole)}")
@@ -311,9 +308,6 @@ def policy() -> None:
 def policy_show(model: Path, as_json: bool) -> None:
     """Print a model's learner, game, features, actions, data, parameters and diagnostics
     (a model file of any learner)."""
-    from batchrl.modelfile import kind_of
-    from batchrl.policy import ModelError, load_policy
-
     try:
         meta = dict(load_policy(model).meta)  # read whole: a damaged file is told here
         kind = kind_of(model)
@@ -362,8 +356,6 @@ def policy_show(model: Path, as_json: bool) -> None:
 
 def _reader_of(kind: str) -> Any:
     """The learner that reads model files of ``kind`` (None: none registered)."""
-    from batchrl.learners import LEARNERS
-
     return next((learner for learner in LEARNERS.values() if learner.kind == kind), None)
 
 

@@ -15,6 +15,7 @@ from typing import Any
 
 import click
 
+from batchrl.blocks import Tasks
 from batchrl.cli.common import (
     MODEL,
     GameName,
@@ -24,7 +25,12 @@ from batchrl.cli.common import (
     progress,
     take_game_options,
 )
+from batchrl.cluster import ClusterError, connect, scheduler_address
+from batchrl.evaluation import draw_intervals
 from batchrl.games import GAMES, Game, GameError, game_for
+from batchrl.games.play import absolute_player, is_model
+from batchrl.games.search import inner
+from batchrl.policy import ModelError, policy_meta
 
 
 def _log_formats() -> list[str]:
@@ -152,9 +158,6 @@ def evaluate(game: Game | None, model: str | None, groups: tuple[str, ...],
 
     Per game:
     """
-    from batchrl.blocks import Tasks
-    from batchrl.cluster import ClusterError, connect, scheduler_address
-
     if plot is not None:
         if importlib.util.find_spec("matplotlib") is None:
             raise click.ClickException("--plot draws with matplotlib: pip install matplotlib")
@@ -172,7 +175,6 @@ def evaluate(game: Game | None, model: str | None, groups: tuple[str, ...],
             if not takes_tasks:
                 raise GameError(f"{game.name}'s evaluate takes no tasks: it plays here only "
                                 f"(leave out --scheduler)")
-            from batchrl.games.play import absolute_player
 
             chosen = [tuple(absolute_player(p) for p in g) for g in chosen]  # as workers read
         with connect(address) as client, \
@@ -192,8 +194,6 @@ def evaluate(game: Game | None, model: str | None, groups: tuple[str, ...],
     else:
         click.echo(report.table())
     if plot is not None:
-        from batchrl.evaluation import draw_intervals
-
         intervals = getattr(report, "intervals", None)
         if intervals is None:
             raise click.ClickException(f"{game.name}'s report has no figures to draw")
@@ -213,10 +213,6 @@ def _game_of(game: Game | None, hero: str | None, groups: tuple[str, ...],
              team: str | None) -> Game:
     """The game given, else the game of the first model player; a given game must be the
     model's."""
-    from batchrl.games.play import is_model
-    from batchrl.games.search import inner
-    from batchrl.policy import ModelError, policy_meta
-
     models = [inner(p) for p in (hero, team, *(q for g in groups for q in _players(g)))
               if p is not None and is_model(inner(p))]
     for spec in models[:1]:

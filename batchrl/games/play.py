@@ -24,6 +24,7 @@ from batchrl.blocks import Task, Tasks, after, block_rngs, load_once, spans
 from batchrl.evaluation import Estimate, mean_ci
 from batchrl.games.base import Game, GameError, Interval, Scores
 from batchrl.games.core import legal_mask
+from batchrl.games.search import inner, parse, search_player
 from batchrl.store import Rows
 
 
@@ -86,8 +87,6 @@ def is_model(spec: str) -> bool:
     how to retrain it), or ``python:MODULE:CALLABLE`` (another library's policy,
     `batchrl.foreign`): a player that `batchrl.policy.load_policy` loads. A search
     player (``search:INNER``) is none itself: its INNER may be."""
-    from batchrl.games.search import parse
-
     if parse(spec) is not None:
         return False
     return spec.startswith(("model:", "python:")) or spec.endswith((".npz", ".joblib"))
@@ -97,8 +96,6 @@ def player_file(spec: str) -> Path | None:
     """The file a player named ``spec`` is read from: a model player's file, or the ``.py``
     file of a ``python:FILE.py:CALLABLE`` (a search player's: its INNER's); None for a bot
     or a module named by import."""
-    from batchrl.games.search import inner
-
     spec = inner(spec)
     if spec.startswith("python:"):
         module, sep, _ = spec.removeprefix("python:").rpartition(":")
@@ -109,8 +106,6 @@ def player_file(spec: str) -> Path | None:
 def absolute_player(spec: str) -> str:
     """``spec`` with its file (`player_file`) as an absolute path: a cluster's workers read
     it from another directory than ours (a search player's INNER so, its options kept)."""
-    from batchrl.games.search import parse
-
     if (parsed := parse(spec)) is not None:
         head = spec[: len(spec) - len(parsed[1]) - 1]  # before the colon
         pieces = [f"opponent={absolute_player(p[len('opponent='):])}"
@@ -130,8 +125,6 @@ def make_player(game: Game, spec: str, params: Any, rng: np.random.Generator,
     """A player by name: ``random``, ``model:PATH`` (or a ``.npz`` path), one of the
     game's own bots (``bots(name, rng)``, else ``game.play.bot``), or ``search:NAME``, any of
     them searched over at each decision (`batchrl.games.search`)."""
-    from batchrl.games.search import search_player
-
     searching = search_player(game, params, spec,
                               lambda name: make_player(game, name, params, rng, bots), rng)
     if searching is not None:

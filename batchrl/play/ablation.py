@@ -25,6 +25,7 @@ everything finished.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import time
@@ -38,6 +39,7 @@ import numpy as np
 import pandas as pd
 from numpy.typing import NDArray
 
+from batchrl.cluster import connect
 from batchrl.evaluation import mean_ci
 from batchrl.filenames import inside, safe_name
 from batchrl.games import Game, GameError, Scores, game_for
@@ -230,8 +232,6 @@ def _opponents(config: AblationConfig, game: Game, params: Any) -> tuple[str, ..
 def _stamp(players: Sequence[str]) -> str:
     """What the results of a hero against ``players`` depend on beyond their names: each
     file's size and time of change (an opponent retrained is another opponent)."""
-    import hashlib
-
     parts = []
     for name in players:
         path = player_file(name)
@@ -294,7 +294,7 @@ def _hero_task(config: AblationConfig, p: Plan, hero: Settings
     deals; its model and result are written under the plan's folders as a local run
     writes them, and the scores come back with the seconds each step took."""
     try:
-        from distributed import get_worker
+        from distributed import get_worker  # dask: on a cluster worker only
 
         jobs = max(1, int(getattr(get_worker(), "nthreads", 1) or 1))
     except (ImportError, ValueError):
@@ -313,8 +313,6 @@ def _heroes_on_cluster(config: AblationConfig, p: Plan, heroes: Sequence[tuple[s
     set by its settings and the deals by ``config.seed``, so each result is the local
     run's. The workers read the store and write the models where this process would: the
     store and ``--out`` must be on a filesystem they share with it."""
-    from batchrl.cluster import connect
-
     run = uuid.uuid4().hex[:12]
     with connect(config.scheduler) as client:
         futures = {dropped: client.submit(_hero_task, config, p, hero,

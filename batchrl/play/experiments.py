@@ -24,6 +24,9 @@ from typing import Any
 import pandas as pd
 
 from batchrl.filenames import inside, safe_name
+from batchrl.games.holdem.evaluate import evaluate_bots
+from batchrl.games.holdem.logs import generate
+from batchrl.ingest import IngestConfig, ingest
 from batchrl.learners.fqi import FAST_FREEZE_AFTER
 from batchrl.learners.fqi import LEARNER as FQI
 from batchrl.learners.fqi.model import GreedyPolicy
@@ -62,9 +65,6 @@ class Hero:
 def make_store(root: Path, players: Sequence[str], hands: int, seed: int) -> Path:
     """``hands`` hands between ``players`` as an ACPC log under ``root``, ingested into a
     store there; reused when it exists and was made with the same parameters."""
-    from batchrl.games.holdem.logs import generate
-    from batchrl.ingest import IngestConfig, ingest
-
     root.mkdir(parents=True, exist_ok=True)
     store = root / "store"
     params = {"players": list(players), "hands": hands, "seed": seed}
@@ -111,8 +111,6 @@ def evaluate(model: Path, opponent: str, hands: int, seed: int, duplicate: bool 
              policy: GreedyPolicy | None = None) -> dict[str, Any]:
     """One evaluation as a flat record (bb/hand with its CI, chips, by position);
     ``policy`` is the model already loaded."""
-    from batchrl.games.holdem.evaluate import evaluate_bots
-
     policy = policy or GreedyPolicy.load(model)
     r = evaluate_bots(str(model), opponent, hands, seed, duplicate=duplicate,
                       models={str(model): policy})

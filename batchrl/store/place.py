@@ -27,6 +27,9 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
+from pyarrow import ArrowException
+from pyarrow.fs import FileSelector, FileSystem, FileType, FSSpecHandler, PyFileSystem
+
 from batchrl.store.schema import StoreError, first_line
 
 # a scheme of two letters or more, so a Windows drive (C:/) is a path
@@ -125,7 +128,6 @@ class Place:
         """The file's text; FileNotFoundError when there is none."""
         if self.local is not None:
             return self.local.read_text()
-        from pyarrow import ArrowException
 
         try:
             with self.fs.open_input_stream(self.path) as f:
@@ -143,8 +145,6 @@ class Place:
         if self.local is not None:
             return [Place(str(p), str(p), None, p)
                     for p in sorted(self.local.glob(f"*{suffix}")) if not p.name.startswith(".")]
-        from pyarrow import ArrowException
-        from pyarrow.fs import FileSelector, FileType
 
         try:
             found = self.fs.get_file_info(FileSelector(self.path, allow_not_found=True))
@@ -157,7 +157,6 @@ class Place:
         """The file's size in bytes; 0 where it is not there."""
         if self.local is not None:
             return self.local.stat().st_size if self.local.exists() else 0
-        from pyarrow import ArrowException
 
         try:
             return int(self.fs.get_file_info(self.path).size or 0)
@@ -168,9 +167,6 @@ class Place:
 def _filesystem(url: str) -> tuple[Any, str]:
     """The pyarrow filesystem of ``url`` and the path in it: pyarrow's own where it knows
     the scheme, else fsspec's wrapped for pyarrow."""
-    from pyarrow import ArrowException
-    from pyarrow.fs import FileSystem, FSSpecHandler, PyFileSystem
-
     shown = recorded(url)
     try:
         return FileSystem.from_uri(url)  # type: ignore[no-any-return]
@@ -182,7 +178,7 @@ def _filesystem(url: str) -> tuple[Any, str]:
         raise StoreError(f"{scheme}:// is read through fsspec here, whose URLs take no "
                          f"options after '?' ({shown}): set them in its environment instead")
     try:
-        import fsspec
+        import fsspec  # fsspec: optional, only for URLs pyarrow does not read
     except ImportError:
         raise StoreError(f"pyarrow reads no {scheme}:// URLs, and fsspec, which might, is not "
                          f"installed: pip install fsspec (and its package for {scheme}), or "

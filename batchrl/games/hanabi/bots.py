@@ -52,6 +52,8 @@ from batchrl.games.hanabi.rules import (
     rank_of,
     step,
 )
+from batchrl.games.play import make_player
+from batchrl.games.search import SearchPlayer, parse
 
 
 def _own_knowledge(state: State, seat: int) -> NDArray[np.float64]:
@@ -227,8 +229,6 @@ def make_bot(spec: str, rng: np.random.Generator, players: int = 2) -> object:
     report's roles, simple and convention), or ``model:PATH``, any learner's model file
     (``batchrl learn``, ``fqi``, ``imitate``), or ``python:MODULE:CALLABLE``, or
     ``search:NAME``, any of them searched over (`SearchBot`), in a game of ``players``."""
-    from batchrl.games.search import parse
-
     if parse(spec) is not None:
         return SearchBot(spec, rng, players)
     name = ALIASES.get(spec, spec)
@@ -281,9 +281,6 @@ class SearchBot:
     seat would have made the partner's moves there (`batchrl.games.hanabi.belief`)."""
 
     def __init__(self, spec: str, rng: np.random.Generator, players: int = 2) -> None:
-        from batchrl.games.play import make_player
-        from batchrl.games.search import SearchPlayer
-
         game = HANABI()
         player = make_player(game, spec, game.rules.params(players=players), rng)
         assert isinstance(player, SearchPlayer)

@@ -22,7 +22,13 @@ from numpy.typing import NDArray
 from batchrl.blocks import Task, Tasks, block_entropy, spans
 from batchrl.evaluation import Estimate, mean_ci
 from batchrl.games.base import Interval
-from batchrl.games.hanabi.bots import draws_nothing, make_bot, play_game, play_lockstep
+from batchrl.games.hanabi.bots import (
+    ConventionBot,
+    draws_nothing,
+    make_bot,
+    play_game,
+    play_lockstep,
+)
 
 
 @dataclass(frozen=True)
@@ -196,8 +202,6 @@ def agreement(specs: Sequence[str], games: int, seed: int, measured: int = 0,
     >>> 0 < sum(r.agree.values()) < sum(r.moves.values())
     True
     """
-    from batchrl.games.hanabi.bots import ConventionBot
-
     teacher = ConventionBot()
     rng = np.random.default_rng(seed)
     deals = np.random.default_rng([seed, 1])

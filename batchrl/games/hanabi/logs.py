@@ -57,9 +57,10 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+from joblib import Parallel, delayed
 
 from batchrl.games.hanabi import knowledge as kn
-from batchrl.games.hanabi.bots import play_game
+from batchrl.games.hanabi.bots import make_bot, play_game
 from batchrl.games.hanabi.rules import (
     COLOURS,
     State,
@@ -191,8 +192,6 @@ def _write_atomic(path: Path, text: str) -> None:
 
 def _play_and_write(directory: Path, specs: Sequence[str], first: int, count: int, seed: int,
                     width: int) -> list[int]:
-    from batchrl.games.hanabi.bots import make_bot
-
     scores = []
     networks: dict[str, object] = {}  # a model: player's network, read once per block
     for g in range(first, first + count):
@@ -225,7 +224,6 @@ def generate(directory: Path, specs: Sequence[str], games: int, seed: int,
     (``seed``, g), so ``jobs`` processes write the same files as one."""
     if not 2 <= len(specs) <= 5:
         raise ValueError(f"Hanabi is for 2 to 5 players, not {len(specs)}")
-    from batchrl.games.hanabi.bots import make_bot
 
     for spec in specs:  # an unknown name, or a model of another count, fails first
         make_bot(spec, np.random.default_rng(0), len(specs))
@@ -236,8 +234,6 @@ def generate(directory: Path, specs: Sequence[str], games: int, seed: int,
         parts = (_play_and_write(directory, specs, s, min(block, games - s), seed, width)
                  for s in starts)
     else:
-        from joblib import Parallel, delayed
-
         parts = Parallel(n_jobs=jobs, return_as="generator")(
             delayed(_play_and_write)(directory, specs, s, min(block, games - s), seed, width)
             for s in starts)

@@ -43,6 +43,7 @@ from batchrl.games.hanabi import knowledge
 from batchrl.games.hanabi.names import ACTION_NAMES as ACTION_NAMES
 from batchrl.games.hanabi.names import FEATURE_NAMES as FEATURE_NAMES
 from batchrl.games.hanabi.names import action_names, feature_names
+from batchrl.games.hanabi.observation import encode_many as of_more
 from batchrl.games.hanabi.rules import State, card_name, legal_actions, n_actions
 from batchrl.store import StoreSchema
 
@@ -78,8 +79,6 @@ def encode_many(states: Sequence[State], seats: Sequence[int]) -> NDArray[np.flo
     if not states:
         return np.zeros((0, len(feature_names(2))), dtype=np.float32)
     if states[0].players != 2:
-        from batchrl.games.hanabi.observation import encode_many as of_more
-
         return of_more(states, seats)
     return np.hstack([knowledge.encode_many(states, seats),
                       np.asarray([knowledge.hint_features(s, m)

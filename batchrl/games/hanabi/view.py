@@ -39,6 +39,9 @@ import numpy as np
 from numpy.typing import NDArray
 
 from batchrl.games.base import GameError
+from batchrl.games.hanabi import knowledge, symmetry
+from batchrl.games.hanabi.focus import FACT_NAMES, convention_facts
+from batchrl.games.hanabi.observation import feature_names, two_player_projection
 
 REPORT_HIDDEN = (195, 128, 64, 32)  # the report's hidden widths
 
@@ -80,7 +83,6 @@ def prepare(x: NDArray[np.float32], y: NDArray[np.int64] | None,
     kept) and moves; unchanged without ``colour_order``."""
     if not colour_order:
         return x, y, None
-    from batchrl.games.hanabi import symmetry
 
     perm = symmetry.colour_order(x[:, :195])
     xs = np.array(x, dtype=np.float32)
@@ -98,12 +100,8 @@ def feature_set(name: str, players: int = 2) -> tuple[str, ...]:
     ``convention``, the same 210, to which ``focus.convention_facts`` adds the focus
     convention's facts computed from them. With more players, ``hints`` and
     ``convention`` read the whole stored state."""
-    from batchrl.games.hanabi import knowledge
-
     if players != 2:
         if name in ("hints", "convention"):
-            from batchrl.games.hanabi.observation import feature_names
-
             return feature_names(players)
         if name == "report":
             raise GameError(f"features report: the report's 195 numbers are of two-player "
@@ -124,11 +122,7 @@ def inputs(x: NDArray[np.float32], colour_order: bool, features: str,
     both read states through here."""
     xs, ys, perm = prepare(np.asarray(x, dtype=np.float32), moves, colour_order)
     if features == "convention":
-        from batchrl.games.hanabi.focus import convention_facts
-
         if players != 2:
-            from batchrl.games.hanabi.observation import two_player_projection
-
             x = two_player_projection(x, players)
         xs = np.hstack([xs, convention_facts(x)])  # per slot: the colour order keeps them
     return xs, ys, perm
@@ -158,7 +152,6 @@ class HanabiView:
     def input_names(self) -> tuple[str, ...]:
         if self.features != "convention":
             return self.columns
-        from batchrl.games.hanabi.focus import FACT_NAMES
 
         return (*self.columns, *FACT_NAMES)
 
@@ -182,7 +175,6 @@ class HanabiView:
         """Each stored move's number in the colour-ordered state (None without it)."""
         if not self.colour_order:
             return None
-        from batchrl.games.hanabi import symmetry
 
         return _move_order(symmetry.colour_order(np.asarray(states)[:, :195]))
 
@@ -194,8 +186,6 @@ class HanabiView:
 
 def _move_order(perm: NDArray[np.intp]) -> NDArray[np.intp]:
     """Each of the 20 moves' number in the states that ``perm`` colour-orders."""
-    from batchrl.games.hanabi import symmetry
-
     n = len(perm)
     return np.stack([symmetry.canonical_actions(np.full(n, a), perm) for a in range(20)],
                     axis=1).astype(np.intp)

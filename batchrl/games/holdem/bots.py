@@ -47,9 +47,13 @@ from numpy.typing import NDArray
 from batchrl.blocks import load_once
 from batchrl.games.base import Bound
 from batchrl.games.holdem.actions import FIRST_RAISE, action_mask, action_names
-from batchrl.games.holdem.features import thesis
+from batchrl.games.holdem.features import betting_code, encode_many, thesis
 from batchrl.games.holdem.gamedef import GameDef, GameDefError, evaluable
+from batchrl.games.holdem.pv import pv_many
+from batchrl.games.holdem.pv2 import pv2_many
 from batchrl.games.holdem.rules import CALL, FOLD, RAISE, HandState
+from batchrl.games.search import inner, search_player
+from batchrl.policy import LoadedModel, ModelError, policy_meta
 
 if TYPE_CHECKING:
     from batchrl.policy import LoadedModel, Policy
@@ -112,7 +116,6 @@ class RandomBot:
     def _draws(self, states: Sequence[HandState], seats: Sequence[int]) -> NDArray[np.float64]:
         if self.key is None:
             return self.rng.random(len(states))
-        from batchrl.games.holdem.features import betting_code
 
         # ints only: Python's hash of a str changes from process to process
         return np.array([_unit(hash((self.key, s.hole, s.board, p,
@@ -229,8 +232,6 @@ class RuleBot:
         self.name = name
 
     def act(self, states: Sequence[HandState], seats: Sequence[int]) -> NDArray[np.int64]:
-        from batchrl.games.holdem.pv import pv_many
-
         pvs = pv_many([((s.hole[p][0], s.hole[p][1]), s.visible_board())
                        for s, p in zip(states, seats, strict=True)])
         choice = np.array([
@@ -295,9 +296,6 @@ class EquityBot:
         self.max_raises, self.name = max_raises, name
 
     def act(self, states: Sequence[HandState], seats: Sequence[int]) -> NDArray[np.int64]:
-        from batchrl.games.holdem.pv import pv_many
-        from batchrl.games.holdem.pv2 import pv2_many
-
         if not states:
             return np.zeros(0, dtype=np.int64)
         requests = [((s.hole[p][0], s.hole[p][1]), s.visible_board())
@@ -363,16 +361,12 @@ class HeroBot:
                    name or Path(path).stem)
 
     def act(self, states: Sequence[HandState], seats: Sequence[int]) -> NDArray[np.int64]:
-        from batchrl.games.holdem.features import encode_many
-
         x = encode_many(states, seats, pv=self.pv)
         return self.model.act_batch(x, _masks(states))
 
     def value(self, states: Sequence[HandState], seats: Sequence[int]) -> NDArray[np.float64]:
         """The model's value of each state to the seat to act (the Q of the move it
         plays, in the store's chips): what a search to a depth takes at its leaves."""
-        from batchrl.games.holdem.features import encode_many
-
         return self.model.played_values(encode_many(states, seats, pv=self.pv), _masks(states))
 
 
@@ -390,9 +384,6 @@ def load_models(specs: Sequence[str],
     """The model players among ``specs`` (``PATH`` or ``model:PATH``), each file loaded once
     and bound to the game it was trained on (``loaded`` holds models in memory already),
     in the order given; bots by name are skipped."""
-    from batchrl.games.search import inner
-    from batchrl.policy import LoadedModel
-
     given = loaded or {}
     out: dict[str, LoadedModel] = {}
     for spec in [inner(s) for s in specs]:
@@ -416,9 +407,6 @@ def models_game(specs: Sequence[str], fallback: GameDef) -> GameDef:
     headers of their files alone (what `players_game` gives once the models are loaded;
     where they are played elsewhere, on a cluster's workers, their trees are not read
     here). Every model player's file is checked: there, a model file of hold'em."""
-    from batchrl.games.search import inner
-    from batchrl.policy import policy_meta
-
     games: list[GameDef] = []
     for spec in [inner(s) for s in specs]:
         if spec in BOT_NAMES:
@@ -433,8 +421,6 @@ def models_game(specs: Sequence[str], fallback: GameDef) -> GameDef:
 def _model_file(spec: str) -> str:
     """The path of a model player (``PATH`` or ``model:PATH``; a ``python:MODULE:CALLABLE``
     as it is); refused, naming the bots, when no file is there."""
-    from batchrl.policy import ModelError
-
     path = spec.removeprefix("model:")
     if not Path(path).is_file() and not path.startswith("python:"):
         raise ModelError(f"{spec!r} is neither a bot ({', '.join(BOT_NAMES)}) nor a "
@@ -456,8 +442,6 @@ def make_bot(spec: str, game: GameDef, rng: np.random.Generator, keyed: bool = F
     taken from ``models`` when loaded already); ``keyed`` makes a random bot's draws common
     random numbers (see ``RandomBot``). A model must have been trained on ``game``.
     ``search:INNER`` searches over INNER at each decision (`batchrl.games.search`)."""
-    from batchrl.games.search import search_player
-
     holdem = HOLDEM()
     searching = search_player(holdem, holdem.rules.params(gamedef=game), spec,
                               lambda name: make_bot(name, game, rng, keyed, models), rng)

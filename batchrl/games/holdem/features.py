@@ -65,6 +65,8 @@ import numpy as np
 from numpy.typing import NDArray
 
 from batchrl.games.holdem.gamedef import GameDef
+from batchrl.games.holdem.pv import pv_many
+from batchrl.games.holdem.pv2 import pv2_many
 from batchrl.games.holdem.rules import ACTION_NAMES, HandState
 
 _STANDARD_ROUNDS = ("preflop", "flop", "turn", "river")
@@ -207,9 +209,6 @@ def fill_pv(
 ) -> NDArray[np.float32]:
     """Put the equities of ``requests`` (one per row) in ``game``'s pv columns, each kind in
     one batched call."""
-    from batchrl.games.holdem.pv import pv_many
-    from batchrl.games.holdem.pv2 import pv2_many
-
     if len(requests):
         columns = pv_columns(game)
         rows[:, columns[0]] = pv_many(requests)

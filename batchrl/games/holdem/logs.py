@@ -9,9 +9,14 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 
+import numpy as np
+
+from batchrl.games.holdem import gamedef
+from batchrl.games.holdem.bots import load_models, make_bot, players_game
 from batchrl.games.holdem.cards import cards_str
 from batchrl.games.holdem.gamedef import GameDef
 from batchrl.games.holdem.rules import HandState
+from batchrl.games.holdem.simulate import play
 
 
 def cards_field(state: HandState) -> str:
@@ -106,11 +111,6 @@ def generate(
     usual units: Glassfrog summaries in blinds 1/2, ACPC logs in the ACPC game (blinds
     5/10).
     """
-    import numpy as np
-
-    from batchrl.games.holdem import gamedef
-    from batchrl.games.holdem.bots import load_models, make_bot, players_game
-    from batchrl.games.holdem.simulate import play
 
     if len(players) not in (2, 3):
         raise ValueError(f"hold'em seats 2 or 3 players, not {len(players)}")

@@ -40,6 +40,7 @@ from typing import NamedTuple
 
 import numpy as np
 
+from batchrl.games.holdem.evaluator import evaluate
 from batchrl.games.holdem.gamedef import GameDef
 
 FOLD, CALL, RAISE = 0, 1, 2
@@ -292,8 +293,6 @@ def payoffs(state: HandState, strengths: Sequence[int] | None = None) -> tuple[f
 
 def returns(state: HandState) -> tuple[float, ...]:
     """Payoffs of a finished hand, evaluating the showdown if there is one."""
-    from batchrl.games.holdem.evaluator import evaluate
-
     seats = showdown_seats(state)
     if not seats:
         return payoffs(state)

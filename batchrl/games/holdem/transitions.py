@@ -23,7 +23,10 @@ import numpy as np
 from numpy.typing import NDArray
 
 from batchrl.games.holdem import actions, features
+from batchrl.games.holdem.evaluator import evaluate7
 from batchrl.games.holdem.gamedef import GameDef
+from batchrl.games.holdem.pv import pv_cards
+from batchrl.games.holdem.pv2 import pv2_cards
 from batchrl.games.holdem.replay import (
     Replayed,
     ReplayError,
@@ -71,8 +74,6 @@ def check_hands(
     game: GameDef, hands: Sequence[LoggedHandLike]
 ) -> tuple[list[tuple[LoggedHandLike, Replayed]], list[tuple[LoggedHandLike, ReplayError]]]:
     """Replay each hand and compare payoffs; the showdowns are evaluated in one batch."""
-    from batchrl.games.holdem.evaluator import evaluate7
-
     replayed: list[tuple[LoggedHandLike, Replayed]] = []
     rejected: list[tuple[LoggedHandLike, ReplayError]] = []
     for hand in hands:
@@ -262,9 +263,6 @@ def _pvs(
 ) -> NDArray[np.float64]:
     """Each row's equities (``kinds`` columns: PV, then PV2): its seat's hole cards
     against the board visible at its decision."""
-    from batchrl.games.holdem.pv import pv_cards
-    from batchrl.games.holdem.pv2 import pv2_cards
-
     if not hands:
         return np.zeros((0, kinds), dtype=np.float64)
     n_seats = len(hands[0][0].hole)

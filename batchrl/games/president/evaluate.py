@@ -19,6 +19,7 @@ from numpy.typing import NDArray
 from batchrl.blocks import after, block_rngs
 from batchrl.evaluation import Estimate, mean_ci
 from batchrl.games.base import Interval
+from batchrl.games.play import make_player, play
 from batchrl.games.president.rules import game_orders, placements
 
 if TYPE_CHECKING:
@@ -118,8 +119,6 @@ def play_block(game: Game, params: Any, names: Sequence[str], seed: int, block: 
     games), the players rotating seats game by game. Chunk k of ``chunk`` games is dealt
     from the k-th child of the seed's deals, wherever it is played; the players draw from
     the block's seed (`batchrl.blocks.block_entropy`), block 0's being the seed's."""
-    from batchrl.games.play import make_player, play
-
     n = len(names)
     deals = np.random.default_rng(after(np.random.SeedSequence(seed).spawn(1)[0], lo // chunk))
     players = [make_player(game, s, params, rng)  # chunk k: the k-th child of deals

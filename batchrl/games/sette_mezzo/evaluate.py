@@ -9,7 +9,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from batchrl.games.base import Interval
-from batchrl.games.sette_mezzo.solver import PolicyReport, Solution, evaluate_policy
+from batchrl.games.sette_mezzo.solver import PolicyReport, Solution, evaluate_policy, strategy_table
 from batchrl.policy import LoadedModel
 
 
@@ -59,8 +59,6 @@ class SolutionReport:
     solution: Solution
 
     def table(self) -> str:
-        from batchrl.games.sette_mezzo.solver import strategy_table
-
         s = self.solution
         return (f"{strategy_table(s)}\noptimal expected reward per game: "
                 f"{s.expected_reward:+.6f} ({s.rounds} rounds of policy iteration, "

@@ -39,6 +39,7 @@ from batchrl.games.sette_mezzo.rules import (
     returns,
     step,
 )
+from batchrl.games.sette_mezzo.solver import solve
 from batchrl.records import MAX_SEED, MIN_SEED, json_int, json_number, shown
 
 ACTION_CHARS = "sh"  # indexed by action: 0 stick, 1 hit
@@ -158,8 +159,6 @@ def _chooser(policy: Policy, rng: np.random.Generator,
     if policy == "random":
         return lambda x: rng.integers(0, 2, size=len(x))
     if policy == "optimal":
-        from batchrl.games.sette_mezzo.solver import solve
-
         return solve(limit).choose
     raise ValueError(f"policy {policy!r}: use 'random', 'optimal' or a callable "
                      f"over encoded states returning {'/'.join(ACTION_NAMES)} actions")

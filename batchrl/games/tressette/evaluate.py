@@ -25,7 +25,8 @@ from numpy.typing import NDArray
 from batchrl.blocks import Task, Tasks, block_entropy, load_once, spans
 from batchrl.evaluation import Estimate, mean_ci
 from batchrl.games.base import Bound, Interval
-from batchrl.games.play import is_model
+from batchrl.games.play import is_model, make_player
+from batchrl.games.search import inner, parse
 from batchrl.games.tressette.bots import make_bot
 from batchrl.games.tressette.features import Tracker
 from batchrl.games.tressette.rules import deal, step, team_points
@@ -81,12 +82,8 @@ class _Player:
         self.bot: Any = None
         self.search: Any = None  # a search player (batchrl.games.search), on Hands
         self.canonical = False  # the model names each state's suits in canonical order
-        from batchrl.games.search import parse
 
         if parse(spec) is not None:
-            from batchrl.games.play import make_player
-            from batchrl.games.search import inner
-
             game = TRESSETTE()
             path = inner(spec).removeprefix("model:")
             params = (game.rules.params() if not is_model(inner(spec)) else

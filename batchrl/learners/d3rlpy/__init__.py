@@ -205,8 +205,8 @@ class D3rlpyLearner(Learner):
             jobs: int = -1) -> D3rlpyPolicy:
         try:
             with contextlib.redirect_stderr(io.StringIO()):  # gym's notice, on import
-                import d3rlpy
-                import torch
+                import d3rlpy  # the d3rlpy extra, loaded only to fit
+                import torch  # the d3rlpy extra's torch
         except ImportError:
             raise LearnerError("d3rlpy: training needs d3rlpy and torch: pip install "
                                "'batchrl[export]'") from None
@@ -278,7 +278,7 @@ class D3rlpyLearner(Learner):
 def _weights(module: Any) -> Net:
     """A d3rlpy network's weights: its encoder's linear layers (each followed by a ReLU,
     d3rlpy's default vector encoder) and its head."""
-    import torch
+    import torch  # the d3rlpy extra's torch
 
     layers = []
     for layer in module._encoder._layers:

@@ -44,6 +44,7 @@ from batchrl.filenames import safe_name
 from batchrl.learners.base import Learner, LearnerError, RunOption
 from batchrl.learners.bc import behaviour_model
 from batchrl.learners.fqi.checkpoints import checkpoint_directory, checkpoint_done
+from batchrl.learners.fqi.curves import draw, out_of_range
 from batchrl.learners.fqi.inputs import return_to_go
 from batchrl.learners.fqi.iterations import FQI
 from batchrl.learners.fqi.model import KIND, GreedyPolicy, ModelArtifact
@@ -239,8 +240,6 @@ class FittedQIteration(Learner):
 
     def notes(self, path: Path, policy: Any) -> tuple[list[str], list[str]]:
         """Where the curves were drawn, and a warning where |Q| went past the returns."""
-        from batchrl.learners.fqi.curves import draw, out_of_range
-
         history, largest = policy.meta["history"], policy.meta.get("max_abs_return")
         warnings: list[str] = []
         if largest is not None and (warning := out_of_range(history, largest)):

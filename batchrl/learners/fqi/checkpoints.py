@@ -10,6 +10,7 @@ not the ones it wrote.
 
 from __future__ import annotations
 
+import hashlib
 import re
 import shutil
 from pathlib import Path
@@ -23,8 +24,6 @@ ASIDE = "frozen"  # a checkpoint whose frozen trees are set aside, one file a mo
 
 
 def digest(path: Path) -> str:
-    import hashlib
-
     with open(path, "rb") as f:
         return hashlib.file_digest(f, "sha256").hexdigest()
 

@@ -38,6 +38,7 @@ from numpy.typing import NDArray
 from sklearn.base import clone
 
 from batchrl import modelfile, modeltrees
+from batchrl.cluster import workers
 from batchrl.learners.fqi.checkpoint_data import data_key, what_changed
 from batchrl.learners.fqi.checkpoints import (
     ASIDE,
@@ -46,6 +47,7 @@ from batchrl.learners.fqi.checkpoints import (
     check_checkpoint,
     digest,
 )
+from batchrl.learners.fqi.cluster import RemoteFits
 from batchrl.learners.fqi.inputs import Inputs, return_to_go
 from batchrl.learners.fqi.leaves import Frozen, check_values, leaf_means, leaves_of, mean_values
 from batchrl.learners.fqi.model import QFunction
@@ -273,8 +275,6 @@ class FQI:
             for m in range(len(inputs.rows)):
                 yield self._fit_one(inputs, target, seed, m)
             return
-        from batchrl.cluster import workers
-        from batchrl.learners.fqi.cluster import RemoteFits
 
         if self._remote is None:
             self._remote = RemoteFits(self._run.client)

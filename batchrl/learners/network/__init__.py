@@ -46,6 +46,7 @@ from batchrl.learners.network.model import (
     read_network,
     widths,
 )
+from batchrl.learners.network.training import train
 from batchrl.store import Transitions
 
 __all__ = ["KIND", "LEARNER", "SPLIT", "Layer", "Network", "NetworkConfig", "NetworkPolicy",
@@ -63,8 +64,6 @@ class Network(Learner):
     def fit(self, config: Any, data: Transitions | Callable[[], Transitions], *,
             progress: Callable[[str, int, int], None] | None = None,
             jobs: int = -1) -> NetworkPolicy:
-        from batchrl.learners.network.training import train
-
         rows = self.rows(data)
         layers, mean, std, figures = train(config, rows, progress, jobs)
         return NetworkPolicy(layers, mean, std, {

@@ -81,10 +81,10 @@ def write_figures(model: Path, figures: Mapping[str, Any]) -> tuple[Path | None,
     out.write_text(json.dumps({"model": str(model), **figures}, indent=1))
     if not can_plot():
         return None, out
-    import matplotlib
+    import matplotlib  # matplotlib: optional, loaded only to draw
 
     matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    import matplotlib.pyplot as plt  # after use("Agg"): no display needed
 
     history = figures["history"]
     epochs = [e["epoch"] for e in history]

@@ -20,7 +20,7 @@ _NEG = -1e9  # a masked logit
 
 def torch_module() -> Any:
     try:
-        import torch
+        import torch  # torch: the network extra, loaded only to train
     except ImportError:
         raise LearnerError("the network needs torch to train: pip install -e "
                            "'.[imitation]' (or pip install torch==2.13.0)") from None

@@ -41,10 +41,13 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
+from batchrl.blocks import Task, Tasks
+from batchrl.cluster import ClusterError, connect, workers
 from batchrl.evaluation import mean_ci
+from batchrl.export import ExportError
 from batchrl.filenames import safe_name
 from batchrl.games import GAMES, Dataset, Game, GameError, Scores, get_game
-from batchrl.learners import EXPLICIT_NONE, Learner, LearnerError, get_learner
+from batchrl.learners import EXPLICIT_NONE, LEARNERS, Learner, LearnerError, get_learner
 from batchrl.learning import Settings, settings
 from batchrl.play.bench.datasets import (
     BenchError,
@@ -53,6 +56,7 @@ from batchrl.play.bench.datasets import (
     dataset_folder,
     declares,
 )
+from batchrl.play.bench.minari import export_dataset
 from batchrl.play.bench.report import Row, json_default, plot, summary, table
 from batchrl.play.bench.tasks import EVAL_SEED, Job, as_scores, built, score, train_and_score
 from batchrl.store import Store
@@ -118,8 +122,6 @@ def split_learners(values: Sequence[str]) -> tuple[str, ...]:
     >>> split_learners(["fqi,bc", "fqi:support=0.3,trees=50"])
     ('fqi', 'bc', 'fqi:support=0.3,trees=50')
     """
-    from batchrl.learners import LEARNERS
-
     out: list[str] = []
     for value in values:
         for piece in filter(None, (p.strip() for p in value.split(","))):
@@ -279,8 +281,6 @@ class Bench:
         pairs = plan(self.config)
         self.out.mkdir(parents=True, exist_ok=True)
         self.scores.mkdir(exist_ok=True)
-        from batchrl.blocks import Task, Tasks
-        from batchrl.cluster import ClusterError, connect, workers
 
         try:
             with connect(self.config.scheduler) as client:
@@ -343,8 +343,6 @@ class Bench:
                    say: Callable[[str], None] | None) -> None:
         """Random play's and the reference's scores on each game's deals (the same for
         every tier of a game: each scored once, kept in the scores folder)."""
-        from batchrl.blocks import Task
-
         wanted: dict[Path, Task] = {}
         for s in sets:
             for name in ("random", s.game.bench.reference or "random"):
@@ -367,9 +365,6 @@ class Bench:
     def _minari(self, sets: Sequence[_Setup], root: Path) -> None:
         """Each dataset exported under ``root`` as ``batchrl/<game>/<tier>-v0``, its
         reference scores set (`batchrl.play.bench.minari`)."""
-        from batchrl.export import ExportError
-        from batchrl.play.bench.minari import export_dataset
-
         for s in sets:
             exact = (float(s.random.mean()), float(s.reference.mean())) if s.exact else None
             count = max(s.count, MINARI_GAMES[self.config.quick])
@@ -383,8 +378,6 @@ class Bench:
                   say: Callable[[str], None] | None) -> None:
         """Each learner's training seeds on each dataset not done before: trained and
         scored (a task each), each row kept as it lands."""
-        from batchrl.blocks import Task
-
         todo: list[tuple[_Setup, LearnerSpec, int, Task]] = []
         for s in sets:
             for spec in specs:

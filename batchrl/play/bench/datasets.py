@@ -11,6 +11,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from batchrl.games import Dataset, Game
+from batchrl.ingest import IngestConfig, ingest
 from batchrl.store import Store, StoreError
 
 
@@ -40,8 +41,6 @@ def build_dataset(game: Game, dataset: Dataset, quick: bool, cache: Path,
                   say: Callable[[str], None] = lambda _: None) -> Path:
     """The dataset's store, built once (logs generated, then ingested with its options)
     into a folder beside its final place and moved in whole; reused after."""
-    from batchrl.ingest import IngestConfig, ingest
-
     folder = dataset_folder(game, dataset, quick, cache)
     if (folder / "store" / "store.json").exists():
         try:

@@ -20,7 +20,9 @@ from typing import Any
 
 import numpy as np
 
+from batchrl.export import export
 from batchrl.games import Dataset, Game
+from batchrl.games.play import make_player, play
 
 SEED = 2_000_011  # the reference games' deals, apart from the benchmark's own
 
@@ -34,8 +36,6 @@ def mean_return(game: Game, params: Any, player: str, opponents: Sequence[str], 
                 seed: int = SEED) -> float:
     """The mean return of ``player``'s episodes (a game from its seat: its rewards
     added up) against ``opponents``, seats rotating game by game."""
-    from batchrl.games.play import make_player, play
-
     n = game.rules.num_players(params)
     names = [player, *opponents]
     rng = np.random.default_rng(seed)
@@ -62,8 +62,6 @@ def export_dataset(game: Game, dataset: Dataset, store: Path, stored: tuple[str,
     """The dataset's store exported under ``out`` as a Minari dataset with its reference
     scores (``exact``: random's and the reference's exact expected returns; else measured
     on ``count`` games); kept if there already; its id."""
-    from batchrl.export import export
-
     name = dataset_id(game, dataset, quick)
     if (out / name).exists():
         return name

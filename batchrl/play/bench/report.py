@@ -100,10 +100,10 @@ def plot(rows: Sequence[Row], path: Path) -> str | None:
     """The normalized score of each learner on each dataset (mean over seeds, the bars
     their 95% interval); a note instead where matplotlib is not installed."""
     try:
-        import matplotlib
+        import matplotlib  # matplotlib: optional, loaded only to draw
 
         matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
+        import matplotlib.pyplot as plt  # after use("Agg"): no display needed
     except ImportError:
         return "no plot: pip install matplotlib to draw bench.png"
     learned = [s for s in summary([r for r in rows if r.seed is not None])]
