@@ -68,9 +68,9 @@ def load_foreign(spec: str | Path) -> Any:
     try:
         policy = made() if isinstance(made, type) or (callable(made) and not _is_policy(made)) \
             else made
-    except Exception as exc:  # the user's code: say where it failed, in one line
+    except (Exception, SystemExit) as exc:  # the user's code: where it failed, in one line
         raise ModelError(f"{spec}: {attribute}() failed: {_said(exc)}") from None
-    return as_policy(policy, str(spec))
+    return Guarded(as_policy(policy, str(spec)), str(spec))
 
 
 def _module(name: str, spec: str) -> Any:
@@ -90,12 +90,18 @@ def _module(name: str, spec: str) -> Any:
                 sys.modules.pop(found.name, None)
                 raise
             return module
-        if "" not in sys.path and str(Path.cwd()) not in sys.path:
-            sys.path.insert(0, str(Path.cwd()))  # as python -m: the current directory
-        return importlib.import_module(name)
+        here = str(Path.cwd())
+        added = "" not in sys.path and here not in sys.path
+        if added:
+            sys.path.insert(0, here)  # as python -m: the current directory, for this import
+        try:
+            return importlib.import_module(name)
+        finally:
+            if added and here in sys.path:  # later imports find our modules, not the user's
+                sys.path.remove(here)
     except ModelError:
         raise
-    except Exception as exc:
+    except (Exception, SystemExit) as exc:  # SystemExit too: the user's code ends no run
         raise ModelError(f"{spec}: importing {name} failed: {_said(exc)}") from None
 
 
@@ -124,6 +130,37 @@ def as_policy(value: Any, where: str) -> Any:
         if not given or not all(isinstance(n, str) for n in given):
             raise ModelError(f"{where}: its policy has no {names}")
     return value
+
+
+class Guarded:
+    """A user's policy with its ``act`` (and ``values``, where it has them) in a guard: an
+    exception or a ``SystemExit`` in the user's code becomes a `ModelError` naming the
+    spec and the call, in one line; everything else is the policy's own."""
+
+    def __init__(self, policy: Any, where: str) -> None:
+        self._policy, self._where = policy, where
+
+    @property
+    def wrapped(self) -> Any:
+        """The user's policy itself."""
+        return self._policy
+
+    def __getattr__(self, name: str) -> Any:
+        if name.startswith("_"):  # not set yet (a copy being made): no policy to ask
+            raise AttributeError(name)
+        attribute = getattr(self._policy, name)
+        if name not in ("act", "values") or not callable(attribute):
+            return attribute
+
+        def guarded(*args: Any, **kwargs: Any) -> Any:
+            try:
+                return attribute(*args, **kwargs)
+            except ModelError:
+                raise
+            except (Exception, SystemExit) as exc:
+                raise ModelError(f"{self._where}: {name}() failed: {_said(exc)}") from None
+
+        return guarded
 
 
 class D3rlpyPolicy:

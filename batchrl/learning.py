@@ -32,6 +32,7 @@ from batchrl.filenames import inside, safe_name
 from batchrl.games import GameError, game_for
 from batchrl.learners import Learner, LearnerError, get_learner
 from batchrl.policy import FeatureView, ModelError, ViewedPolicy, policy_meta, renamed
+from batchrl.records import check_writable
 from batchrl.store import Store, Transitions
 from batchrl.store.place import outputs_beside, recorded
 
@@ -295,7 +296,7 @@ def learn(learner: Learner, store: Path | str, chosen: Settings, *,
     record = None if view is None else dict(view.record())
     params = model_params(chosen, players, record)
     named = out is None
-    out = _placed(learner, store, chosen, players, view, out)
+    out = check_writable(_placed(learner, store, chosen, players, view, out), "--out")
     if named and not resume:  # before the rows are read: at once
         refuse_other_model(out, params)
     seen = snapshot(opened)  # the store as read: an ingest landing meanwhile is not it

@@ -35,7 +35,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from batchrl.filenames import clear_leftovers
-from batchrl.records import regular_file
+from batchrl.records import regular_file, writable_file
 
 FORMAT = "batchrl-model"
 HEADER = "model.json"
@@ -66,6 +66,8 @@ def write(path: str | Path, kind: str, document: Mapping[str, Any],
     atomically (a temporary name, then a rename). `ModelError` if something cannot be
     stored."""
     path = Path(path)
+    if why := writable_file(path):  # before anything is written: a device is no model
+        raise ModelError(f"{path}: {why}")
     text = json.dumps({"format": FORMAT, "kind": kind, **to_json(document, kind)}, indent=1)
     path.parent.mkdir(parents=True, exist_ok=True)
     clear_leftovers(path.parent, path.name)  # a killed save's half-written file

@@ -215,6 +215,50 @@ def regular_file(path: Path, directory: Path | None = None) -> str:
     return ""
 
 
+STORE_MANIFEST = "store.json"  # what marks a directory as a store (batchrl.store)
+
+
+def writable_file(path: Path) -> str:
+    """Why ``path`` may not be written as a file ("" if it may): only a new name or a
+    regular file is replaced, never a device, a pipe, a directory or a symbolic link (a
+    rename over it would replace the node, or write where the link points), and never
+    a store's own files (its manifest, its parts): inside a store, only its ``models/``.
+    Nothing is opened.
+
+    >>> writable_file(Path("/dev/null"))
+    'not a regular file (a pipe, a socket, a device?): not replaced'
+    """
+    try:
+        mode = os.lstat(path).st_mode
+    except FileNotFoundError:
+        mode = None
+    except OSError as exc:
+        return f"cannot be written ({exc.strerror})"
+    if mode is not None:
+        if stat.S_ISLNK(mode):
+            return "a symbolic link: not followed, not replaced"
+        if stat.S_ISDIR(mode):
+            return "a directory"
+        if not stat.S_ISREG(mode):
+            return "not a regular file (a pipe, a socket, a device?): not replaced"
+    here = Path(os.path.abspath(path))
+    for store in here.parents[:3]:
+        if (store / STORE_MANIFEST).is_file():
+            if here.relative_to(store).parts[0] != "models":
+                return (f"a file of the store {store}: a model goes in {store / 'models'}/ "
+                        "or outside the store")
+            break
+    return ""
+
+
+def check_writable(path: Path, what: str = "") -> Path:
+    """``path``, where it may be written as a file (`writable_file`); a `ValueError`
+    naming it and why not otherwise."""
+    if why := writable_file(path):
+        raise ValueError(f"{what + ' ' if what else ''}{path}: {why}")
+    return path
+
+
 def directory_files(directory: Path, pattern: str = "*") -> tuple[list[Path],
                                                                    list[tuple[Path, str]]]:
     """The regular files of ``directory`` whose names match ``pattern``, in name order

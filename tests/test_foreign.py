@@ -105,7 +105,7 @@ def test_a_d3rlpy_algorithm_plays_masked_with_duplicate_deals(holdem, tmp_path, 
     legal[~legal.any(axis=1), 0] = True
     for name in ("cql", "bc"):
         policy = load_policy(f"python:play:{name}")
-        assert isinstance(policy, D3rlpyPolicy)
+        assert isinstance(policy.wrapped, D3rlpyPolicy)  # in the guard for user code
         chosen = policy.act(states, legal)
         assert legal[np.arange(len(states)), chosen].all(), name
         unmasked = policy.act(states)

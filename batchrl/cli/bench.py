@@ -11,7 +11,7 @@ from pathlib import Path
 
 import click
 
-from batchrl.cli.common import JOBS, split_names, stopped
+from batchrl.cli.common import JOBS, OUT_DIR, split_names, stopped
 from batchrl.cluster import ClusterError, scheduler_address
 from batchrl.games import GAMES
 from batchrl.learners import LearnerError
@@ -61,7 +61,7 @@ def _datasets_help() -> str:
                    "take them, and few games to score (minutes; what CI runs).")
 @click.option("--json", "as_json", is_flag=True,
               help="Print bench.json's document instead of the table.")
-@click.option("-o", "--out", type=click.Path(path_type=Path), default=Path("bench"),
+@click.option("-o", "--out", type=OUT_DIR, default=Path("bench"),
               show_default=True,
               help="Where results.jsonl (a row as each lands; a rerun goes on from it), "
                    "bench.json, bench.png and the models' scores go (and the models, "

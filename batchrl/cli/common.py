@@ -21,6 +21,7 @@ from typing import Any, TypeVar
 import click
 
 from batchrl.games import FORMATS, GAMES, Game, GameError, Option, get_game
+from batchrl.records import writable_file
 from batchrl.store.place import store_root
 
 T = TypeVar("T")
@@ -162,6 +163,39 @@ class Jobs(click.ParamType[int]):
 
 
 JOBS = Jobs()
+
+
+class OutFile(click.ParamType[Path]):
+    """A file a command writes: a new name, or a regular file it replaces; never a
+    device, a pipe, a directory, a link or a store's own file (`writable_file`)."""
+
+    name = "file"
+
+    def convert(self, value: Any, param: click.Parameter | None,
+                ctx: click.Context | None) -> Path:
+        path = Path(value)
+        if why := writable_file(path):
+            self.fail(f"{path}: {why}", param, ctx)
+        return path
+
+
+class OutDir(click.ParamType[Path]):
+    """A directory a command writes into: a new name or a directory, not a link to one
+    (what is written would land where the link points) nor a file."""
+
+    name = "directory"
+
+    def convert(self, value: Any, param: click.Parameter | None,
+                ctx: click.Context | None) -> Path:
+        path = Path(value)
+        if path.is_symlink():
+            self.fail(f"{path}: a symbolic link: not followed", param, ctx)
+        if path.exists() and not path.is_dir():
+            self.fail(f"{path}: not a directory", param, ctx)
+        return path
+
+
+OUT_FILE, OUT_DIR = OutFile(), OutDir()
 
 
 class ModelSpec(click.ParamType[str]):

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import click
 
-from batchrl.cli.common import STORE, progress, split_names
+from batchrl.cli.common import OUT_DIR, STORE, progress, split_names
 from batchrl.export import (
     FORMATS,
     GROUPINGS,
@@ -39,7 +39,7 @@ def _load_hint(result: ExportResult) -> str:
 @click.argument("store", required=False, type=STORE)
 @click.option("--to", "to", type=click.Choice(FORMATS), required=True,
               help="The library to write for (see above for what each gets).")
-@click.option("-o", "--out", type=click.Path(path_type=Path), required=True,
+@click.option("-o", "--out", type=OUT_DIR, required=True,
               help="Where: for minari, a Minari datasets root (what MINARI_DATASETS_PATH "
                    "names; the dataset goes to OUT/ID, which must not exist); for d3rlpy and "
                    "rllib, a new or empty directory.")

@@ -18,6 +18,8 @@ import click
 
 from batchrl.cli.common import (
     JOBS,
+    OUT_DIR,
+    OUT_FILE,
     STORE,
     STORE_HELP,
     game_options,
@@ -143,8 +145,7 @@ def learner_command(learner: Any) -> click.Command:
                           "('!DeepStack': everyone else)."),
         click.Option(["--jobs", "-j"], type=JOBS, default=-1, show_default=True,
                      help="Worker threads (-1: every core). Results do not depend on it."),
-        click.Option(["--out"], type=click.Path(dir_okay=False, path_type=Path),
-                     default=None,
+        click.Option(["--out"], type=OUT_FILE, default=None,
                      help=f"Model file [default: STORE/models/NAME.npz, named by the "
                           f"settings that make it: {_named(learner)}.npz with the "
                           "learner's defaults].")]
@@ -346,7 +347,7 @@ def settings_given(name: str, given: tuple[str, ...]) -> dict[str, Any]:
                    "--trees].")
 @click.option("--jobs", "-j", type=JOBS, default=-1, show_default=True,
               help="Threads for the trees (-1: every core).")
-@click.option("--out", type=click.Path(file_okay=False, path_type=Path), default=None,
+@click.option("--out", type=OUT_DIR, default=None,
               help="Heroes, per-hand results and the table [default: STORE/ablation].")
 @click.option("--scheduler", envvar="BATCHRL_SCHEDULER", default=None, metavar="ADDRESS",
               help="Train and play each hero as one task on a Dask cluster "
@@ -426,7 +427,7 @@ def ablate(store: Path | str | None, learner: str, given: tuple[str, ...],
               "[default: 0].")
 @click.option("--threads", type=click.IntRange(min=1), default=None,
               help="CPU threads for torch [default: one per core].")
-@click.option("--out", type=click.Path(dir_okay=False, path_type=Path), default=None,
+@click.option("--out", type=OUT_FILE, default=None,
               help="Model file [default: STORE/models/network[-SETTING...][-VIEW].npz]; a "
                    "plot of the curves (.png) and the figures (.json) go beside it.")
 def imitate(store: Path | str | None, players: tuple[str, ...], threads: int | None,

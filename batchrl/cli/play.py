@@ -18,6 +18,7 @@ import click
 from batchrl.blocks import Tasks
 from batchrl.cli.common import (
     MODEL,
+    OUT_FILE,
     GameName,
     game_options,
     games_help,
@@ -141,7 +142,7 @@ def solve(game: Game, **kwargs: Any) -> None:
                    "workers (pip install 'batchrl[dask]').")
 @game_options("evaluate")
 @click.option("--json", "as_json", is_flag=True, help="One JSON object, for notebooks.")
-@click.option("--plot", type=click.Path(dir_okay=False, path_type=Path), default=None,
+@click.option("--plot", type=OUT_FILE, default=None,
               help="Also draw the report's figures with their 95% intervals as a chart "
                    "(PNG, SVG or PDF, by the name's suffix). Needs matplotlib.")
 def evaluate(game: Game | None, model: str | None, groups: tuple[str, ...],

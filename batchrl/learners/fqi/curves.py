@@ -21,6 +21,8 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from batchrl.records import check_writable
+
 SLACK = 1.05  # how far past the logs' largest |return| a |Q| may go before a warning
 
 
@@ -68,6 +70,6 @@ def draw(model: Path, history: Sequence[Mapping[str, Any]], largest: float | Non
     for ax in (left, right):
         ax.grid(alpha=0.3)
     fig.tight_layout()
-    plot = model.with_suffix(".png")
+    plot = check_writable(model.with_suffix(".png"))
     fig.savefig(plot, dpi=110)
     return plot

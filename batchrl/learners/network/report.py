@@ -13,6 +13,8 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
+from batchrl.records import check_writable
+
 
 def class_report(confusion: NDArray[np.int64], names: Sequence[str]) -> list[dict[str, Any]]:
     """Precision, recall, F1 and support per class from a (truth, predicted) table.
@@ -77,7 +79,7 @@ def can_plot() -> bool:
 def write_figures(model: Path, figures: Mapping[str, Any]) -> tuple[Path | None, Path]:
     """Every figure (JSON) and the loss and accuracy curves (PNG; None where matplotlib is
     missing: `can_plot`) beside the model file."""
-    out = model.with_suffix(".json")
+    out = check_writable(model.with_suffix(".json"))
     out.write_text(json.dumps({"model": str(model), **figures}, indent=1))
     if not can_plot():
         return None, out
@@ -101,7 +103,7 @@ def write_figures(model: Path, figures: Mapping[str, Any]) -> tuple[Path | None,
         ax.legend()
         ax.grid(alpha=0.3)
     fig.tight_layout()
-    plot = model.with_suffix(".png")
+    plot = check_writable(model.with_suffix(".png"))
     fig.savefig(plot, dpi=110)
     plt.close(fig)
     return plot, out
