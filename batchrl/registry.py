@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import dataclasses
 import importlib
+import math
 import pkgutil
 import threading
 from collections.abc import Callable, Iterator, Mapping, Sequence
@@ -114,6 +115,32 @@ def make_dataclass_of(kind: Any, values: Mapping[str, Any], owner: str, what: st
         raise error(f"{owner} has no {what} {', '.join(unknown)}: its {what}s are "
                     f"{', '.join(sorted(fields)) or 'none'}")
     try:
-        return kind(**values)
+        made = kind(**values)
     except (TypeError, ValueError) as exc:
         raise error(f"{owner}: {exc}") from None
+    for f in dataclasses.fields(kind):
+        if why := out_of_bounds(getattr(made, f.name), f.metadata):
+            raise error(f"{owner}: {what} {f.name} {why}")
+    return made
+
+
+def out_of_bounds(value: Any, metadata: Mapping[str, Any]) -> str:
+    """Why a number is not one a field takes ("" if it is): never NaN or infinite, and
+    within the field's ``min`` and ``max`` (``min_open``/``max_open``: the bound itself
+    excluded), as its command-line option takes it.
+
+    >>> out_of_bounds(float("nan"), {}), out_of_bounds(1.5, {"max": 1.0})
+    ('nan: want a finite number', '1.5: want at most 1')
+    """
+    if not isinstance(value, int | float) or isinstance(value, bool):
+        return ""
+    if not math.isfinite(value):
+        return f"{value}: want a finite number"
+    low, high = metadata.get("min"), metadata.get("max")
+    if low is not None and (value < low or (metadata.get("min_open") and value == low)):
+        return f"{value:g}: want {'more than' if metadata.get('min_open') else 'at least'} " \
+               f"{low:g}"
+    if high is not None and (value > high or (metadata.get("max_open") and value == high)):
+        return f"{value:g}: want {'less than' if metadata.get('max_open') else 'at most'} " \
+               f"{high:g}"
+    return ""

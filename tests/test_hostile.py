@@ -155,3 +155,75 @@ def test_the_current_directory_is_on_the_path_only_for_the_users_import(
     before = list(sys.path)
     assert load_foreign("python:users_policy2:raising").action_names
     assert sys.path == before  # a matplotlib.py here is not what --plot then imports
+
+
+# ---- bounds on what a string or a file can make batchrl allocate or run -------------
+
+@pytest.mark.parametrize(("flags", "said"), [
+    (("--hidden", "30000,30000"), "want widths from 1 to 4,096"),
+    (("--hidden", "100000,100000"), "want widths from 1 to 4,096"),
+    (("--hidden", "4096,4096,4096,4096"), "weights between its layers"),
+    (("--learning-rate", "1e300"), "a rate in (0, 1]"),
+    (("--batch-size", "100000000"), "batches of 2 to 16,384")])
+def test_network_sizes_and_settings_are_bounded(store: Path, flags, said):
+    result = invoke("learn", "network", "--store", store, *flags)
+    assert result.exit_code != 0 and said in result.output, result.output
+    assert "Traceback" not in result.output
+
+
+@pytest.mark.parametrize("args", [("d3rlpy", "--learning-rate", "inf"),
+                                  ("d3rlpy", "--alpha", "nan"), ("fqi", "--gamma", "nan")])
+def test_a_setting_that_is_not_a_finite_number_is_refused(store: Path, args):
+    result = invoke("learn", args[0], "--store", store, *args[1:])
+    assert result.exit_code != 0 and "want a finite number" in result.output, result.output
+
+
+def test_fqi_support_nan_is_refused(store: Path):
+    result = invoke("fqi", "--store", store, "--support", "nan")
+    assert result.exit_code != 0 and "nan" in result.output.lower()
+    assert "Traceback" not in result.output
+
+
+def test_a_network_file_wider_than_any_layer_here_is_refused(tmp_path: Path):
+    from batchrl.games import get_game
+    from batchrl.learners.network.model import Layer, NetworkPolicy
+    from batchrl.policy import ModelError, load_policy
+
+    rules = get_game("holdem").rules
+    params = rules.params()
+    features, actions = rules.feature_names(params), rules.action_names(params)
+    meta = {"game": "holdem", "game_params": {}, "learner": "network",
+            "feature_names": list(features), "action_names": list(actions)}
+    wide, zeros = 5_000, np.zeros
+    layers = [Layer("linear", {"weight": zeros((0, len(features)), np.float32),
+                               "bias": zeros(0, np.float32)}),
+              Layer("linear", {"weight": zeros((wide, 0), np.float32),
+                               "bias": zeros(wide, np.float32)}),
+              Layer("linear", {"weight": zeros((len(actions), wide), np.float32),
+                               "bias": zeros(len(actions), np.float32)})]
+    path = NetworkPolicy(layers, zeros(len(features), np.float32),
+                         np.ones(len(features), np.float32), meta).save(tmp_path / "w.npz")
+    with pytest.raises(ModelError, match="layer 0 is 0 wide"):
+        load_policy(path)
+
+
+@pytest.mark.parametrize(("spec", "said"), [
+    ("search+worlds=1000000000:rule", "worlds=1000000000: from 1 to 1,024"),
+    ("search+more=1000000000:rule", "more=1000000000: from 0 to 1,024"),
+    ("search:" * 50 + "rule", "at most 2 levels"),
+    ("search:" * 2000 + "rule", "at most 2 levels")])
+def test_a_search_players_budget_and_nesting_are_bounded(spec: str, said: str):
+    result = invoke("evaluate", "--game", "leduc", "--players", f"{spec},random")
+    assert result.exit_code != 0 and said in result.output, result.output[-300:]
+    assert "Traceback" not in result.output and len(result.output.splitlines()) <= 3
+
+
+def test_a_game_file_that_is_a_device_a_pipe_or_huge_is_not_read(tmp_path: Path, fifo: Path):
+    for given, said in ((Path("/dev/zero"), "not a regular file"),
+                        (fifo, "not a regular file")):
+        result = invoke("ingest", SAMPLE, "--store", tmp_path / "s", "--game", given)
+        assert result.exit_code != 0 and said in result.output, result.output
+    big = tmp_path / "big.game"
+    big.write_text("GAMEDEF\n" + "# padding\n" * 10_000)
+    result = invoke("ingest", SAMPLE, "--store", tmp_path / "s", "--game", big)
+    assert result.exit_code != 0 and "over 65,536 bytes" in result.output

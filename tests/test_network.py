@@ -61,7 +61,8 @@ def test_class_report_matches_a_hand_count():
 
 def test_a_config_refuses_what_no_network_is():
     assert widths("8, 4") == (8, 4)
-    for bad, message in (({"hidden": "8,x"}, "want widths like"), ({"hidden": "0"}, "at least 1"),
+    for bad, message in (({"hidden": "8,x"}, "want widths like"),
+                         ({"hidden": "0"}, "want widths from 1 to"),
                          ({"dropout": 1.0}, "dropout in"), ({"batch_size": 1}, "batches of 2")):
         with pytest.raises(LearnerError, match=message):
             NETWORK.config(**bad)

@@ -26,13 +26,13 @@ def test_search_names_parse_and_bad_ones_are_refused() -> None:
     for spec, message in [("search", "names the policy it searches over"),
                           ("search:", "names the policy it searches over"),
                           ("search+width=3:rule", "'width=3' is no option of search"),
-                          ("search+depth=-1:rule", "depth=-1: at least 0"),
+                          ("search+depth=-1:rule", "depth=-1: from 0 to"),
                           ("search+worlds=x:rule", "worlds=x is not a whole number"),
-                          ("search+worlds=0:rule", "worlds=0: at least 1"),
+                          ("search+worlds=0:rule", "worlds=0: from 1 to"),
                           ("search+margin=x:rule", "margin=x is not a number"),
                           ("search+z=-1:rule", "z=-1.0: 0 or more"),
-                          ("search+more=-1:rule", "more=-1: at least 0"),
-                          ("search+top=0:rule", "top=0: at least 1"),
+                          ("search+more=-1:rule", "more=-1: from 0 to"),
+                          ("search+top=0:rule", "top=0: from 1 to"),
                           ("search+top=2:rule", "give its worlds too")]:
         with pytest.raises(GameError, match=message):
             parse(spec)
@@ -96,7 +96,7 @@ def test_search_names_are_not_model_files_but_their_inner_one_is(tmp_path, monke
         f"search+opponent={tmp_path.resolve() / 'o.npz'}:rule"
     with pytest.raises(GameError, match="by its path, with no colon"):
         parse("search+opponent=model:o.npz:model:h.npz")
-    with pytest.raises(GameError, match="seed=-1: at least 0"):
+    with pytest.raises(GameError, match="seed=-1: from 0 to"):
         parse("search+seed=-1:rule")
 
 

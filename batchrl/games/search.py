@@ -45,6 +45,11 @@ from numpy.typing import NDArray
 from batchrl.games.base import Game, GameError
 
 PREFIX = "search"
+# what a player's name can make a search do: worlds per decision (first round, second),
+# the moves raced, the searcher's decisions before the value is taken, and a search over
+# a search (two levels at most: each level multiplies the rollouts)
+MOST = {"worlds": 1024, "more": 1024, "top": 64, "depth": 64, "seed": 2**63 - 1}
+MOST_LEVELS = 2
 
 
 @dataclass(frozen=True)
@@ -103,8 +108,15 @@ def parse(spec: str) -> tuple[SearchOptions, str] | None:
         if not 0 <= getattr(options, key) < float("inf"):
             raise GameError(f"{spec!r}: {key}={getattr(options, key)}: 0 or more")
     for key, least in (("worlds", 1), ("seed", 0), ("more", 0), ("top", 1), ("depth", 0)):
-        if getattr(options, key) < least:
-            raise GameError(f"{spec!r}: {key}={getattr(options, key)}: at least {least}")
+        if not least <= getattr(options, key) <= MOST[key]:
+            raise GameError(f"{spec!r}: {key}={getattr(options, key)}: from {least} to "
+                            f"{MOST[key]:,}")
+    levels, below = 1, inner
+    while below.split(":", 1)[0].split("+", 1)[0] == PREFIX:
+        levels, below = levels + 1, below.partition(":")[2]
+        if levels > MOST_LEVELS:
+            raise GameError(f"{spec[:80]!r}: a search over a search over a search: at most "
+                            f"{MOST_LEVELS} levels (each multiplies the rollouts)")
     if "top" in given and not options.more:
         raise GameError(f"{spec!r}: top={options.top} picks the moves of a second round: "
                         "give its worlds too (search+more=48+top=2:INNER)")

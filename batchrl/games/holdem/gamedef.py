@@ -32,6 +32,8 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path, PurePosixPath, PureWindowsPath
 from typing import Any
 
+from batchrl.records import regular_file
+
 # The ACPC server's "no stack" for limit games: nobody ever goes all-in.
 UNLIMITED_STACK = 2**31 - 1
 
@@ -201,13 +203,27 @@ def parse(text: str, name: str = "custom", description: str = "a custom game") -
     return GameDef(name=name, betting=betting, description=description, **values)
 
 
+MAX_GAME_FILE = 64 * 1024  # bytes: an ACPC .game file is a few hundred
+
+
 def load(path: str | Path) -> GameDef:
-    """Read a ``.game`` file; the game is named after the file (without ``.game``)."""
+    """Read a ``.game`` file; the game is named after the file (without ``.game``). Only a
+    regular file of at most ``MAX_GAME_FILE`` bytes is read (a device or a pipe there
+    would read forever, or wait)."""
     p = Path(path)
+    if why := regular_file(p):
+        raise GameDefError(f"game file {p}: {why}")
     try:
-        text = p.read_text()
+        with p.open("rb") as f:
+            raw = f.read(MAX_GAME_FILE + 1)
     except OSError as exc:
         raise GameDefError(f"cannot read game file {p}: {exc.strerror}") from None
+    if len(raw) > MAX_GAME_FILE:
+        raise GameDefError(f"game file {p}: over {MAX_GAME_FILE:,} bytes, not a .game file")
+    try:
+        text = raw.decode()
+    except UnicodeDecodeError:
+        raise GameDefError(f"game file {p}: not text (UTF-8)") from None
     return parse(text, name=p.name.removesuffix(".game"), description=f"game file {p}")
 
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from itertools import pairwise
 from pathlib import Path
 from typing import Any
 
@@ -19,6 +20,12 @@ from batchrl.modelfile import ModelError
 KIND = "network"
 VERSION = 1
 SPLIT = (0.7, 0.2, 0.1)  # training, validation, test: episodes, never rows
+# bounds on what a setting or a model file can make a network allocate: a layer of 4,096
+# (the report's widest is 195; a game's widest state 357 features), some million weights
+MAX_WIDTH = 4096
+MAX_WEIGHTS = 50_000_000
+MAX_EPOCHS = 100_000
+MAX_BATCH = 16_384  # moves per step: a batch of a layer of 4,096 is 256 MB
 
 
 @dataclass(frozen=True, slots=True)
@@ -44,11 +51,12 @@ class NetworkConfig:
 
     def __post_init__(self) -> None:
         widths(self.hidden)  # a ValueError says what a width list is
-        if not 0 <= self.dropout < 1 or self.epochs < 1 or self.batch_size < 2 or \
-                self.learning_rate <= 0:
+        if not 0 <= self.dropout < 1 or not 1 <= self.epochs <= MAX_EPOCHS or \
+                not 2 <= self.batch_size <= MAX_BATCH or not 0 < self.learning_rate <= 1:
             raise ValueError(f"dropout {self.dropout}, epochs {self.epochs}, batch_size "
                              f"{self.batch_size}, learning_rate {self.learning_rate}: want "
-                             "dropout in [0, 1), an epoch, batches of 2 and a rate above 0")
+                             f"dropout in [0, 1), 1 to {MAX_EPOCHS:,} epochs, batches of 2 "
+                             f"to {MAX_BATCH:,} and a rate in (0, 1]")
 
 
 def widths(hidden: str) -> tuple[int, ...]:
@@ -61,8 +69,11 @@ def widths(hidden: str) -> tuple[int, ...]:
         out = tuple(int(w) for w in str(hidden).split(","))
     except ValueError:
         raise ValueError(f"hidden {hidden!r}: want widths like 195,128,64,32") from None
-    if not out or min(out) < 1:
-        raise ValueError(f"hidden {hidden!r}: want widths of at least 1")
+    if not out or min(out) < 1 or max(out) > MAX_WIDTH:
+        raise ValueError(f"hidden {hidden!r}: want widths from 1 to {MAX_WIDTH:,}")
+    if sum(a * b for a, b in pairwise(out)) > MAX_WEIGHTS:
+        raise ValueError(f"hidden {hidden!r}: more than {MAX_WEIGHTS:,} weights between "
+                         "its layers")
     return out
 
 
@@ -149,6 +160,9 @@ def read_network(path: str | Path) -> NetworkPolicy:
         if kind == "linear":
             weight = arrays.get(f"layer{i}_weight")
             out = weight.shape[0] if weight is not None and weight.ndim == 2 else -1
+            if weight is not None and not 1 <= out <= MAX_WIDTH:
+                raise ModelError(f"{path}: layer {i} is {out:,} wide: a network here has "
+                                 f"layers of 1 to {MAX_WIDTH:,}")
             held = {"weight": array(f"layer{i}_weight", (out, width)),
                     "bias": array(f"layer{i}_bias", (out,))}
             width = out
