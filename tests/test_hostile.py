@@ -227,3 +227,22 @@ def test_a_game_file_that_is_a_device_a_pipe_or_huge_is_not_read(tmp_path: Path,
     big.write_text("GAMEDEF\n" + "# padding\n" * 10_000)
     result = invoke("ingest", SAMPLE, "--store", tmp_path / "s", "--game", big)
     assert result.exit_code != 0 and "over 65,536 bytes" in result.output
+
+
+# ---- tried as a new user would -----------------------------------------------------------
+
+def test_a_mistyped_learner_names_the_learners_and_the_closest():
+    result = invoke("learn", "bcc")
+    assert result.exit_code == 2
+    assert "no learner 'bcc': the learners are" in result.output
+    assert "fqi" in result.output and "Did you mean 'bc'?" in result.output
+
+
+def test_model_and_opponent_beside_players_are_refused_not_ignored(store: Path,
+                                                                   tmp_path: Path):
+    model = tmp_path / "bc.npz"
+    assert invoke("learn", "bc", "--store", store, "--out", model).exit_code == 0
+    result = invoke("evaluate", "--model", model, "--opponent", "rule",
+                    "--players", f"model:{model},random", "--hands", 10)
+    assert result.exit_code == 2
+    assert "--model, --opponent would be ignored" in result.output

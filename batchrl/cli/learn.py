@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import difflib
 import inspect
 import sys
 import time
@@ -58,6 +59,16 @@ class LearnGroup(click.Group):
 
     def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
         return command_of(cmd_name)
+
+    def resolve_command(self, ctx: click.Context, args: list[str]
+                        ) -> tuple[str | None, click.Command | None, list[str]]:
+        name = args[0] if args else ""
+        if name and not name.startswith("-") and name not in LEARNERS:
+            close = difflib.get_close_matches(name, list(LEARNERS), n=1)
+            hint = f" Did you mean {close[0]!r}?" if close else ""
+            raise click.UsageError(f"no learner {name!r}: the learners are "
+                                   f"{', '.join(LEARNERS)}.{hint}", ctx)
+        return super().resolve_command(ctx, args)
 
 
 def command_of(name: str) -> click.Command | None:

@@ -240,6 +240,11 @@ def _groups(game: Game, hero: str | None, groups: tuple[str, ...], opponent: str
     """The groups of players to evaluate, from --players, or --model/--opponent, or
     --team/--vs."""
     if groups:
+        if others := [flag for flag, given in (("--model", hero), ("--opponent", opponent),
+                                               ("--team", team), ("--vs", versus)) if given]:
+            raise click.UsageError(f"--players names every player: {', '.join(others)} "
+                                   "would be ignored; give one way (--players "
+                                   "model:PATH,OPPONENT, or --model PATH --opponent NAME)")
         return [_players(g) for g in groups]
     one = game.rules.num_players(game.rules.params()) == 1
     if hero is not None and team is None:
