@@ -137,3 +137,14 @@ def test_a_recipe_s_model_is_the_one_its_fqi_line_writes() -> None:
                 assert path.name == named.group(1), f"{page}: {line}"
                 checked += 1
     assert checked >= 4
+
+
+def test_the_interop_pages_environment_snippet_runs_as_written() -> None:
+    """The first Python block of docs/interop.md, as a user pastes it."""
+    pytest.importorskip("pettingzoo", reason="the environments need the envs extra")
+    pytest.importorskip("gymnasium", reason="the environments need the envs extra")
+    page = (ROOT / "docs" / "interop.md").read_text()
+    snippet = page.split("```python\n", 1)[1].split("```", 1)[0]
+    scope: dict[str, object] = {}
+    exec(compile(snippet, "docs/interop.md", "exec"), scope)
+    assert scope["obs"] is not None and "seat" in scope
