@@ -216,13 +216,14 @@ def regular_file(path: Path, directory: Path | None = None) -> str:
 
 
 STORE_MANIFEST = "store.json"  # what marks a directory as a store (batchrl.store)
+STORE_OWN = (STORE_MANIFEST, ".lock", "parts")  # a store's own files, no one else's to write
 
 
 def writable_file(path: Path) -> str:
     """Why ``path`` may not be written as a file ("" if it may): only a new name or a
     regular file is replaced, never a device, a pipe, a directory or a symbolic link (a
     rename over it would replace the node, or write where the link points), and never
-    a store's own files (its manifest, its parts): inside a store, only its ``models/``.
+    a store's own files (its manifest, its lock, its parts).
     Nothing is opened.
 
     >>> writable_file(Path("/dev/null"))
@@ -242,11 +243,11 @@ def writable_file(path: Path) -> str:
         if not stat.S_ISREG(mode):
             return "not a regular file (a pipe, a socket, a device?): not replaced"
     here = Path(os.path.abspath(path))
-    for store in here.parents[:3]:
+    for store in here.parents[:2]:
         if (store / STORE_MANIFEST).is_file():
-            if here.relative_to(store).parts[0] != "models":
-                return (f"a file of the store {store}: a model goes in {store / 'models'}/ "
-                        "or outside the store")
+            if here.relative_to(store).parts[0] in STORE_OWN:
+                return (f"a file of the store {store} (its manifest, its lock or its "
+                        f"parts): a model goes in {store / 'models'}/ or outside the store")
             break
     return ""
 

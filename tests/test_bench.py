@@ -191,7 +191,8 @@ def test_settings_a_learner_cannot_fit_with_are_one_line(quick, tmp_path: Path) 
     result = invoke("bench", "--quick", "--games", "sette-mezzo", "--tiers", "random",
                     "--learners", "fqi:trees=-5", "-o", tmp_path, "--cache", cache)
     assert result.exit_code == 1 and "Traceback" not in result.output, result.output
-    assert "Error: fqi:trees=-5 on sette-mezzo/random:" in result.output
+    # refused as it is read, before any dataset is built: the setting and its bound
+    assert "Error: fqi:trees=-5: fqi: setting trees -5: want at least 1" in result.output
 
 
 def test_a_dataset_option_its_game_does_not_take_is_refused(monkeypatch, tmp_path) -> None:

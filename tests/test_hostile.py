@@ -76,7 +76,8 @@ def test_the_library_refuses_too(fifo: Path, store: Path):
         modelfile.write(fifo, "example", {"answer": 42}, {"x": np.arange(3)})
     assert is_fifo(fifo)
     assert writable_file(store / "models" / "m.npz") == ""
-    assert "a file of the store" in writable_file(store / "m.npz")
+    assert "a file of the store" in writable_file(store / "parts" / "m.npz")
+    assert "a file of the store" in writable_file(store / ".lock")
     assert writable_file(store.parent / "m.npz") == ""
 
 
