@@ -215,8 +215,10 @@ def regular_file(path: Path, directory: Path | None = None) -> str:
     return ""
 
 
-STORE_MANIFEST = "store.json"  # what marks a directory as a store (batchrl.store)
-STORE_OWN = (STORE_MANIFEST, ".lock", "parts")  # a store's own files, no one else's to write
+# a store's own files (batchrl.store), no one else's to write: its manifest (what marks a
+# directory as a store), its writers' lock, its parts
+STORE_MANIFEST, STORE_LOCK = "store.json", ".lock"
+STORE_OWN = (STORE_MANIFEST, STORE_LOCK, "parts")
 
 
 def writable_file(path: Path) -> str:

@@ -31,7 +31,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from batchrl.games.core import GameError as GameError
-from batchrl.games.core import Rules, can, legal_mask
+from batchrl.games.core import Rules, can
 from batchrl.policy import FeatureView, LoadedModel, Policy, load_model, load_policy
 from batchrl.records import LogLines
 from batchrl.store import RowsBatch, StoreSchema
@@ -285,7 +285,7 @@ class PlayFace(Face):
         legal = np.zeros((len(states), n_actions), dtype=bool)
         for i, (s, p) in enumerate(zip(states, players, strict=True)):
             x[i] = rules.encode(s, p, params)
-            legal[i] = legal_mask(rules, s, params)
+            legal[i, list(rules.legal_actions(s))] = True
         return x, legal
 
     def bot(self, name: str, params: Any, rng: np.random.Generator) -> Any:

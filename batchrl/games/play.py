@@ -23,7 +23,6 @@ from numpy.typing import NDArray
 from batchrl.blocks import Task, Tasks, after, block_rngs, load_once, spans
 from batchrl.evaluation import Estimate, mean_ci
 from batchrl.games.base import Game, GameError, Interval, Scores
-from batchrl.games.core import legal_mask
 from batchrl.games.search import inner, parse, search_player
 from batchrl.store import Rows
 
@@ -254,7 +253,7 @@ def trajectory_rows(game: Game, params: Any, games: Sequence[Trajectory], prefix
     next_state[~terminal] = x[nxt[~terminal]]
     legal = np.zeros((n, len(game.rules.action_names(params))), dtype=bool)
     for r, s in enumerate(before):  # each row's own legal actions, the first's included
-        legal[r] = legal_mask(game.rules, s, params)
+        legal[r, list(game.rules.legal_actions(s))] = True
     next_legal = np.zeros_like(legal)
     next_legal[~terminal] = legal[nxt[~terminal]]
     return Rows(episode=episode, step=np.asarray(step, dtype=np.int32),

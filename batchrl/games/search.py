@@ -78,8 +78,8 @@ def parse(spec: str) -> tuple[SearchOptions, str] | None:
     """``(options, inner spec)`` of a search player's name, None for any other name;
     `GameError` for a search name that cannot be read."""
     head, colon, inner = spec.partition(":")
-    name, *pieces = head.split("+")
-    if name != PREFIX:
+    _, *pieces = head.split("+")
+    if not _searches(spec):
         return None
     if not colon or not inner:
         raise GameError(f"{spec!r}: a search player names the policy it searches over, "
@@ -112,7 +112,7 @@ def parse(spec: str) -> tuple[SearchOptions, str] | None:
             raise GameError(f"{spec!r}: {key}={getattr(options, key)}: from {least} to "
                             f"{MOST[key]:,}")
     levels, below = 1, inner
-    while below.split(":", 1)[0].split("+", 1)[0] == PREFIX:
+    while _searches(below):
         levels, below = levels + 1, below.partition(":")[2]
         if levels > MOST_LEVELS:
             raise GameError(f"{spec[:80]!r}: a search over a search over a search: at most "
@@ -126,8 +126,14 @@ def parse(spec: str) -> tuple[SearchOptions, str] | None:
 def inner(spec: str) -> str:
     """The policy a player's name plays through: a search player's inner name, else the
     name itself (what loads a model file, for instance)."""
-    parsed = parse(spec)
-    return spec if parsed is None else inner(parsed[1])
+    while (parsed := parse(spec)) is not None:
+        spec = parsed[1]
+    return spec
+
+
+def _searches(spec: str) -> bool:
+    """Whether a player's name is a search player's (``search[+OPTION=VALUE...]:INNER``)."""
+    return spec.partition(":")[0].split("+", 1)[0] == PREFIX
 
 
 class SearchPlayer:

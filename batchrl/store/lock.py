@@ -25,6 +25,7 @@ import warnings
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
+from batchrl.records import STORE_LOCK
 from batchrl.store.files import now
 from batchrl.store.schema import StoreError
 
@@ -35,7 +36,7 @@ try:
 except ImportError:  # pragma: no cover - Windows
     CAN_LOCK = False
 
-LOCK_NAME = ".lock"
+LOCK_NAME = STORE_LOCK
 # how often a writer given a time limit tries the lock again
 POLL_SECONDS = 0.1
 

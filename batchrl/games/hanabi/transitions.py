@@ -40,8 +40,6 @@ import numpy as np
 from numpy.typing import NDArray
 
 from batchrl.games.hanabi import knowledge
-from batchrl.games.hanabi.names import ACTION_NAMES as ACTION_NAMES
-from batchrl.games.hanabi.names import FEATURE_NAMES as FEATURE_NAMES
 from batchrl.games.hanabi.names import action_names, feature_names
 from batchrl.games.hanabi.observation import encode_many as of_more
 from batchrl.games.hanabi.rules import State, card_name, legal_actions, n_actions

@@ -4,6 +4,7 @@ its players, logs written and placements (`PresidentPlay`)."""
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Mapping, Sequence
+from itertools import chain
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -111,7 +112,7 @@ class PresidentLog(LogFace):
                                    seat_audit={"name": [r.game.players for r in chunk]})
             return RowsBatch(made, len(chunk))
 
-        return SourcePlan(self.schema(params), checked(_chain(pending, records)), rows,
+        return SourcePlan(self.schema(params), checked(chain(pending, records)), rows,
                           variant=f"{rules.players} players", unit=self.rules.unit)
 
 
@@ -264,8 +265,3 @@ def iter_games(game: Game, params: PresidentParams, players: Sequence[str], coun
 def _kind(rules: Rules) -> str:
     return (f"{rules.players} players" + (", passes final" if rules.pass_locks else "")
             + (f", matches of {rules.match}" if rules.match > 1 else ""))
-
-
-def _chain(first: list[Any], rest: Iterator[Any]) -> Iterator[Any]:
-    yield from first
-    yield from rest

@@ -5,6 +5,7 @@ the game tree."""
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Mapping, Sequence
+from itertools import chain
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -78,7 +79,7 @@ class SetteMezzoLog(LogFace):
             return RowsBatch(Rows.from_columns(transitions.rows(same, prefix, reward)),
                              len(same), rejected)
 
-        return SourcePlan(self.schema(params), _chain(pending, records),
+        return SourcePlan(self.schema(params), chain(pending, records),
                           rows, unit=self.rules.unit)
 
 
@@ -160,8 +161,3 @@ class SetteMezzoPlay(PlayFace):
 
     def solve(self, options: Mapping[str, Any]) -> Report:
         return SolutionReport(solve(self.rules.params(**options).limit))
-
-
-def _chain(first: list[Any], rest: Iterator[Any]) -> Iterator[Any]:
-    yield from first
-    yield from rest

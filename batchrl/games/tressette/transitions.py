@@ -42,8 +42,8 @@ from batchrl.games.tressette.names import (
     ACTION_NAMES,
     check_options,
     names,
+    shaped_rewards,
 )
-from batchrl.games.tressette.names import shaped_rewards as shaped_rewards
 from batchrl.games.tressette.symmetry import canonical
 from batchrl.store import StoreSchema
 

@@ -169,8 +169,8 @@ def test_the_environment_of_three_players_passes_pettingzoo_s_api_test():
 def test_the_projection_puts_the_next_seat_where_the_two_player_partner_is(players):
     """The focus convention's facts read the two-player layout: each of its columns holds
     the number of the same name, the partner being the next seat (``next1``)."""
+    from batchrl.games.hanabi.names import FEATURE_NAMES
     from batchrl.games.hanabi.observation import two_player_projection
-    from batchrl.games.hanabi.transitions import FEATURE_NAMES
 
     states, _ = _game(players, 11)
     x = encode_many(states[:-1], [s.current for s in states[:-1]])
