@@ -71,8 +71,10 @@ def model_meta(opened: Store, store: Path | str, *, feature_names: Sequence[str]
 
 
 def store_digest(store: Store) -> str:
-    """One digest for the data a model saw: the sorted digests of the store's sources."""
-    joined = "\n".join(sorted(s.digest for s in store.sources()))
+    """One digest for the data a model saw: its sources' digests (their logs') and their
+    parts' content digests (the rows themselves, checked as they are read), sorted."""
+    joined = "\n".join(sorted(" ".join(filter(None, (s.digest, s.content_digest)))
+                              for s in store.sources()))
     return hashlib.sha256(joined.encode()).hexdigest()[:16]
 
 

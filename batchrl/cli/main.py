@@ -267,7 +267,8 @@ def info(store: Path | str | None, whole: bool, as_json: bool, quick: bool) -> N
             "state_dtype": opened.schema.state_dtype, "next_state": opened.schema.next_state,
             "legal": opened.schema.legal, "fqi": fqi_settings,
             "bytes_on_disk": summary.bytes_on_disk,
-            "sources": [asdict(s) for s in summary.sources]}, indent=1))
+            "sources": [asdict(s) | {"content_digest": s.content_digest}
+                        for s in summary.sources]}, indent=1))
         return
     click.echo(f"store     {opened.place}")
     click.echo(f"game      {summary.game} (schema version {summary.schema_version})")
@@ -288,7 +289,9 @@ def info(store: Path | str | None, whole: bool, as_json: bool, quick: bool) -> N
     click.echo(f"sources   {len(summary.sources)}")
     for src in summary.sources:
         click.echo(f"  {src.path}  {src.rows:,} rows, {src.episodes:,} episodes, "
-                   f"sha256 {src.digest[:12]}")
+                   f"sha256 {src.digest[:12]}"
+                   + (f", rows {src.content_digest}" if src.content_digest else
+                      ", rows not digested (an older batchrl's part)"))
         for note in src.extra.get("notes", []) if src.extra else []:
             click.echo(f"    {note}")
         skipped = src.extra.get("skipped") if src.extra else None

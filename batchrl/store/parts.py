@@ -7,12 +7,14 @@ from __future__ import annotations
 import contextlib
 import json
 import shlex
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from batchrl.records import printable
+from batchrl.store.content import CONTENT_KEY, ContentDigest, changed_columns
 from batchrl.store.place import Place
 from batchrl.store.schema import (
     META_KEY,
@@ -27,12 +29,15 @@ UNREADABLE = (OSError, KeyError, TypeError, ValueError, pa.ArrowException, Recur
 
 
 def read_part(part: Place, columns: list[str], root: Place) -> pa.Table:
-    """A part's columns, each page checked against its CRC (the bad part named)."""
+    """A part's columns, each page checked against its CRC and each column against the
+    digest its writer recorded (the bad part named)."""
     try:
-        return pq.read_table(part.path, columns=columns, filesystem=part.fs,
-                             page_checksum_verification=True)
+        f = open_part(part)
+        table = f.read(columns=columns)
     except (OSError, pa.ArrowException) as e:
         raise damaged(part, root, e) from None
+    check_content(part, root, recorded_content(f), table)
+    return table
 
 
 def open_part(part: Place) -> pq.ParquetFile:
@@ -41,13 +46,54 @@ def open_part(part: Place) -> pq.ParquetFile:
 
 
 def check_pages(part: Place, root: Place) -> None:
-    """Every page of ``part`` read, decoded and checked, a row group at a time."""
+    """Every page of ``part`` read, decoded and checked, a row group at a time, and every
+    column against the digest its writer recorded."""
     try:
         f = open_part(part)
+        recorded = recorded_content(f)
+        found = ContentDigest(f.schema_arrow.names)
         for group in range(f.num_row_groups):
-            f.read_row_group(group)
+            found.update(f.read_row_group(group))
     except (OSError, pa.ArrowException) as e:
         raise damaged(part, root, e) from None
+    if recorded is not None:
+        check_digests(part, root, recorded, found.hexdigests())
+
+
+def recorded_content(f: pq.ParquetFile) -> dict[str, str] | None:
+    """The column digests a part's footer records (None in a part written before parts
+    recorded them, or where its footer cannot say: `footer` names that)."""
+    try:
+        content = json.loads(f.metadata.metadata[META_KEY])["source"].get(CONTENT_KEY)
+    except UNREADABLE:
+        return None
+    return content if isinstance(content, dict) else None
+
+
+def check_content(part: Place, root: Place, recorded: Mapping[str, Any] | None,
+                  table: pa.Table) -> None:
+    """A `StoreError` naming ``part`` when a column of ``table`` (read from it) holds other
+    values than its writer wrote."""
+    if recorded is not None and (changed := changed_columns(table, recorded)):
+        raise rewritten(part, root, changed)
+
+
+def check_digests(part: Place, root: Place, recorded: Mapping[str, Any],
+                  found: Mapping[str, str]) -> None:
+    """Likewise, for digests already taken (``found``: column -> digest)."""
+    if changed := [n for n, d in found.items() if recorded.get(n) != d]:
+        raise rewritten(part, root, changed)
+
+
+def rewritten(part: Place, root: Place, columns: Sequence[str]) -> StoreError:
+    """The error for a part whose ``columns`` no longer hold what was written."""
+    named = ", ".join(printable(c, 40) for c in columns[:3]) + (
+        f" and {len(columns) - 3} more" if len(columns) > 3 else "")
+    many = len(columns) > 1
+    return damaged(part, root, f"its column{'s' if many else ''} {named} "
+                               f"hold{'' if many else 's'} other values than its ingest "
+                               "wrote (their content digests differ): it was rewritten or "
+                               "replaced since")
 
 
 def footer(part: Place, root: Place) -> dict[str, Any]:

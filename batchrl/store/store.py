@@ -13,7 +13,7 @@ import secrets
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import AbstractContextManager
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -23,15 +23,18 @@ import pyarrow.compute as pc
 from numpy.typing import NDArray
 
 from batchrl.records import printable, regular_file
+from batchrl.store.content import CONTENT_KEY, ContentDigest, part_digest
 from batchrl.store.files import fsync, now
 from batchrl.store.lock import LOCK_NAME, store_lock
 from batchrl.store.parts import (
+    check_digests,
     check_pages,
     damaged,
     footer,
     mismatch,
     open_part,
     read_part,
+    recorded_content,
     recorded_sources,
 )
 from batchrl.store.place import Place, is_url, writable
@@ -68,6 +71,14 @@ class SourceInfo:
     resolved_path: str = ""
     players: tuple[int, ...] = ()
     ingested_at: str = ""
+    # each column's digest as written (`batchrl.store.content`); empty in a part written
+    # before parts recorded them
+    content: Mapping[str, str] = field(default_factory=dict)
+
+    @property
+    def content_digest(self) -> str:
+        """One digest for the rows the part holds ("" where it records none)."""
+        return part_digest(self.content) if self.content else ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -285,10 +296,17 @@ class Store:
             raise StoreError(f"unknown columns {unknown}; the parts' columns are {valid}")
         for part in self._part_files():
             try:
-                batches = open_part(part).iter_batches(batch_size=batch_size, columns=columns)
-                yield from batches
+                f = open_part(part)
+                found = ContentDigest(columns if columns is not None else valid)
+                for batch in f.iter_batches(batch_size=batch_size, columns=columns):
+                    found.update(batch)
+                    yield batch
             except (OSError, pa.ArrowException) as e:
                 raise damaged(part, self.place, e) from None
+            # a changed value is named once its part is read through: the caller (an
+            # export) writes beside its output and lands it only when all went well
+            if (recorded := recorded_content(f)) is not None:
+                check_digests(part, self.place, recorded, found.hexdigests())
 
     def to_pandas(self, columns: Sequence[str] | None = None) -> pd.DataFrame:
         """All rows as a DataFrame.
@@ -480,8 +498,14 @@ class Store:
             raise mismatch(part, schema, self.schema, self._part_files(), self.place)
         try:
             s = meta["source"]
+            content = s.get(CONTENT_KEY, {})
+            if not (isinstance(content, dict) and all(isinstance(v, str)
+                                                      for v in content.values())):
+                raise damaged(part, self.place, f"its footer's {CONTENT_KEY} is not a table "
+                                                "of column digests")
             info = SourceInfo(s["path"], s["digest"], s["rows"], s["episodes"], s["extra"],
-                              s["resolved_path"], tuple(s["players"]), s["ingested_at"])
+                              s["resolved_path"], tuple(s["players"]), s["ingested_at"],
+                              content)
         except (KeyError, TypeError) as e:
             raise damaged(part, self.place, f"its footer lacks {e}") from None
         if self.store_id is not None and meta.get("store_id") != self.store_id:

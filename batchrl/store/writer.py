@@ -22,6 +22,7 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 from numpy.typing import NDArray
 
+from batchrl.store.content import CONTENT_KEY, ContentDigest
 from batchrl.store.files import fsync, now
 from batchrl.store.lock import store_lock
 from batchrl.store.rows import Rows, following_rows
@@ -85,6 +86,7 @@ class SourceWriter:
         self._open: dict[int, tuple[int, NDArray[Any]]] = {}
         self._last_open_episode: str | None = None
         self._lock = contextlib.ExitStack()
+        self._content = ContentDigest(self._arrow.names)  # of the rows as written
 
     def __enter__(self) -> SourceWriter:
         # the store's lock, from here to the part's landing (an ingest holds it already)
@@ -157,6 +159,7 @@ class SourceWriter:
         cut = table.num_rows if final else table.num_rows - table.num_rows % ROW_GROUP_ROWS
         self._wait()
         if cut:
+            self._content.update(table.slice(0, cut))
             if self._pool is None:
                 self._pool = ThreadPoolExecutor(1, thread_name_prefix="batchrl-writer")
             self._in_flight = self._pool.submit(self._writer.write_table, table.slice(0, cut),
@@ -176,7 +179,7 @@ class SourceWriter:
         source = {"path": self._source, "resolved_path": self._resolved, "digest": self._digest,
                   "rows": self._rows, "episodes": self._episodes,
                   "players": sorted(self._players), "extra": self._extra,
-                  "ingested_at": now()}
+                  "ingested_at": now(), CONTENT_KEY: self._content.hexdigests()}
         # The footer's Arrow schema was serialised before the first row, so the counts go
         # into the Parquet key-value metadata, which overrides the same key there.
         meta = self._schema.identity() | {"source": source}
