@@ -71,7 +71,7 @@ from numpy.typing import NDArray
 from batchrl import __version__
 from batchrl.episodes import CHUNK_ROWS, GROUPINGS, Episodes, ExportError, episodes_of
 from batchrl.filenames import clear_leftovers
-from batchrl.games import GameError, game_for
+from batchrl.games import GameError, game_for, seats_of
 from batchrl.store import Store
 from batchrl.store.place import is_url, recorded
 
@@ -268,7 +268,8 @@ def export(store: str | Path | Store, to: str, out: str | Path, *,
     elif out.exists() and (not out.is_dir() or any(out.iterdir())):
         raise ExportError(f"{out} exists and is not an empty directory: give -o a new "
                           "directory", "out")
-    episodes = episodes_of(opened.arrays(features=features, drop=drop), by)
+    seats = seats_of(opened.schema.game, opened.schema.game_params)
+    episodes = episodes_of(opened.arrays(features=features, drop=drop, seats=seats), by)
     meta = export_metadata(opened, episodes)
     tell = progress or (lambda n: None)
     if to == "minari":

@@ -29,7 +29,7 @@ from numpy.typing import NDArray
 
 from batchrl import __version__
 from batchrl.filenames import inside, safe_name
-from batchrl.games import GameError, game_for
+from batchrl.games import GameError, game_for, seats_of
 from batchrl.learners import Learner, LearnerError, get_learner
 from batchrl.policy import FeatureView, ModelError, ViewedPolicy, policy_meta, renamed
 from batchrl.records import check_writable
@@ -302,10 +302,12 @@ def learn(learner: Learner, store: Path | str, chosen: Settings, *,
     if named and not resume:  # before the rows are read: at once
         refuse_other_model(out, params)
     seen = snapshot(opened)  # the store as read: an ingest landing meanwhile is not it
+    seats = seats_of(opened.schema.game, opened.schema.game_params)
     if view is not None:
-        held = [opened.arrays(features=view.columns, players=players)]
+        held = [opened.arrays(features=view.columns, players=players, seats=seats)]
     else:
-        held = [opened.arrays(features=chosen.features, drop=chosen.drop, players=players)]
+        held = [opened.arrays(features=chosen.features, drop=chosen.drop, players=players,
+                              seats=seats)]
     rows = len(held[0])
     if not rows:
         raise ValueError(f"store {store} has no rows: ingest logs first")

@@ -73,6 +73,7 @@ __all__ = [
     "legal_mask",
     "register_format",
     "register_game",
+    "seats_of",
     "single_group",
     "sniff_format",
     "unregister_format",
@@ -137,6 +138,16 @@ def game_for(stored_game: str, game_params: Mapping[str, Any] | None = None) -> 
             return game
     raise GameError(f"{stored_game!r} is not a game batchrl knows: the games are "
                     f"{', '.join(GAMES)}")
+
+
+def seats_of(stored_game: str, game_params: Mapping[str, Any]) -> int | None:
+    """How many seats a store's (or a model's) game has; None where batchrl cannot say
+    (a game it does not know, params its game refuses: what reads it says so)."""
+    try:
+        game = game_for(stored_game, game_params)
+        return game.rules.num_players(game.log.params_from_store(stored_game, game_params))
+    except GameError:
+        return None
 
 
 def sniff_format(path: Path) -> Format | None:

@@ -38,6 +38,7 @@ from batchrl.store.parts import (
     recorded_sources,
 )
 from batchrl.store.place import Place, is_url, writable
+from batchrl.store.rowcheck import check_rows
 from batchrl.store.rows import following_rows
 from batchrl.store.schema import (
     CORE_COLUMNS,
@@ -332,7 +333,8 @@ class Store:
         return frame[names]
 
     def arrays(self, features: Sequence[str] | None = None,
-               drop: Sequence[str] = (), players: Sequence[str] = ()) -> Transitions:
+               drop: Sequence[str] = (), players: Sequence[str] = (),
+               seats: int | None = None) -> Transitions:
         """The rows as numpy arrays, what every learner reads; only the kept features are
         read.
 
@@ -343,13 +345,16 @@ class Store:
             players: keep only the decisions of the players of these names (a store whose
                 logs name players, hold'em's say, has a ``name`` column); ``!NAME``
                 leaves one out.
+            seats: the game's seats, where the caller knows them: a row of another
+                player is refused.
 
         Returns:
             `Transitions`: states, actions, rewards, next states and their legal masks,
             terminal and truncated flags, episodes and the names of the features kept.
 
         Raises:
-            StoreError: a feature or player that matches nothing, or no feature left.
+            StoreError: a feature or player that matches nothing, or no feature left; a
+                row that breaks a rule rows keep (`batchrl.store.rowcheck`), named.
         """
         names = self.schema.feature_names
         keep = self.select_features(features, drop)
@@ -359,7 +364,10 @@ class Store:
                                                           if stored["next_state"]),
                           *stored["next_legal"], *stored["legal"]]
         self._check_names(players)
-        table = self._read_table(scalars + matrix_columns + (["name"] if players else []))
+        kept = [names[i] for i in keep]
+        table = self._read_table(
+            [*scalars, "line", *matrix_columns, *(["name"] if players else [])],
+            lambda part, rows: check_rows(part, rows, self.schema, kept, seats))
         if players:
             table = self._only_players(table, players)
         table = table.unify_dictionaries()
@@ -487,10 +495,18 @@ class Store:
             raise StoreError(f"unknown columns {unknown}; the store's columns are {valid}")
         return valid if columns is None else list(columns)
 
-    def _read_table(self, columns: list[str]) -> pa.Table:
+    def _read_table(self, columns: list[str],
+                    each: Callable[[Place, pa.Table], None] | None = None) -> pa.Table:
+        """``columns`` of every part, checked (pages, digests; and by ``each``, given
+        each part and its rows, if given)."""
         if not (parts := self._part_files()):
             return self.schema.arrow_schema().empty_table().select(columns)
-        return pa.concat_tables([read_part(p, columns, self.place) for p in parts])
+        tables = []
+        for part in parts:
+            tables.append(read_part(part, columns, self.place))
+            if each is not None:
+                each(part, tables[-1])
+        return pa.concat_tables(tables)
 
     def _read_source(self, part: Place) -> SourceInfo:
         meta = footer(part, self.place)
