@@ -271,3 +271,35 @@ def test_a_checkpoint_of_an_earlier_batchrl_or_a_longer_run_is_told_apart(
         run_fqi(replace(config, resume=True))
     _, fresh = run_fqi(config)  # without --resume: its directory is fqi's, and replaced
     assert len(fresh.meta["history"]) == 3
+
+
+def test_a_stopped_fqi_names_its_checkpoint_and_a_resume_counts_from_it(
+        store: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Ctrl-C after iteration 1 names the checkpoint directory itself (not a placeholder);
+    the resumed run's heartbeat (every step, here) names the iteration the table is at,
+    on stderr, each line before its iteration's row and after the one before."""
+    import batchrl.cli.learn as learn_command
+    from batchrl.learners.fqi.iterations import FQI
+
+    save = FQI._save_checkpoint
+
+    def save_then_stop(self: FQI, done: int, frozen: object) -> None:
+        save(self, done, frozen)  # type: ignore[arg-type]
+        if done == 1:
+            raise KeyboardInterrupt
+
+    monkeypatch.setattr(FQI, "_save_checkpoint", save_then_stop)
+    monkeypatch.setattr(learn_command, "STEP_EVERY", 0.0)
+    out = tmp_path / "m.npz"
+    args = ["fqi", "--store", str(store), "--trees", "3", "--iters", "3", "--jobs", "1",
+            "--out", str(out)]
+    stopped = CliRunner().invoke(main, args, catch_exceptions=False)
+    assert stopped.exit_code == 130
+    assert f"checkpointed in {out}.ckpt" in stopped.stderr and "MODEL" not in stopped.stderr
+    resumed = CliRunner().invoke(main, [*args, "--resume"], catch_exceptions=False)
+    assert resumed.exit_code == 0, resumed.output
+    beats = [line for line in resumed.output.splitlines() if line.startswith("  ... ")]
+    assert beats and all(line in resumed.stderr for line in beats)
+    said = [line.split(":")[0].split()[-1] if line in beats else f"row {line.split()[0]}"
+            for line in resumed.output.splitlines() if line in beats or line[:4].strip().isdigit()]
+    assert said == ["2", "row 2", "3", "row 3"], resumed.output

@@ -16,7 +16,7 @@ import time
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, NoReturn, TypeVar
 
 import click
 
@@ -61,12 +61,17 @@ def stopped(kept: str) -> Callable[[F], F]:
             try:
                 return f(*args, **kwargs)
             except KeyboardInterrupt:
-                click.echo(f"\nstopped (Ctrl-C): {kept}", err=True)
-                raise click.exceptions.Exit(INTERRUPTED) from None
+                interrupted(kept)
 
         return run  # type: ignore[return-value]
 
     return wrap
+
+
+def interrupted(kept: str) -> NoReturn:
+    """Say what a command stopped by Ctrl-C kept and how to go on, and exit 130."""
+    click.echo(f"\nstopped (Ctrl-C): {kept}", err=True)
+    raise click.exceptions.Exit(INTERRUPTED) from None
 
 
 class Main(click.Group):

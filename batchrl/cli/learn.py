@@ -25,9 +25,9 @@ from batchrl.cli.common import (
     STORE_HELP,
     game_options,
     games_help,
+    interrupted,
     progress,
     split_names,
-    stopped,
     take_game_options,
 )
 from batchrl.cluster import ClusterError, scheduler_address
@@ -183,20 +183,28 @@ def learner_command(learner: Any) -> click.Command:
         try:
             chosen = settings(learner, root, given, split_names(features) or None,
                               split_names(drop) or None, view=view or None)
+            kept = checkpoints_of(model_path(learner, root, chosen, who, out)) \
+                if learner.checkpoints else None
         except (StoreError, ValueError) as exc:
             raise click.ClickException(str(exc)) from None
         click.echo(chosen.said)
-        if run_given.get("resume"):  # where it goes on from, or that there is nothing to
-            model = model_path(learner, root, chosen, who, out)
-            note = learner.resume_note(checkpoints_of(model), chosen.config)
+        done = 0
+        if kept is not None and run_given.get("resume"):  # where it goes on from
+            note = learner.resume_note(kept, chosen.config)
             if note:
                 click.echo(note)
+            done = learner.resumed(kept, chosen.config)
         started = time.perf_counter()
         try:
-            with _reporting(learner, learner.history_length(chosen.config)) as (
+            with _reporting(learner, learner.history_length(chosen.config), done) as (
                     step, on_iteration):
                 path, policy = fit(learner, root, chosen, players=who, jobs=jobs, out=out,
                                    progress=step, on_iteration=on_iteration, **run_given)
+        except KeyboardInterrupt:
+            if kept is None:
+                raise
+            interrupted(f"every finished iteration is checkpointed in {kept}: run the same "
+                        "command with --resume to go on from the last one.")
         except (StoreError, ModelError, ValueError, ClusterError) as exc:
             raise click.ClickException(str(exc)) from None
         except OSError as exc:  # the model file cannot be written there
@@ -209,10 +217,6 @@ def learner_command(learner: Any) -> click.Command:
         click.echo(f"done in {time.perf_counter() - started:.1f} s: model in {path}")
         click.echo(f"play it: batchrl evaluate --model {path}")
 
-    if learner.checkpoints:
-        run = stopped("every finished iteration is checkpointed beside the model "
-                      "(MODEL.npz.ckpt/): run the same command with --resume to go on from "
-                      "the last one.")(run)
     title = learner.title or f"The {learner.name} learner."
     own = type(learner).__doc__  # a learner's own docstring is its command's help
     text = inspect.cleandoc(own) if own else (
@@ -224,12 +228,14 @@ def learner_command(learner: Any) -> click.Command:
 
 
 @contextlib.contextmanager
-def _reporting(learner: Any, length: int | None) -> Iterator[tuple[Callable[[str, int, int], None],
-                                                Callable[[dict[str, Any]], None] | None]]:
+def _reporting(learner: Any, length: int | None, before: int = 0
+               ) -> Iterator[tuple[Callable[[str, int, int], None],
+                               Callable[[dict[str, Any]], None] | None]]:
     """How a fit reports while it runs: ``progress(what, done, of)``, and for a learner
     with a history table, each entry as a row. On a terminal a bar (with the last
     entry's first figure) and the table at the end; piped, the header with the first row,
-    each row as it comes, and a line on stderr every ``STEP_EVERY`` seconds at most."""
+    each row as it comes, and a line on stderr every ``STEP_EVERY`` seconds at most,
+    between rows, naming the entry under way (after ``before`` entries: a resume's)."""
     header = learner.history_header
     rows: list[str] = []
     last = [time.perf_counter()]
@@ -254,14 +260,15 @@ def _reporting(learner: Any, length: int | None) -> Iterator[tuple[Callable[[str
         def quiet_step(what: str, done: int, total: int) -> None:
             # a long iteration says what it is doing, every STEP_EVERY seconds at most
             if done and time.perf_counter() - last[0] >= STEP_EVERY:
-                click.echo(f"  ... iteration {len(rows) + 1}: {done} of {total} {what}",
-                           err=True)
+                click.echo(f"  ... iteration {before + len(rows) + 1}: {done} of {total} "
+                           f"{what}", err=True)
                 last[0] = time.perf_counter()
 
         yield quiet_step, echo
         return
     with click.progressbar(length=length, label=learner.name, file=sys.stderr,
                            show_eta=True, show_pos=True) as bar:
+        bar.update(before)
         said = [""]
 
         def advance(entry: dict[str, Any]) -> None:

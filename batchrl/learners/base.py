@@ -167,6 +167,11 @@ class Learner:
         """Where a resumed run goes on from, in words (a learner with `checkpoints`)."""
         return None
 
+    def resumed(self, checkpoints: Path, config: Any) -> int:
+        """How many history entries the checkpoint in ``checkpoints`` holds, that a resumed
+        run goes on after (0: none to trust); its progress counts from there."""
+        return 0
+
     def rows(self, data: Transitions | Callable[[], Transitions]) -> Transitions:
         """``data``'s rows (read now, if a function), refused when there are none."""
         rows = data() if callable(data) else data

@@ -250,13 +250,16 @@ class FittedQIteration(Learner):
                 ], warnings
 
     def resume_note(self, checkpoints: Path, config: Any) -> str | None:
-        done = checkpoint_done(checkpoints, config.iters)
+        done = self.resumed(checkpoints, config)
         if done:
             return (f"--resume: going on from iteration {done + 1} of {config.iters} "
                     f"({checkpoints})")
         if not (checkpoints / "checkpoint.npz").exists():
             return f"--resume: no checkpoint at {checkpoints}: starting at iteration 1"
         return None
+
+    def resumed(self, checkpoints: Path, config: Any) -> int:
+        return checkpoint_done(checkpoints, config.iters) or 0
 
     def read(self, path: str | Path) -> GreedyPolicy:
         return GreedyPolicy.load(path)
