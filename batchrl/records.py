@@ -114,9 +114,24 @@ def printable(text: str, limit: int = 60) -> str:
     >>> printable("bad\\x00name\\u202eevil"), printable("x" * 100, 5)
     ('bad\\\\x00name\\\\u202eevil', 'xxxxx… (100 characters)')
     """
-    escaped = "".join(c if c.isprintable() else c.encode("unicode_escape", "backslashreplace")
-                      .decode("ascii") for c in text)
-    return excerpt(escaped, limit)
+    return excerpt(_escaped(text), limit)
+
+
+def _escaped(text: str) -> str:
+    return "".join(c if c.isprintable() else c.encode("unicode_escape", "backslashreplace")
+                   .decode("ascii") for c in text)
+
+
+def terminal_safe(text: str) -> str:
+    r"""``text`` (lines a command prints from a file another person may hand us) with
+    every character a terminal would act on escaped but the line breaks: no escape
+    sequence in a model's metadata or a log's name retitles the window or recolours it.
+
+    >>> print(terminal_safe("a\x1b]0;title\x07b\nc"))
+    a\x1b]0;title\x07b
+    c
+    """
+    return "\n".join(_escaped(line) for line in text.split("\n"))
 
 
 _REPR = reprlib.Repr()

@@ -24,6 +24,8 @@ import threading
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any, Generic, TypeVar
 
+from batchrl.records import shown
+
 # what a Registry imports is declared beside it (its package's __lazy_imports__)
 __lazy_imports__: tuple[str, ...] = ()
 
@@ -119,9 +121,32 @@ def make_dataclass_of(kind: Any, values: Mapping[str, Any], owner: str, what: st
     except (TypeError, ValueError) as exc:
         raise error(f"{owner}: {exc}") from None
     for f in dataclasses.fields(kind):
+        if f.name in values and not of_type(values[f.name], f.type):
+            raise error(f"{owner}: {what} {f.name} is {shown(values[f.name], 40)}, not "
+                        f"{_KINDS[str(f.type)]}")
         if why := out_of_bounds(getattr(made, f.name), f.metadata):
             raise error(f"{owner}: {what} {f.name} {why}")
     return made
+
+
+# a field's plain type, as a message names it (other types are the dataclass's to check)
+_KINDS = {"bool": "true or false", "int": "a whole number", "float": "a number",
+          "str": "a string"}
+
+
+def of_type(value: Any, annotation: Any) -> bool:
+    """Whether ``value`` is of a field's plain type (``bool``, ``int``, ``float``, ``str``;
+    True for any other): a bool is no number and a number no bool.
+
+    >>> of_type(True, "int"), of_type(3, "float"), of_type(2, "bool"), of_type([], "tuple")
+    (False, True, False, True)
+    """
+    kind = str(getattr(annotation, "__name__", annotation))
+    if kind not in _KINDS:
+        return True
+    if kind == "bool" or isinstance(value, bool):
+        return kind == "bool" and isinstance(value, bool)
+    return isinstance(value, {"int": int, "float": int | float, "str": str}[kind])
 
 
 def out_of_bounds(value: Any, metadata: Mapping[str, Any]) -> str:

@@ -40,7 +40,7 @@ from batchrl.learners import LEARNERS, get_learner
 from batchrl.learning import settings
 from batchrl.modelfile import kind_of
 from batchrl.policy import ModelError, load_policy
-from batchrl.records import printable
+from batchrl.records import printable, terminal_safe
 from batchrl.store import Store, StoreError, default_store_path
 
 
@@ -270,33 +270,33 @@ def info(store: Path | str | None, whole: bool, as_json: bool, quick: bool) -> N
             "sources": [asdict(s) | {"content_digest": s.content_digest}
                         for s in summary.sources]}, indent=1))
         return
-    click.echo(f"store     {opened.place}")
-    click.echo(f"game      {summary.game} (schema version {summary.schema_version})")
-    click.echo(f"rows      {summary.rows:,}")
-    click.echo(f"episodes  {summary.episodes:,}")
-    click.echo(f"players   {', '.join(map(str, summary.players))}")
+    _echo(f"store     {opened.place}")
+    _echo(f"game      {summary.game} (schema version {summary.schema_version})")
+    _echo(f"rows      {summary.rows:,}")
+    _echo(f"episodes  {summary.episodes:,}")
+    _echo(f"players   {', '.join(map(str, summary.players))}")
     if names := opened.names():
-        click.echo("names     " + ", ".join(f"{printable(n)} ({c:,} decisions)"
+        _echo("names     " + ", ".join(f"{printable(n)} ({c:,} decisions)"
                                             for n, c in names.items()))
-    click.echo(f"features  {_listing(summary.features, whole)}")
-    click.echo(f"actions   {_listing(summary.actions, whole)}")
+    _echo(f"features  {_listing(summary.features, whole)}")
+    _echo(f"actions   {_listing(summary.actions, whole)}")
     if not opened.schema.legal:
-        click.echo("legal     not recorded (a store made before rows recorded their own legal "
+        _echo("legal     not recorded (a store made before rows recorded their own legal "
                    "actions): exports mark each seat's first mask unknown; ingest the logs "
                    "into a new store to record them")
     said = settings(get_learner("fqi"), root, {}).said.removeprefix("settings: ")
-    click.echo(f"fqi       {said}: batchrl fqi with no flags")
-    click.echo(f"sources   {len(summary.sources)}")
+    _echo(f"fqi       {said}: batchrl fqi with no flags")
+    _echo(f"sources   {len(summary.sources)}")
     for src in summary.sources:
-        click.echo(f"  {src.path}  {src.rows:,} rows, {src.episodes:,} episodes, "
+        _echo(f"  {src.path}  {src.rows:,} rows, {src.episodes:,} episodes, "
                    f"sha256 {src.digest[:12]}"
                    + (f", rows {src.content_digest}" if src.content_digest else
                       ", rows not digested (an older batchrl's part)"))
         for note in src.extra.get("notes", []) if src.extra else []:
-            click.echo(f"    {note}")
+            _echo(f"    {note}")
         skipped = src.extra.get("skipped") if src.extra else None
         if skipped:
-            click.echo("    skipped: " + ", ".join(f"{v} {k}" for k, v in skipped.items()))
+            _echo("    skipped: " + ", ".join(f"{v} {k}" for k, v in skipped.items()))
 
 
 @main.group()
@@ -322,29 +322,29 @@ def policy_show(model: Path, as_json: bool) -> None:
         click.echo(json.dumps({"model": str(model), "kind": kind, **meta, "learner": learner},
                               indent=1, default=str))
         return
-    click.echo(f"model     {model}")
-    click.echo(f"learner   {learner} (a {kind} file)")
-    click.echo(f"game      {meta.get('game', '?')}")
+    _echo(f"model     {model}")
+    _echo(f"learner   {learner} (a {kind} file)")
+    _echo(f"game      {meta.get('game', '?')}")
     names = [str(n) for n in meta.get("feature_names", [])]
     shown = names if len(names) <= 40 else [*names[:20], f"... {len(names) - 30} more ...",
                                             *names[-10:]]
-    click.echo(f"features  {len(names)}: {', '.join(shown)}")
+    _echo(f"features  {len(names)}: {', '.join(shown)}")
     if isinstance(meta.get("view"), dict):
-        click.echo(f"view      {', '.join(f'{k}={v}' for k, v in meta['view'].items())} (the "
+        _echo(f"view      {', '.join(f'{k}={v}' for k, v in meta['view'].items())} (the "
                    "game's view of the stored features: the model plays through it)")
-    click.echo(f"actions   {', '.join(map(str, meta.get('action_names', [])))}")
+    _echo(f"actions   {', '.join(map(str, meta.get('action_names', [])))}")
     if "store" in meta:
-        click.echo(f"data      {meta['store']} (digest {meta.get('store_digest')}), "
+        _echo(f"data      {meta['store']} (digest {meta.get('store_digest')}), "
                    f"{meta.get('rows', 0):,} rows, {meta.get('episodes', 0):,} episodes")
     params = meta.get("params") or {}
     if isinstance(params, dict):
-        click.echo(f"params    {', '.join(f'{k}={v}' for k, v in params.items())}")
+        _echo(f"params    {', '.join(f'{k}={v}' for k, v in params.items())}")
     if "created_at" in meta:
-        click.echo(f"trained   {meta['created_at']} in {float(meta.get('seconds', 0)):.1f} s "
+        _echo(f"trained   {meta['created_at']} in {float(meta.get('seconds', 0)):.1f} s "
                    f"(batchrl {meta.get('batchrl_version', '?')})")
     if isinstance(meta.get("test_accuracy"), float):
         games = meta.get("split_games") or ["?"] * 3
-        click.echo(f"test      {meta['test_accuracy']:.2%} of the moves of {games[2]:,} held-out "
+        _echo(f"test      {meta['test_accuracy']:.2%} of the moves of {games[2]:,} held-out "
                    f"episodes (epoch {meta.get('best_epoch', '?')} kept)")
     history = meta.get("history") or []
     if reader is not None and reader.history_header is not None and history and \
@@ -353,8 +353,14 @@ def policy_show(model: Path, as_json: bool) -> None:
             rows = [reader.history_row(h) for h in history]
         except (KeyError, TypeError, ValueError):  # a history not of the learner's shape
             return
-        click.echo(reader.history_header)
-        click.echo("\n".join(rows))
+        _echo(reader.history_header)
+        _echo("\n".join(rows))
+
+
+def _echo(text: str) -> None:
+    """A line of what a store's logs or a model's metadata say, its escape sequences
+    shown, not acted on (`batchrl.records.terminal_safe`)."""
+    click.echo(terminal_safe(text))
 
 
 def _reader_of(kind: str) -> Any:

@@ -32,10 +32,19 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path, PurePosixPath, PureWindowsPath
 from typing import Any
 
-from batchrl.records import regular_file
+from batchrl.records import printable, regular_file
 
 # The ACPC server's "no stack" for limit games: nobody ever goes all-in.
 UNLIMITED_STACK = 2**31 - 1
+# what the ACPC dealer's game.h allows (MAX_PLAYERS, MAX_ROUNDS, MAX_SUITS, MAX_RANKS,
+# MAX_HOLE_CARDS, MAX_BOARD_CARDS; maxRaises is a uint8), and chips within a stack
+MAX_BOARD_CARDS = 7
+BOUNDS: dict[str, tuple[int, int]] = {
+    "num_players": (2, 10), "num_rounds": (1, 4), "num_suits": (1, 4),
+    "num_ranks": (1, 13), "num_hole_cards": (1, 3), "num_board_cards": (0, MAX_BOARD_CARDS),
+    "max_raises": (0, 255), "blind": (0, UNLIMITED_STACK),
+    "raise_size": (1, UNLIMITED_STACK), "stack": (1, UNLIMITED_STACK),
+    "first_player": (0, 9)}
 
 
 class GameDefError(ValueError):
@@ -62,6 +71,7 @@ class GameDef:
     description: str = field(default="", compare=False)
 
     def __post_init__(self) -> None:
+        self._check_bounds()
         per_player = {"blind": self.blind, "stack": self.stack}
         for key, values in per_player.items():
             if values and len(values) != self.num_players:
@@ -84,6 +94,25 @@ class GameDef:
             raise GameDefError(f"{self.name}: betting must be limit or nolimit, not {self.betting}")
         if any(not 0 <= p < self.num_players for p in self.first_player):
             raise GameDefError(f"{self.name}: firstPlayer names a player who is not at the table")
+
+    def _check_bounds(self) -> None:
+        """Every number whole and within the bounds of the ACPC dealer's ``game.h``
+        (`BOUNDS`), chips within a 32-bit stack: a game file, a store's or a model's
+        params make no game the dealer could not deal."""
+        for key, (low, high) in BOUNDS.items():
+            value = getattr(self, key)
+            values = value if isinstance(value, tuple) else (value,)
+            if not all(isinstance(v, int) and not isinstance(v, bool) for v in values):
+                raise GameDefError(f"{self.name}: {key} must be whole numbers, not "
+                                   f"{printable(str(value), 60)}")
+            if bad := [v for v in values if not low <= v <= high]:
+                raise GameDefError(f"{self.name}: {key} {bad[0]} is outside {low} to "
+                                   f"{high:,}, the bounds of an ACPC game")
+        if sum(self.num_board_cards) > MAX_BOARD_CARDS:
+            raise GameDefError(f"{self.name}: {sum(self.num_board_cards)} board cards, over "
+                               f"an ACPC game's {MAX_BOARD_CARDS}")
+        if not any(self.blind):
+            raise GameDefError(f"{self.name}: no player posts a blind")
 
     @property
     def is_limit(self) -> bool:
@@ -224,7 +253,8 @@ def load(path: str | Path) -> GameDef:
         text = raw.decode()
     except UnicodeDecodeError:
         raise GameDefError(f"game file {p}: not text (UTF-8)") from None
-    return parse(text, name=p.name.removesuffix(".game"), description=f"game file {p}")
+    return builtin_or(parse(text, name=p.name.removesuffix(".game"),
+                            description=f"game file {p}"))
 
 
 HEADS_UP_LIMIT = GameDef(
@@ -320,8 +350,23 @@ def from_params(name: str, params: Mapping[str, Any], description: str = "") -> 
     """
     as_tuples = {k: tuple(v) if isinstance(v, list | tuple) else v for k, v in params.items()}
     game = GameDef(name=name, description=description, **as_tuples)  # type: ignore[arg-type]
-    builtin = BUILTINS.get(name)
-    return builtin if builtin is not None and builtin == game else game
+    return builtin_or(game)
+
+
+def builtin_or(game: GameDef) -> GameDef:
+    """The built-in game ``game`` is, when it has a built-in's name; `GameDefError` when
+    it has one's name but other rules (a name would say one game and the rules play
+    another)."""
+    builtin = BUILTINS.get(game.name)
+    if builtin is None:
+        return game
+    if builtin != game:
+        differ = [k for k, v in builtin.params().items() if game.params().get(k) != v]
+        raise GameDefError(f"{game.name} is a built-in game's name, but its "
+                           f"{', '.join(differ)} are not that game's "
+                           f"({game.description or 'its params'}): a game of other rules "
+                           "goes by another name")
+    return builtin
 
 
 def evaluable(game: GameDef) -> str | None:
