@@ -5,14 +5,13 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from locations import SAMPLES, SHARED_ACPC
+from locations import SAMPLES, SHARED_ACPC, absent
 
 
 @pytest.fixture
 def shared_acpc() -> Path:
     if not SHARED_ACPC.is_dir():
-        pytest.skip("../shared/data/acpc is absent: the real ACPC logs live beside the "
-                    "team's checkouts, not in a user's clone")
+        pytest.skip(absent(SHARED_ACPC))
     return SHARED_ACPC
 
 

@@ -3,13 +3,13 @@
 from collections import Counter
 
 import pytest
-from locations import ROOT
+from locations import SHARED_EGER, needs
 
 from batchrl.games.hanabi.replay import hint_self
 from batchrl.games.hanabi.rules import deal, is_terminal, step
 from parsers.hanabi_eger import EgerError, _shuffle, read_eger
 
-EGER = ROOT.parent / "shared" / "data" / "hanabi" / "eger_hanabidata" / "log"
+EGER = SHARED_EGER
 
 
 def test_the_shuffle_is_a_seeded_permutation():
@@ -28,8 +28,7 @@ def test_a_broken_log_names_the_file_and_line(tmp_path):
         read_eger(bad)
 
 
-@pytest.mark.skipif(not EGER.is_dir(), reason=f"{EGER} is absent: the real Hanabi games live "
-                    "beside the team's checkouts, not in a user's clone")
+@needs(EGER)
 def test_every_real_game_replays_to_its_logged_score():
     files = sorted(EGER.glob("game*.log"))
     assert len(files) == 2040

@@ -3,14 +3,13 @@
 import json
 
 import pytest
-from locations import ROOT
+from locations import SHARED_HANABI, needs
 
 from batchrl.games.hanabi.rules import card
 from parsers.hanablive import HanabLiveError, read_hanablive, replay_live
 
-LIVE = ROOT.parent / "shared" / "data" / "hanabi"
-NEEDS_DATA = pytest.mark.skipif(not LIVE.is_dir(), reason=f"{LIVE} is absent: the real games "
-                                "live beside the team's checkouts, not in a user's clone")
+LIVE = SHARED_HANABI
+NEEDS_DATA = needs(LIVE)
 
 
 def _export(tmp_path, **extra):

@@ -4,7 +4,7 @@ import json
 
 import numpy as np
 import pytest
-from locations import ROOT
+from locations import SHARED_EGER, needs
 
 from batchrl.games.hanabi.bots import ConventionBot, SimpleBot
 from batchrl.games.hanabi.knowledge import encode, hint_features
@@ -14,7 +14,7 @@ from batchrl.ingest import IngestConfig, IngestError, ingest
 from batchrl.store import Store
 from parsers.hanabi import HanabiLogError, read_game
 
-EGER = ROOT.parent / "shared" / "data" / "hanabi" / "eger_hanabidata" / "log"
+EGER = SHARED_EGER
 
 
 def _games(n, seed=5):
@@ -110,8 +110,7 @@ def test_audit_columns_follow_a_player_filter(tmp_path):
     assert set(partner) == {"bot2"} and set(store.audit("partner")) == {"bot2", "simple"}
 
 
-@pytest.mark.skipif(not EGER.is_dir(), reason=f"{EGER} is absent: the real Hanabi games live "
-                    "beside the team's checkouts, not in a user's clone")
+@needs(EGER)
 def test_eger_games_land_in_a_store_marked_by_who_moved(tmp_path):
     files = sorted(EGER.glob("game*.log"))[:40]
     folder = tmp_path / "eger"

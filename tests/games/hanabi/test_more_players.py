@@ -6,7 +6,7 @@ import json
 
 import numpy as np
 import pytest
-from locations import ROOT
+from locations import SHARED_HANABI, needs
 
 from batchrl.games import get_game
 from batchrl.games.conformance import check_worlds
@@ -20,9 +20,8 @@ from batchrl.store import Store, StoreError
 from parsers.hanablive import read_hanablive, replay_live
 
 GAME = get_game("hanabi")
-LIVE = ROOT.parent / "shared" / "data" / "hanabi"
-needs_live = pytest.mark.skipif(not LIVE.is_dir(), reason="the shared Hanabi data is absent "
-                                "(../shared/data/hanabi): a clone has none")
+LIVE = SHARED_HANABI
+needs_live = needs(LIVE)
 
 
 def _game(players, seed):
