@@ -66,20 +66,26 @@ def _blocks(page: Path, kinds: tuple[str, ...]) -> list[str]:
     return re.findall(rf"```(?:{'|'.join(kinds)})\n(.*?)```", page.read_text(), re.S)
 
 
-def _commands(page: Path) -> list[list[str]]:
-    """Each ``batchrl`` command the page shows: the ``$ batchrl …`` lines of its console
-    blocks, and the ``.venv/bin/batchrl …`` steps of its shell one-liners (not the
-    install steps, nor the test command, which is this suite)."""
-    out = []
+def _commands(page: Path) -> list[tuple[list[str], list[str] | None]]:
+    """Each ``batchrl`` command the page shows, with the lines it shows it printing: the
+    ``$ batchrl …`` lines of its console blocks (each followed by its output, or by the
+    next command where none is shown), and the ``.venv/bin/batchrl …`` steps of its shell
+    one-liners (not the install steps, nor the test command, which is this suite; None:
+    what they print is the text block after them, `_printed`)."""
+    out: list[tuple[list[str], list[str] | None]] = []
+    shown: list[str] = []
     for block in _blocks(page, ("console",)):
         for line in block.splitlines():
             if line.startswith("$ "):  # every command shown is one of ours, collected
                 assert line.startswith("$ batchrl "), f"{page}: {line}: not run by this test"
-                out.append(shlex.split(line[2:], comments=True)[1:])
+                shown = []
+                out.append((shlex.split(line[2:], comments=True)[1:], shown))
+            else:
+                shown.append(line)
     for block in _blocks(page, ("sh",)):
         for step in block.strip().split(" && "):
             if step.startswith(".venv/bin/batchrl "):
-                out.append(shlex.split(step, comments=True)[1:])
+                out.append((shlex.split(step, comments=True)[1:], None))
     text = page.read_text()
     blocks = re.findall(r"```(\w*)\n", text)
     assert set(blocks) <= {"sh", "console", "python", "text", ""}, \
@@ -87,21 +93,57 @@ def _commands(page: Path) -> list[list[str]]:
     return out
 
 
+def _printed(page: Path) -> list[str]:
+    """The text block after the page's first shell one-liner: what its commands print
+    (all of it, or the lines it ends with)."""
+    after = page.read_text().split("```sh\n", 1)[1]
+    return re.findall(r"```text\n(.*?)```", after, re.S)[0].splitlines()
+
+
+def _steady(lines: list[str]) -> list[str]:
+    """``lines`` with what varies from run to run masked (seconds, speeds, the seconds
+    column of fqi's table), trailing blank lines gone."""
+    out = [re.sub(r"\d[\d,]*(\.\d+)? (s\b|hands/s)", r"# \2", line) for line in lines]
+    out = [re.sub(r"\d+\.\d+(  (frozen|refit))$", r"#\1", line) for line in out]
+    while out and not out[-1].strip():
+        out.pop()
+    return out
+
+
+def _base_install(monkeypatch: pytest.MonkeyPatch) -> None:
+    """As on a base install (``pip install -e .``): matplotlib, the one extra library
+    these commands look for (fqi's curves), is not there."""
+    monkeypatch.setitem(sys.modules, "matplotlib", None)  # find_spec None, import fails
+
+
 @pytest.mark.parametrize("page", PAGES, ids=lambda p: p.name)
 def test_every_command_a_page_shows_runs_as_written(page: Path, tmp_path: Path,
                                                    monkeypatch: pytest.MonkeyPatch) -> None:
     """In a copy of the repository's bundled samples, /tmp/demo standing for a folder of
-    the test's own; the commands in order, each ending well."""
+    the test's own, on a base install; the commands in order, each ending well and
+    printing what the page shows it print: a console block's output whole, the text
+    block after the one-liner as the lines (all, or the last) its commands print."""
     commands = _commands(page)
     assert len(commands) >= 4
     work = tmp_path / "repo"
     shutil.copytree(ROOT / "datasets" / "samples", work / "datasets" / "samples")
     monkeypatch.chdir(work)
+    _base_install(monkeypatch)
     demo = str(tmp_path / "demo")
-    for args in commands:
+    one_liner: list[str] = []
+    for args, shown in commands:
         args = [a.replace("/tmp/demo", demo) for a in args]
         result = CliRunner().invoke(main, args, catch_exceptions=False)
         assert result.exit_code == 0, f"batchrl {shlex.join(args)}\n{result.output}"
+        printed = _steady(result.output.splitlines())
+        if shown is None:
+            one_liner += printed
+        elif shown:
+            assert _steady([x.replace("/tmp/demo", demo) for x in shown]) == printed, \
+                f"{page}: batchrl {shlex.join(args)} prints:\n" + result.output
+    shown = _steady(_printed(page))
+    assert shown and one_liner[-len(shown):] == shown, \
+        f"{page}: the one-liner's commands print:\n" + "\n".join(one_liner)
     for block in _blocks(page, ("python",)):
         exec(compile(block.replace("/tmp/demo", demo), str(page), "exec"), {})
 
