@@ -88,8 +88,9 @@ class HoldemReport:
         ]
         for label, e in [("all", b), *self.by_position.items()]:
             n = self.hands if label == "all" else e.n
-            lines.append(f"{label:16}{e.mean:+9.3f}  [{e.low:+7.3f}, {e.high:+7.3f}]  "
-                         f"{e.mean * 1000:+9.0f}  {n:>7,}")
+            mbb = round(e.mean * 1000)  # both columns from one rounding: 0.532 beside 532
+            lines.append(f"{label:16}{mbb / 1000:+9.3f}  [{e.low:+7.3f}, {e.high:+7.3f}]  "
+                         f"{mbb:+9d}  {n:>7,}")
         lines.append("")
         lines.append(f"{self.hands_per_second:,.0f} hands/s")
         return "\n".join(lines)

@@ -28,9 +28,11 @@ whole, ``OUT/bench.png`` the plot. A learner added with
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import hashlib
 import json
+import math
 import os
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -57,6 +59,7 @@ from batchrl.play.bench.datasets import (
     declares,
 )
 from batchrl.play.bench.minari import export_dataset
+from batchrl.play.bench.outputs import load_rows, load_scores, one_bench
 from batchrl.play.bench.report import Row, json_default, plot, summary, table
 from batchrl.play.bench.tasks import EVAL_SEED, Job, as_scores, built, score, train_and_score
 from batchrl.store import Store
@@ -251,22 +254,18 @@ class Bench:
         self.results = self.out / "results.jsonl"
         self.scores = self.out / "scores"
         self.done: dict[tuple[str, str, str, int | None, str, bool, str], Row] = {}
-        if self.results.exists():
-            kept, cut = [], False
-            for n, line in enumerate(self.results.read_text().splitlines(), 1):
-                try:
-                    row = Row(**json.loads(line))
-                except (ValueError, TypeError) as exc:  # a line cut by a kill: done again
-                    say(f"{self.results}:{n}: not a result ({str(exc)[:80]}); that row is "
-                        "run again")
-                    cut = True
-                    continue
-                self.done[row.key()] = row
-                kept.append(line)
+        if self.results.exists() or self.results.is_symlink():
+            # a line cut by a kill, or one no bench wrote: its row is done again
+            rows, cut = load_rows(self.results, say)
+            self.done = {row.key(): row for row in rows}
             if cut:  # the file again of whole rows only, before any is added
-                tmp = self.results.with_name(f".{self.results.name}.tmp-{os.getpid()}")
-                tmp.write_text("".join(f"{line}\n" for line in kept))
-                os.replace(tmp, self.results)
+                self._rewrite_results()
+
+    def _rewrite_results(self) -> None:
+        tmp = self.results.with_name(f".{self.results.name}.tmp-{os.getpid()}")
+        tmp.write_text("".join(json.dumps(dataclasses.asdict(r), default=json_default) + "\n"
+                               for r in self.done.values()))
+        os.replace(tmp, self.results)
 
     def run(self) -> BenchResult:
         if unknown := [p for p in self.config.peers if p not in PEERS]:
@@ -321,6 +320,8 @@ class Bench:
         os.replace(tmp, self.out / "bench.json")
         if (note := plot(rows, self.out / "bench.png")) is not None:
             result.notes.append(note)
+        with contextlib.suppress(OSError):  # no models kept: no empty folder left
+            (self.out / "models").rmdir()
         return result
 
     def _setup(self, game: Game, dataset: Dataset, store: Path) -> _Setup:
@@ -389,7 +390,12 @@ class Bench:
                            self.config.quick, s.setup)
                     s.keys.append(key)
                     if key in self.done:
-                        continue
+                        if not (why := self._disagrees(self.done[key], s)):
+                            continue
+                        self.say(f"{s.game.name}/{s.dataset.tier} {spec.label} seed {seed}: "
+                                 f"the row in {self.results} {why}: trained and scored again")
+                        del self.done[key]
+                        self._rewrite_results()
                     name = (f"{s.game.name}-{s.dataset.tier}-{safe_name(spec.label)}-seed"
                             f"{seed}-{_digest(f'{s.setup} {said} {self.config.quick}')}")
                     job = Job(s.game.name, s.dataset.tier, spec.label, spec.learner, seed,
@@ -418,6 +424,22 @@ class Bench:
                      f"{row.normalized_ci:.1f}")
 
         tasks.run([t for *_, t in todo], landed=landed)
+
+    def _disagrees(self, row: Row, s: _Setup) -> str:
+        """Why a row read back from the results is not what its scores file and the
+        baselines give ("" if it is): a row edited by hand, or scores replaced."""
+        got = load_scores(Path(row.scores))
+        if got is None:
+            return "has no sound scores file (missing, not a regular file, or not scores)"
+        mine = units(as_scores(got))
+        again = self._row(s.game, s.dataset, row.learner, row.seed, as_scores(got), mine,
+                          s.random, s.reference, s.exact and bool(got["exact"]), 0.0)
+        for name in ("score", "score_ci", "normalized", "normalized_ci", "games"):
+            if not math.isclose(getattr(row, name), getattr(again, name), rel_tol=1e-9,
+                                abs_tol=1e-9):
+                return (f"says {name} {getattr(row, name)}, its scores file "
+                        f"{getattr(again, name)}")
+        return ""
 
     def _settings(self, spec: LearnerSpec, store: Path, seed: int) -> Settings:
         """The learner's settings on ``store``: the game's recommended ones, with the
@@ -464,12 +486,9 @@ class Bench:
             held = []
             for row in rows:
                 if row.learner == label and row.seed is not None:
-                    try:
-                        with np.load(row.scores, allow_pickle=False) as f:
-                            held.append(units(Scores(f["values"], "", "",
-                                                     int(f["per_unit"]))))
-                    except (OSError, KeyError, ValueError):
+                    if (got := load_scores(Path(row.scores))) is None:
                         return None  # its scores were deleted: no paired difference
+                    held.append(units(as_scores(got)))
             return np.mean(held, axis=0) if held else None
 
         first = averaged(specs[0].label)
@@ -538,4 +557,5 @@ def run_bench(config: BenchConfig, say: Callable[[str], None] = lambda _: None
             get_game(name)
         except GameError as exc:
             raise BenchError(str(exc)) from None
-    return Bench(config, say).run()
+    with one_bench(config.out.resolve()):
+        return Bench(config, say).run()

@@ -10,9 +10,13 @@ import shutil
 from collections.abc import Callable
 from pathlib import Path
 
+from batchrl.filenames import clear_leftovers
 from batchrl.games import Dataset, Game
 from batchrl.ingest import IngestConfig, ingest
+from batchrl.learning import store_digest
 from batchrl.store import Store, StoreError
+
+RECORD = "dataset.json"  # in a built dataset's folder: what it is, and its rows' digest
 
 
 class BenchError(ValueError):
@@ -23,18 +27,58 @@ def cache_dir() -> Path:
     """Where built datasets are kept: ``$BATCHRL_CACHE``, else ``$XDG_CACHE_HOME/batchrl``,
     else ``~/.cache/batchrl``."""
     if given := os.environ.get("BATCHRL_CACHE"):
-        return Path(given).expanduser()
-    base = os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache"
-    return Path(base) / "batchrl"
+        where = Path(given).expanduser()
+    else:
+        base = os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache"
+        where = Path(base) / "batchrl"
+    if where.exists() and not where.is_dir():
+        raise BenchError(f"the datasets' cache {where} is not a directory: point "
+                         "$BATCHRL_CACHE (or --cache) at a directory")
+    return where
 
 
 def dataset_folder(game: Game, dataset: Dataset, quick: bool, cache: Path) -> Path:
     """The cache folder of a built dataset: named by everything that makes its logs."""
-    recipe = json.dumps({"players": dataset.players, "options": dict(dataset.options)},
-                        sort_keys=True, default=str)
-    digest = hashlib.sha256(recipe.encode()).hexdigest()[:8]
+    digest = hashlib.sha256(_recipe(dataset).encode()).hexdigest()[:8]
     return cache / "bench" / game.name / (
         f"{dataset.tier}-{dataset.games(quick)}-seed{dataset.seed}-{digest}")
+
+
+def _recipe(dataset: Dataset) -> str:
+    return json.dumps({"players": dataset.players, "options": dict(dataset.options)},
+                      sort_keys=True, default=str)
+
+
+def _record(game: Game, dataset: Dataset, quick: bool) -> dict[str, object]:
+    """What a built dataset's ``dataset.json`` says it is, beside its store's digest."""
+    return {"game": game.name, "tier": dataset.tier, "games": dataset.games(quick),
+            "seed": dataset.seed, "recipe": _recipe(dataset)}
+
+
+def cached(game: Game, dataset: Dataset, quick: bool, folder: Path) -> str:
+    """Why the cache's ``folder`` is not the dataset's, sound ("" if it is): a link (no
+    folder of the cache's own), no store, a damaged part or a changed row (every page
+    and every column read and checked), or a store other than the one built there (its
+    ``dataset.json``: the recipe, and the digest of the rows as they were built)."""
+    if folder.is_symlink() or not folder.is_dir():
+        return "it is a link, not a folder the cache made" if folder.is_symlink() else \
+            "it is not a folder"
+    try:
+        recorded = json.loads((folder / RECORD).read_text())
+        store = Store.open(folder / "store")
+        store.check(pages=True)
+        digest = store_digest(store)
+    except (OSError, ValueError) as exc:
+        return f"its {RECORD} is unreadable ({str(exc)[:100]})"
+    except StoreError as exc:
+        return str(exc)[:300]
+    if not isinstance(recorded, dict) or \
+            {k: recorded.get(k) for k in _record(game, dataset, quick)} != \
+            _record(game, dataset, quick):
+        return f"its {RECORD} names another dataset"
+    if recorded.get("store_digest") != digest:
+        return "its store is not the one built there (the digest of its rows differs)"
+    return ""
 
 
 def build_dataset(game: Game, dataset: Dataset, quick: bool, cache: Path,
@@ -42,16 +86,17 @@ def build_dataset(game: Game, dataset: Dataset, quick: bool, cache: Path,
     """The dataset's store, built once (logs generated, then ingested with its options)
     into a folder beside its final place and moved in whole; reused after."""
     folder = dataset_folder(game, dataset, quick, cache)
-    if (folder / "store" / "store.json").exists():
-        try:
-            if Store.open(folder / "store").check():
-                return folder / "store"
-        except StoreError:
-            pass
-        say(f"{game.name}/{dataset.tier}: the cached dataset in {folder} is damaged; "
-            "building it again")
-        shutil.rmtree(folder)  # the cache's own folder, made here
+    if folder.exists() or folder.is_symlink():
+        if not (why := cached(game, dataset, quick, folder)):
+            return folder / "store"
+        say(f"{game.name}/{dataset.tier}: the cached dataset in {folder} is not sound "
+            f"({why}); building it again")
+        if folder.is_symlink() or not folder.is_dir():
+            folder.unlink()  # the link, not what it leads to
+        else:
+            shutil.rmtree(folder)  # the cache's own folder, made here
     folder.parent.mkdir(parents=True, exist_ok=True)
+    clear_leftovers(folder.parent, folder.name)  # what a killed build left
     tmp = folder.with_name(f".{folder.name}.tmp-{os.getpid()}")
     shutil.rmtree(tmp, ignore_errors=True)
     tmp.mkdir()
@@ -72,6 +117,9 @@ def build_dataset(game: Game, dataset: Dataset, quick: bool, cache: Path,
         if bad := [r for r in reports if r.error]:
             raise BenchError(f"{game.name}/{dataset.tier}: its logs did not ingest "
                              f"({bad[0].error})")
+        record = _record(game, dataset, quick) | {
+            "store_digest": store_digest(Store.open(tmp / "store"))}
+        (tmp / RECORD).write_text(json.dumps(record, indent=1))
         try:
             os.replace(tmp, folder)
         except OSError:  # another bench built it meanwhile: its copy is as good

@@ -68,7 +68,7 @@ def summary(rows: Sequence[Row]) -> list[dict[str, Any]]:
                     "normalized_sd": float(norms.std(ddof=1)) if len(held) > 1 else 0.0,
                     "normalized_ci": float(np.mean([r.normalized_ci for r in held])),
                     "cpu_seconds": float(np.mean([r.cpu_seconds for r in held])),
-                    "unit": held[0].unit})
+                    "unit": held[0].unit, "exact": all(r.exact for r in held)})
     return out
 
 
@@ -78,8 +78,10 @@ def table(rows: Sequence[Row], paired: Sequence[Mapping[str, Any]] = ()) -> str:
              f"{'score ± 95% CI':>22} {'normalized ± CI':>18} {'sd':>6} {'CPU s':>8}"]
     against = {(p["game"], p["dataset"], p["learner"]): p for p in paired}
     for s in summary(rows):
-        raw = f"{s['score']:+.4f} ± {s['score_ci']:.4f}"
-        norm = f"{s['normalized']:6.1f} ± {s['normalized_ci']:.1f}"
+        # an exact score (a solved game's value) has no interval to show
+        raw = f"{s['score']:+.4f} " + ("exact" if s["exact"] else f"± {s['score_ci']:.4f}")
+        norm = f"{s['normalized']:6.1f} " + ("exact" if s["exact"] else
+                                             f"± {s['normalized_ci']:.1f}")
         cpu = f"{s['cpu_seconds']:.1f}" if s["cpu_seconds"] else ""
         sd = f"{s['normalized_sd']:.1f}" if s["seeds"] > 1 else ""
         line = (f"{s['game']:<12} {s['dataset']:<8} {s['learner'][:22]:<22} "

@@ -18,6 +18,7 @@ from batchrl.games import Dataset, GameError, Scores, get_game
 from batchrl.learners import Learner
 from batchrl.learning import Settings, learn
 from batchrl.play.bench.datasets import BenchError, build_dataset
+from batchrl.play.bench.outputs import load_scores
 
 # the deals every player of a dataset is scored on: one seed, apart from the data's
 EVAL_SEED = 2_000_003
@@ -70,12 +71,10 @@ def score(path: str, game_name: str, player: str, opponents: tuple[str, ...], co
     model = Path(player.removeprefix("model:")) if player.startswith("model:") else None
     if held.exists() and (model is None or held.stat().st_mtime_ns >=
                           model.stat().st_mtime_ns):
-        try:
-            with np.load(held, allow_pickle=False) as f:
-                return {"values": f["values"], "name": str(f["name"]), "unit": str(f["unit"]),
-                        "per_unit": int(f["per_unit"]), "exact": bool(f["exact"])}
-        except (OSError, KeyError, ValueError):
-            pass  # scored again
+        if (kept := load_scores(held)) is not None:
+            return kept
+        if say is not None:  # a file no scoring wrote, or one cut short: replaced
+            say(f"{held} is not a sound scores file: scoring {player} again")
     if say is not None and model is None:
         say(f"{game.name}: scoring {player} against {','.join(opponents) or 'the dealer'}")
     try:

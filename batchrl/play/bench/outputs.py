@@ -1,0 +1,118 @@
+"""A bench's output folder is one bench's at a time, and what it finds there is checked
+as any input is: its rows (`load_rows`), its scores files (`load_scores`), each a regular
+file that reads as what it should hold, else done again, saying so."""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import errno
+import json
+import math
+import os
+import stat
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from batchrl.play.bench.datasets import BenchError
+from batchrl.play.bench.report import Row
+from batchrl.records import printable, regular_file
+
+try:
+    import fcntl
+except ImportError:  # pragma: no cover - Windows: a bench's folder is not locked there
+    fcntl = None  # type: ignore[assignment]
+
+LOCK = ".bench.lock"
+
+
+@contextlib.contextmanager
+def one_bench(out: Path) -> Iterator[None]:
+    """Hold ``out`` for this bench: a second bench on it is refused at once, naming the
+    first (the kernel lets the lock go when its process ends, killed or not)."""
+    out.mkdir(parents=True, exist_ok=True)
+    path = out / LOCK
+    try:
+        fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_NONBLOCK, 0o644)
+    except OSError as exc:
+        why = "a symbolic link" if exc.errno == errno.ELOOP else exc.strerror
+        raise BenchError(f"{path} cannot be the bench's lock ({why}): remove it and run "
+                         "again") from None
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise BenchError(f"{path} is not a regular file, so not the bench's lock: "
+                             "remove it and run again")
+        if fcntl is not None:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except OSError as exc:
+                if exc.errno not in (errno.EAGAIN, errno.EACCES, errno.EWOULDBLOCK):
+                    raise
+                held = os.pread(fd, 200, 0).decode("utf-8", "replace").strip()
+                raise BenchError(f"another bench is writing {out} ({printable(held or '?')})"
+                                 ": wait for it to finish, or give -o another folder") \
+                    from None
+            os.ftruncate(fd, 0)
+            os.pwrite(fd, f"pid {os.getpid()}".encode(), 0)
+        yield
+    finally:
+        os.close(fd)
+
+
+def load_rows(results: Path, say: Callable[[str], None]) -> tuple[list[Row], bool]:
+    """The rows of ``results`` that read as rows (each field of its type, numbers
+    finite), and whether any line did not (those are run again, and said)."""
+    if why := regular_file(results):
+        raise BenchError(f"{results} is {why.removesuffix(': not opened')}: a bench's "
+                         "results are a file it wrote; remove it and run again")
+    rows, cut = [], False
+    for n, line in enumerate(results.read_text(errors="replace").splitlines(), 1):
+        try:
+            rows.append(row_of(json.loads(line)))
+        except (ValueError, TypeError, RecursionError) as exc:
+            say(f"{results}:{n}: not a result ({printable(str(exc), 80)}); that row is run "
+                "again")
+            cut = True
+    return rows, cut
+
+
+def row_of(data: Any) -> Row:
+    """A `Row` from a line's JSON, each field checked against its type."""
+    if not isinstance(data, dict):
+        raise TypeError("not a JSON object")
+    row = Row(**data)
+    for f in dataclasses.fields(Row):
+        value, kind = getattr(row, f.name), str(f.type)
+        ok = {"str": isinstance(value, str),
+              "int | None": value is None or (isinstance(value, int) and
+                                              not isinstance(value, bool)),
+              "int": isinstance(value, int) and not isinstance(value, bool),
+              "bool": isinstance(value, bool),
+              "float": isinstance(value, int | float) and not isinstance(value, bool)
+              and math.isfinite(value)}.get(kind, True)
+        if not ok:
+            raise ValueError(f"its {f.name} is {printable(repr(value), 40)}")
+    return row
+
+
+def load_scores(path: Path) -> dict[str, Any] | None:
+    """A scores file as `score` wrote it, checked: a regular file, arrays only (no
+    pickle), finite values, a whole number of units; None where it is not."""
+    if regular_file(path):
+        return None
+    try:
+        with np.load(path, allow_pickle=False) as f:
+            got: dict[str, Any] = {"values": np.asarray(f["values"], dtype=np.float64),
+                                   "name": str(f["name"]), "unit": str(f["unit"]),
+                                   "per_unit": int(f["per_unit"]),
+                                   "exact": bool(f["exact"])}
+    except (OSError, KeyError, ValueError, TypeError, EOFError):
+        return None
+    values = got["values"]
+    if values.ndim != 1 or not len(values) or not np.isfinite(values).all() or \
+            got["per_unit"] < 1 or len(values) % got["per_unit"]:
+        return None
+    return got
