@@ -212,7 +212,9 @@ def test_a_network_file_wider_than_any_layer_here_is_refused(tmp_path: Path):
     ("search+worlds=1000000000:rule", "worlds=1000000000: from 1 to 1,024"),
     ("search+more=1000000000:rule", "more=1000000000: from 0 to 1,024"),
     ("search:" * 50 + "rule", "at most 2 levels"),
-    ("search:" * 2000 + "rule", "at most 2 levels")])
+    ("search:" * 2000 + "rule", "at most 2 levels"),
+    ("search+worlds=1024:search+worlds=1024:rule", "1,048,576 rollouts a decision"),
+    ("search+worlds=64:search+worlds=65:rule", "4,160 rollouts a decision")])
 def test_a_search_players_budget_and_nesting_are_bounded(spec: str, said: str):
     result = invoke("evaluate", "--game", "leduc", "--players", f"{spec},random")
     assert result.exit_code != 0 and said in result.output, result.output[-300:]

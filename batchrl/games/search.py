@@ -50,6 +50,9 @@ PREFIX = "search"
 # a search (two levels at most: each level multiplies the rollouts)
 MOST = {"worlds": 1024, "more": 1024, "top": 64, "depth": 64, "seed": 2**63 - 1}
 MOST_LEVELS = 2
+# the rollouts one decision may take, all levels multiplied (each level's worlds and
+# more): a search over a search at 1,024 worlds each would roll out a million games
+MOST_ROLLOUTS = 4096
 
 
 @dataclass(frozen=True)
@@ -117,6 +120,12 @@ def parse(spec: str) -> tuple[SearchOptions, str] | None:
         if levels > MOST_LEVELS:
             raise GameError(f"{spec[:80]!r}: a search over a search over a search: at most "
                             f"{MOST_LEVELS} levels (each multiplies the rollouts)")
+    rollouts, below = options.worlds + options.more, inner
+    while (deeper := parse(below)) is not None:
+        rollouts, below = rollouts * (deeper[0].worlds + deeper[0].more), deeper[1]
+    if rollouts > MOST_ROLLOUTS:
+        raise GameError(f"{spec[:80]!r}: {rollouts:,} rollouts a decision, all levels' "
+                        f"worlds and more multiplied: at most {MOST_ROLLOUTS:,}")
     if "top" in given and not options.more:
         raise GameError(f"{spec!r}: top={options.top} picks the moves of a second round: "
                         "give its worlds too (search+more=48+top=2:INNER)")
