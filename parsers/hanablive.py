@@ -5,7 +5,8 @@ The deck is listed top to bottom and dealt seat by seat, each seat's whole hand
 before the next (5 cards with 2-3 players, 4 with 4-5), which is how
 ``batchrl.games.hanabi.rules.deal`` deals. Actions: 0 play and 1 discard
 (``target`` is the card's index in ``deck``, not its slot), 2 colour clue and 3
-rank clue (``target`` a seat, ``value`` a suit index or a rank), 4 game over.
+rank clue (``target`` a seat, ``value`` a suit index or a rank), 4 game over. A play
+or a discard may leave its ``value`` out (the format's own example does); a clue may not.
 
 batchrl plays the standard game only: "No Variant" (suits red, yellow, green,
 blue, purple, read as batchrl's five colours), the first seat starting, and none
@@ -17,6 +18,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from batchrl.games.hanabi.logs import HANABLIVE_SUITS as _SUIT
 from batchrl.games.hanabi.rules import (
@@ -34,6 +36,8 @@ from batchrl.records import excerpt, json_int, regular_file, shown
 
 MAX_FILE = 16 << 20  # an export is tens of KB
 _INT = 2**31  # a field's whole numbers, before their own checks
+_DECK = len(full_deck())
+_CLUES = {2: "a colour clue (type 2)", 3: "a rank clue (type 3)"}
 _RULE_OPTIONS = ("deckPlays", "emptyClues", "oneExtraCard", "oneLessCard", "allOrNothing",
                  "detrimentalCharacters", "cardCycle")
 
@@ -69,7 +73,7 @@ def read_hanablive(path: str | Path) -> LiveGame:
         raise HanabLiveError(f"{path}: not a JSON game export ({exc})") from None
     if not isinstance(data, dict):
         raise HanabLiveError(f"{path}: not a JSON game export (not an object)")
-    options = data.get("options") or {}
+    options = {} if data.get("options") is None else data["options"]
     if not isinstance(options, dict):
         raise HanabLiveError(f"{path}: options {shown(options)}: want an object")
     # the variant is named in options.variant, or in a top-level "variant" key (some
@@ -87,10 +91,15 @@ def read_hanablive(path: str | Path) -> LiveGame:
         raise HanabLiveError(f"{path}: startingPlayer {shown(options['startingPlayer'])}: "
                              "batchrl's games start with seat 0")
     try:
-        if not all(isinstance(p, str | int) and not isinstance(p, bool)
-                   for p in data["players"]):
+        if not isinstance(data["players"], list) or not all(
+                isinstance(p, str | int) and not isinstance(p, bool) for p in data["players"]):
             raise ValueError(f"players {shown(data['players'])}: want a list of names")
         players = tuple(str(p) for p in data["players"])
+        for key in ("deck", "actions"):
+            if not isinstance(data[key], list):
+                raise ValueError(f"{key} {shown(data[key])}: want a list")
+        if not all(isinstance(c, dict) for c in data["deck"]):
+            raise ValueError(f"deck {shown(data['deck'])}: want a list of cards (objects)")
         suits = [json_int(c["suitIndex"], "suitIndex", -_INT, _INT) for c in data["deck"]]
         if bad := sorted({x for x in suits if x not in _SUIT}):
             raise HanabLiveError(f"{path}: suits {shown(bad)} are not No Variant's 0-4")
@@ -99,10 +108,7 @@ def read_hanablive(path: str | Path) -> LiveGame:
             raise HanabLiveError(f"{path}: the deck is not the 50 cards of No Variant: ranks "
                                  f"{shown(bad)}")
         deck = tuple(card(_SUIT[x], r) for x, r in zip(suits, ranks, strict=True))
-        actions = tuple({"type": json_int(a["type"], "type", -_INT, _INT),
-                         "target": json_int(a["target"], "target", -_INT, _INT),
-                         "value": json_int(a.get("value", 0), "value", -_INT, _INT)}
-                        for a in data["actions"])
+        actions = tuple(_move(path, number, a) for number, a in enumerate(data["actions"], 1))
     except HanabLiveError:
         raise
     except KeyError as exc:
@@ -119,16 +125,42 @@ def read_hanablive(path: str | Path) -> LiveGame:
     return LiveGame(str(path), players, deck, actions, game_id)
 
 
+def _move(path: Path, number: int, move: Any) -> dict[str, int]:
+    """Action ``number`` of the export at ``path`` as whole numbers ``{type, target,
+    value}`` (``value`` 0 where a play, a discard or the game's end leaves it out);
+    ``HanabLiveError`` naming the file and the action if a field is missing or no whole
+    number."""
+    try:
+        if not isinstance(move, dict):
+            raise ValueError("want an object")
+        kind = json_int(move["type"], "type", -_INT, _INT)
+        if kind in _CLUES and "value" not in move:
+            raise ValueError(f"{_CLUES[kind]} has no value: the suit or rank clued")
+        return {"type": kind, "target": json_int(move["target"], "target", -_INT, _INT),
+                "value": json_int(move.get("value", 0), "value", -_INT, _INT)}
+    except KeyError as exc:
+        raise HanabLiveError(f"{path}: action {number} ({shown(move)}): missing field "
+                             f"{shown(exc.args[0])}") from None
+    except ValueError as exc:
+        raise HanabLiveError(f"{path}: action {number} ({shown(move)}): {exc}") from None
+
+
 def to_action(move: dict[str, int], seat: int, players: int, slots: list[int]) -> int:
     """A hanab.live action as a batchrl action for ``seat``, whose hand holds the deck
     cards ``slots`` (in batchrl's slot order)."""
     kind, target, value = move["type"], move["target"], move["value"]
     if kind in (0, 1):
+        if not 0 <= target < _DECK:
+            raise HanabLiveError(f"seat {seat} plays or discards deck card {target}, not one "
+                                 f"of 0-{_DECK - 1}")
         if target not in slots:
             raise HanabLiveError(f"seat {seat} plays or discards deck card {target}, "
                                  "which it does not hold")
         return slots.index(target) + (0 if kind == 0 else 5)
     if kind in (2, 3):
+        if not 0 <= target < players:
+            raise HanabLiveError(f"seat {seat} clues seat {target}, not one of "
+                                 f"0-{players - 1}")
         offset = (target - seat) % players
         if offset == 0:
             raise HanabLiveError(f"seat {seat} clues itself")

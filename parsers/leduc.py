@@ -2,8 +2,9 @@
 
 Each hand is replayed through the rules: its moves must be legal, the hand over, the
 public card shown exactly when the second round was reached, and the chips each won
-what the rules give. A line that is not one comes out as a ``BadLine`` naming the file,
-the line and what was wrong; ``#`` lines and ``SCORE`` lines are passed over.
+what the rules give, and no hand number used twice in a log (the first line with it is
+read). A line that is not one comes out as a ``BadLine`` naming the file, the line and
+what was wrong; ``#`` lines and ``SCORE`` lines are passed over.
 
 >>> good, bad = read_leduc(["STATE:0:rc/rc:Kh|Qs/Js:7|-7:a|b",
 ...                         "STATE:1:rc/rc:Kh|Qs/Js:-7|7:a|b"], "l.log")
@@ -24,7 +25,7 @@ from batchrl.games import Format, Source, register_format
 from batchrl.games.leduc import rules
 from batchrl.games.leduc.game import LeducHand
 from batchrl.games.leduc.rules import N_CARDS, LeducState
-from batchrl.records import BadLine, LogLines, printable
+from batchrl.records import BadLine, LogLines, excerpt, printable
 
 _CARD = r"[JQK][sh]"
 _LINE = re.compile(rf"STATE:([0-9]+):([crf/]*):({_CARD})\|({_CARD})(?:/({_CARD}))?:"
@@ -35,6 +36,7 @@ LONGEST = 10_000  # characters: no hand is longer (a longer line was cut, or is 
 
 def read_leduc(lines: Iterable[str], source: str, start: int = 1) -> Iterator[Any]:
     index = 0
+    seen: dict[str, int] = {}  # the line of each hand number's first STATE line
     for number, text in enumerate(lines, start):
         stripped = text.strip()
         if not stripped or stripped.startswith(("#", "SCORE")):
@@ -43,7 +45,7 @@ def read_leduc(lines: Iterable[str], source: str, start: int = 1) -> Iterator[An
             if len(stripped) > LONGEST:
                 raise ValueError(f"the line is {len(stripped):,} characters long: no hand "
                                  "is; it was cut short or is no hand")
-            hand = _replay(_SUFFIX.sub("", stripped), source, number, index)
+            hand = _replay(_SUFFIX.sub("", stripped), source, number, index, seen)
         except ValueError as exc:
             yield BadLine(source, number, str(exc), text)
             continue
@@ -51,12 +53,17 @@ def read_leduc(lines: Iterable[str], source: str, start: int = 1) -> Iterator[An
         index += 1
 
 
-def _replay(text: str, source: str, number: int, index: int) -> LeducHand:
+def _replay(text: str, source: str, number: int, index: int,
+            seen: dict[str, int]) -> LeducHand:
     match = _LINE.fullmatch(text)
     if match is None:
         raise ValueError(f"{printable(text, 80)!r} is not a Leduc STATE line: want "
                          "STATE:<hand>:<betting>:<card>|<card>[/<public>]:<chips>|<chips>:"
                          "<name>|<name> (two names), e.g. STATE:0:rc/rc:Kh|Qs/Js:7|-7:alice|bob")
+    hand = match[1].lstrip("0") or "0"  # as text: a number may have thousands of digits
+    if (first := seen.setdefault(hand, number)) != number:
+        raise ValueError(f"hand {excerpt(hand, 20)} again: line {first} has it, and a hand is "
+                         "numbered once in a log")
     _, betting, c0, c1, shown, w0, w1, n0, n1 = match.groups()
     cards = [rules.card_of(c) for c in (c0, c1, *((shown,) if shown else ()))]
     if len(set(cards)) < len(cards):
