@@ -10,6 +10,8 @@ import shlex
 import shutil
 import subprocess
 import sys
+import tomllib
+from importlib import metadata
 from pathlib import Path
 
 import pytest
@@ -190,3 +192,57 @@ def test_the_interop_pages_environment_snippet_runs_as_written() -> None:
     scope: dict[str, object] = {}
     exec(compile(snippet, "docs/interop.md", "exec"), scope)
     assert scope["obs"] is not None and "seat" in scope
+
+
+CPU_TORCH = "pip install torch --index-url https://download.pytorch.org/whl/cpu"
+CPU_SECTION = "torch-on-a-machine-without-a-gpu"  # docs/interop.md's, by its anchor
+
+
+def _name(requirement: str) -> str:
+    return re.split(r"[<>=!~\[;\s]", requirement.strip(), maxsplit=1)[0].lower()
+
+
+def _brings_torch(requirement: str) -> bool:
+    """Whether installing ``requirement`` installs torch: it is torch, or (as installed
+    here) it requires torch."""
+    if _name(requirement) == "torch":
+        return True
+    try:
+        needs = metadata.requires(_name(requirement)) or []
+    except metadata.PackageNotFoundError:
+        return False
+    return any(_name(r) == "torch" and "extra ==" not in r for r in needs)
+
+
+def test_the_extras_that_bring_torch_say_how_to_get_its_cpu_build() -> None:
+    """pip gives Linux PyPI's CUDA build of torch (gigabytes) for any extra that brings it.
+    docs/interop.md shows the CPU build installed first, then each such extra; every
+    page that installs one points there; the torch it measures is the test extra's pin;
+    nothing tells a user to install torch from PyPI."""
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+    extras = project["optional-dependencies"]
+    torch_extras = {name for name, needs in extras.items()
+                    if name != "test" and any(map(_brings_torch, needs))}
+    assert {"export", "imitation"} <= torch_extras
+    part = re.search(r"^#+ Torch on a machine without a GPU\n(.*?)(?=^#+ |\Z)",
+                     (ROOT / "docs" / "interop.md").read_text(), re.M | re.S)
+    assert part, f"docs/interop.md: no section '{CPU_SECTION}'"  # its links: a strict build
+    section = part.group(1)
+    recipe = next((b for b in re.findall(r"```sh\n(.*?)```", section, re.S) if CPU_TORCH in b),
+                  None)
+    assert recipe, f"docs/interop.md: the section shows no {CPU_TORCH}"
+    for extra in torch_extras:
+        assert re.search(rf"\.\[([\w,]+,)?{extra}[\],]", recipe.split(CPU_TORCH, 1)[1]), \
+            f"docs/interop.md: the CPU recipe does not install the {extra} extra after torch"
+    (pin,) = [r for r in extras["test"] if _name(r) == "torch"]
+    assert f"torch {pin.split('==')[1]}" in section, f"the section measures another torch: {pin}"
+    for page in [ROOT / "README.md", *sorted((ROOT / "docs").rglob("*.md"))]:
+        text = page.read_text()
+        if page.name != "interop.md" and any(f".[{e}]" in text for e in torch_extras):
+            assert f"interop.md#{CPU_SECTION}" in text, \
+                f"{page.relative_to(ROOT)}: installs torch's extra, not linking the CPU recipe"
+    for path in [*sorted((ROOT / "batchrl").rglob("*.py")),
+                 *sorted((ROOT / "docs").rglob("*.md")), ROOT / "README.md"]:
+        for said in re.findall(r"pip install torch[^\s)\"'`,:;]*(?: --index-url https?://[\w./-]+)?",
+                                path.read_text()):
+            assert said == CPU_TORCH, f"{path.relative_to(ROOT)}: {said}: PyPI's CUDA torch"

@@ -466,7 +466,8 @@ def imitate(store: Path | str | None, players: tuple[str, ...], threads: int | N
       batchrl imitate --store datasets/hanabi
       batchrl imitate --store datasets/hanabi --features report --no-colour-order
       batchrl imitate --store datasets/eger --player human
-    Needs torch to train: pip install -e '.[imitation]' (or pip install torch==2.13.0).
+    Needs torch to train: pip install -e '.[imitation]' (without a GPU, first
+    pip install torch --index-url https://download.pytorch.org/whl/cpu: docs/interop.md).
     """
     root = store if store is not None else default_store_path()
     view = take_game_options("imitate", kwargs, None)

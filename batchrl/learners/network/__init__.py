@@ -15,8 +15,9 @@ standardised with the training set's mean and deviation. The network kept is the
 the epoch with the best validation accuracy (``keep_best``); the test episodes are scored
 once, at the end; every figure is in the model's ``meta``.
 
-Training needs torch, an optional extra (``pip install -e '.[imitation]'``, or ``pip
-install torch==2.13.0``); playing does not: the model file is arrays and JSON
+Training needs torch, an optional extra (``pip install -e '.[imitation]'``; without a GPU,
+first ``pip install torch --index-url https://download.pytorch.org/whl/cpu``, as
+docs/interop.md says); playing does not: the model file is arrays and JSON
 (`batchrl.modelfile`, kind ``network``) and the forward pass is numpy's.
 
 >>> import numpy as np

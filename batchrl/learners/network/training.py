@@ -22,8 +22,10 @@ def torch_module() -> Any:
     try:
         import torch  # torch: the network extra, loaded only to train
     except ImportError:
-        raise LearnerError("the network needs torch to train: pip install -e "
-                           "'.[imitation]' (or pip install torch==2.13.0)") from None
+        raise LearnerError("the network needs torch to train: pip install -e '.[imitation]' "
+                           "(without a GPU, first "
+                           "pip install torch --index-url https://download.pytorch.org/whl/cpu"
+                           ": docs/interop.md)") from None
     return torch
 
 
