@@ -16,7 +16,8 @@ import pytest
 from click.testing import CliRunner, Result
 
 from batchrl.cli import main
-from batchrl.play.bench.outputs import LOCK
+from batchrl.play.bench.outputs import LOCK, row_line
+from batchrl.play.bench.report import Row
 
 GRID = ("--quick", "--seeds", "1", "--games", "sette-mezzo", "--learners", "bc", "-j", "1")
 
@@ -142,10 +143,15 @@ def test_an_edited_row_or_poisoned_scores_are_done_again(copy) -> None:
     out, cache, output = copy
     results = out / "results.jsonl"
     row = json.loads(results.read_text().splitlines()[0])
-    edited = {**row, "normalized": 99.95}
-    results.write_text(json.dumps(edited) + "\n")
+    results.write_text(json.dumps({**row, "normalized": 99.95}) + "\n")  # by hand
     again = bench(out, cache)
     assert again.exit_code == 0
+    assert "not a result (edited since it was written (its digest differs))" in again.output
+    assert _table(again.output) == _table(output)
+    row = json.loads(results.read_text().splitlines()[0])
+    del row["digest"]  # by a tool that digests the row again, the scores left
+    results.write_text(row_line(Row(**{**row, "normalized": 99.95})))
+    again = bench(out, cache)
     assert "says normalized 99.95, its scores file" in again.output
     assert "trained and scored again" in again.output
     assert _table(again.output) == _table(output)

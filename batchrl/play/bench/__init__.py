@@ -59,7 +59,7 @@ from batchrl.play.bench.datasets import (
     declares,
 )
 from batchrl.play.bench.minari import export_dataset
-from batchrl.play.bench.outputs import load_rows, load_scores, one_bench
+from batchrl.play.bench.outputs import load_rows, load_scores, one_bench, replaceable, row_line
 from batchrl.play.bench.report import Row, json_default, plot, summary, table
 from batchrl.play.bench.tasks import EVAL_SEED, Job, as_scores, built, score, train_and_score
 from batchrl.store import Store
@@ -263,8 +263,7 @@ class Bench:
 
     def _rewrite_results(self) -> None:
         tmp = self.results.with_name(f".{self.results.name}.tmp-{os.getpid()}")
-        tmp.write_text("".join(json.dumps(dataclasses.asdict(r), default=json_default) + "\n"
-                               for r in self.done.values()))
+        tmp.write_text("".join(row_line(r) for r in self.done.values()))
         os.replace(tmp, self.results)
 
     def run(self) -> BenchResult:
@@ -279,6 +278,10 @@ class Bench:
                              "(--seeds gives a learner more training seeds)")
         pairs = plan(self.config)
         self.out.mkdir(parents=True, exist_ok=True)
+        for path in (self.results, self.out / "bench.json", self.out / "bench.png"):
+            replaceable(path)
+        if self.scores.exists() and not self.scores.is_dir():
+            raise BenchError(f"{self.scores} is not a directory: remove it and run again")
         self.scores.mkdir(exist_ok=True)
 
         try:
@@ -465,7 +468,7 @@ class Bench:
                    wall, setup, scores)
 
     def _append(self, row: Row) -> None:
-        line = (json.dumps(dataclasses.asdict(row), default=json_default) + "\n").encode()
+        line = row_line(row).encode()
         fd = os.open(self.results, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
         try:  # one write: a kill leaves the line whole or cut, never run into the next
             if os.fstat(fd).st_size and _last_byte(self.results) != b"\n":

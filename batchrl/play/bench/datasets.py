@@ -14,6 +14,7 @@ from batchrl.filenames import clear_leftovers
 from batchrl.games import Dataset, Game
 from batchrl.ingest import IngestConfig, ingest
 from batchrl.learning import store_digest
+from batchrl.records import regular_file
 from batchrl.store import Store, StoreError
 
 RECORD = "dataset.json"  # in a built dataset's folder: what it is, and its rows' digest
@@ -63,6 +64,8 @@ def cached(game: Game, dataset: Dataset, quick: bool, folder: Path) -> str:
     if folder.is_symlink() or not folder.is_dir():
         return "it is a link, not a folder the cache made" if folder.is_symlink() else \
             "it is not a folder"
+    if why := regular_file(folder / RECORD):
+        return f"its {RECORD} {why.removesuffix(': not opened')}"
     try:
         recorded = json.loads((folder / RECORD).read_text())
         store = Store.open(folder / "store")

@@ -7,18 +7,19 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import errno
+import hashlib
 import json
 import math
 import os
 import stat
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from batchrl.play.bench.datasets import BenchError
-from batchrl.play.bench.report import Row
+from batchrl.play.bench.report import Row, json_default
 from batchrl.records import printable, regular_file
 
 try:
@@ -62,16 +63,36 @@ def one_bench(out: Path) -> Iterator[None]:
         os.close(fd)
 
 
+def row_line(row: Row) -> str:
+    """A row as ``results.jsonl`` keeps it: its fields and their digest, so a row edited
+    since is known for one."""
+    fields = dataclasses.asdict(row)
+    return json.dumps(fields | {"digest": _digest(fields)}, default=json_default) + "\n"
+
+
+def _digest(fields: dict[str, Any]) -> str:
+    text = json.dumps(fields, sort_keys=True, default=json_default)
+    return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+
 def load_rows(results: Path, say: Callable[[str], None]) -> tuple[list[Row], bool]:
     """The rows of ``results`` that read as rows (each field of its type, numbers
-    finite), and whether any line did not (those are run again, and said)."""
+    finite, the digest it was written with), and whether any line did not (those are
+    run again, and said)."""
     if why := regular_file(results):
         raise BenchError(f"{results} is {why.removesuffix(': not opened')}: a bench's "
                          "results are a file it wrote; remove it and run again")
     rows, cut = [], False
     for n, line in enumerate(results.read_text(errors="replace").splitlines(), 1):
         try:
-            rows.append(row_of(json.loads(line)))
+            data = json.loads(line)
+            digest = data.pop("digest", None) if isinstance(data, dict) else None
+            row = row_of(data)
+            if digest != _digest(dataclasses.asdict(row)):
+                raise ValueError("edited since it was written (its digest differs)"
+                                 if digest is not None else
+                                 "no digest (an older batchrl's row, or edited)")
+            rows.append(row)
         except (ValueError, TypeError, RecursionError) as exc:
             say(f"{results}:{n}: not a result ({printable(str(exc), 80)}); that row is run "
                 "again")
@@ -98,9 +119,18 @@ def row_of(data: Any) -> Row:
     return row
 
 
+def replaceable(path: Path) -> None:
+    """`BenchError` where a file the bench writes in its own folder is a directory
+    (anything else there, a link or a pipe, is replaced by the file, not written into)."""
+    if path.is_dir() and not path.is_symlink():
+        raise BenchError(f"{path} is a directory where the bench keeps a file: remove it "
+                         "and run again")
+
+
 def load_scores(path: Path) -> dict[str, Any] | None:
     """A scores file as `score` wrote it, checked: a regular file, arrays only (no
-    pickle), finite values, a whole number of units; None where it is not."""
+    pickle), finite values, a whole number of units, the digest it was written with;
+    None where it is not."""
     if regular_file(path):
         return None
     try:
@@ -109,10 +139,21 @@ def load_scores(path: Path) -> dict[str, Any] | None:
                                    "name": str(f["name"]), "unit": str(f["unit"]),
                                    "per_unit": int(f["per_unit"]),
                                    "exact": bool(f["exact"])}
+            digest = str(f["digest"]) if "digest" in f.files else ""
     except (OSError, KeyError, ValueError, TypeError, EOFError):
         return None
     values = got["values"]
     if values.ndim != 1 or not len(values) or not np.isfinite(values).all() or \
-            got["per_unit"] < 1 or len(values) % got["per_unit"]:
+            got["per_unit"] < 1 or len(values) % got["per_unit"] or \
+            digest != scores_digest(got):
         return None
     return got
+
+
+def scores_digest(got: Mapping[str, Any]) -> str:
+    """The digest a scores file keeps of what it holds: scores changed since (finite
+    and plausible, say) are known for changed."""
+    h = hashlib.sha256(np.ascontiguousarray(got["values"], dtype="<f8").tobytes())
+    h.update(json.dumps([got["name"], got["unit"], int(got["per_unit"]),
+                         bool(got["exact"])]).encode())
+    return h.hexdigest()[:16]

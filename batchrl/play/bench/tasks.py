@@ -18,7 +18,7 @@ from batchrl.games import Dataset, GameError, Scores, get_game
 from batchrl.learners import Learner
 from batchrl.learning import Settings, learn
 from batchrl.play.bench.datasets import BenchError, build_dataset
-from batchrl.play.bench.outputs import load_scores
+from batchrl.play.bench.outputs import load_scores, replaceable, scores_digest
 
 # the deals every player of a dataset is scored on: one seed, apart from the data's
 EVAL_SEED = 2_000_003
@@ -81,12 +81,13 @@ def score(path: str, game_name: str, player: str, opponents: tuple[str, ...], co
         got = game.play.score((player, *opponents), count, EVAL_SEED, {}, params=params)
     except GameError as exc:
         raise BenchError(f"{game.name}: {exc}") from None
+    replaceable(held)
     tmp = held.with_name(f".{held.name}.tmp-{os.getpid()}.npz")
-    np.savez(tmp, values=got.values, name=got.name, unit=got.unit, per_unit=got.per_unit,
-             exact=got.exact)
+    made: dict[str, Any] = {"values": got.values, "name": got.name, "unit": got.unit,
+                            "per_unit": got.per_unit, "exact": got.exact}
+    np.savez(tmp, **made, digest=scores_digest(made))
     os.replace(tmp, held)
-    return {"values": got.values, "name": got.name, "unit": got.unit,
-            "per_unit": got.per_unit, "exact": got.exact}
+    return made
 
 
 def as_scores(got: Mapping[str, Any]) -> Scores:
