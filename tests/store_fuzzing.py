@@ -94,19 +94,25 @@ def mutate_store(seed: Path, case: Path, mutation: str, rng: random.Random) -> N
         shutil.copy(part, part.with_name("0" + part.name))
     elif mutation == "rename part":
         part.rename(part.with_name(f"{rng.getrandbits(64):016x}.parquet"))
-    elif mutation == "link out":
-        outside = case.parent / f"{case.name}-outside.parquet"
-        shutil.copy(part, outside)
-        part.unlink()
-        part.symlink_to(outside)
-    elif mutation == "fifo part":
-        part.unlink()
-        os.mkfifo(part)
+    elif mutation in ("link out", "fifo part", "directory part"):
+        replace_node(part, mutation.split()[0], case.parent / f"{case.name}-outside.parquet")
     elif mutation == "empty part":
         part.write_bytes(b"")
-    elif mutation == "directory part":
-        part.unlink()
-        part.mkdir()
+
+
+def replace_node(path: Path, how: str, outside: Path) -> None:
+    """The file at ``path`` replaced by what a hostile copy puts there: a ``link`` to a
+    copy of it at ``outside``, a ``fifo`` (a reader that opens it waits), a
+    ``directory``."""
+    if how == "link":
+        shutil.copy(path, outside)
+    path.unlink()
+    if how == "link":
+        path.symlink_to(outside)
+    elif how == "fifo":
+        os.mkfifo(path)
+    else:
+        path.mkdir()
 
 
 def run_store_case(case: Path, read: Callable[[Path], None]) -> Outcome:

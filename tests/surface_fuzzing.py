@@ -43,6 +43,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 from click.testing import CliRunner
 from fuzzing import Hang, time_limit
+from store_fuzzing import replace_node
 
 from batchrl.cli import main
 from batchrl.store import Store, StoreError
@@ -316,17 +317,8 @@ def damaged_bench(seed: Path, case: Path, rng: random.Random) -> str:
         target.write_bytes(b"")
     elif mutation == "delete":
         target.unlink()
-    elif mutation == "fifo":
-        target.unlink()
-        os.mkfifo(target)
-    elif mutation == "link out":
-        outside = case.parent / f"{case.name}-outside"
-        shutil.copy(target, outside)
-        target.unlink()
-        target.symlink_to(outside)
-    elif mutation == "directory":
-        target.unlink()
-        target.mkdir()
+    elif mutation in ("fifo", "link out", "directory"):
+        replace_node(target, mutation.split()[0], case.parent / f"{case.name}-outside")
     elif mutation == "edit row":
         target = case / "out" / "results.jsonl"
         row = json.loads(target.read_text().splitlines()[0])
