@@ -71,6 +71,7 @@ from numpy.typing import NDArray
 from batchrl import __version__
 from batchrl.episodes import CHUNK_ROWS, GROUPINGS, Episodes, ExportError, episodes_of
 from batchrl.filenames import clear_leftovers
+from batchrl.foreign import d3rlpy_quietly, import_d3rlpy
 from batchrl.games import GameError, game_for, seats_of
 from batchrl.store import Store
 from batchrl.store.place import is_url, recorded
@@ -434,10 +435,14 @@ def load_d3rlpy(out: str | Path) -> tuple[Any, dict[str, NDArray[Any]]]:
     """A d3rlpy export as a ``d3rlpy.dataset.MDPDataset`` and its legal masks
     (``legal_mask``, ``next_legal_mask``, ``legal_known``, row for row with the dataset's
     steps, episode after episode)."""
-    d3rlpy = _library("d3rlpy", "d3rlpy")
+    try:
+        d3rlpy = import_d3rlpy()
+    except ImportError:
+        raise ExportError(f"load_d3rlpy needs d3rlpy, which is not installed: {EXTRA}",
+                          "to") from None
     out = Path(out)
     meta = json.loads((out / "metadata.json").read_text())
-    with np.load(out / "dataset.npz") as arrays:
+    with np.load(out / "dataset.npz") as arrays, d3rlpy_quietly():
         dataset = d3rlpy.dataset.MDPDataset(
             arrays["observations"], arrays["actions"], arrays["rewards"],
             arrays["terminals"], arrays["timeouts"],

@@ -29,11 +29,14 @@ batchrl's own learners.
 
 from __future__ import annotations
 
+import contextlib
 import importlib
 import importlib.util
+import io
 import json
+import logging
 import sys
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -232,6 +235,29 @@ class D3rlpyPolicy:
         return chosen
 
 
+def import_d3rlpy() -> Any:
+    """d3rlpy, imported without the notice that gym (which d3rlpy imports) prints to
+    stderr on import. Raises ImportError where it is not installed (the export extra)."""
+    with contextlib.redirect_stderr(io.StringIO()):  # gym's "unmaintained" notice
+        import d3rlpy  # d3rlpy: an optional extra, loaded only when asked for
+    return d3rlpy
+
+
+@contextlib.contextmanager
+def d3rlpy_quietly() -> Iterator[None]:
+    """d3rlpy's log without its info lines while under it (structlog, which d3rlpy's
+    import sets to print every level to stdout): its warnings still print, and the log's
+    configuration is as it was after."""
+    import structlog  # d3rlpy's log, installed with d3rlpy
+
+    config = structlog.get_config()
+    structlog.configure(wrapper_class=structlog.make_filtering_bound_logger(logging.WARNING))
+    try:
+        yield
+    finally:
+        structlog.configure(**config)
+
+
 def d3rlpy_policy(algo: Any, export: str | Path) -> D3rlpyPolicy:
     """``algo`` (a d3rlpy algorithm, or the path of one saved with ``save``) as a policy
     of the game of the export it was trained on (``batchrl export --to d3rlpy``: its
@@ -246,7 +272,6 @@ def d3rlpy_policy(algo: Any, export: str | Path) -> D3rlpyPolicy:
             isinstance(meta.get(k), list) for k in ("feature_names", "action_names")):
         raise ModelError(f"{folder}/metadata.json does not name the features and actions")
     if isinstance(algo, str | Path):
-        import d3rlpy  # d3rlpy: an optional extra, loaded only for its files
-
-        algo = d3rlpy.load_learnable(str(algo))
+        with d3rlpy_quietly():
+            algo = import_d3rlpy().load_learnable(str(algo))
     return D3rlpyPolicy(algo, {**meta, "learner": f"d3rlpy {type(algo).__name__}"})

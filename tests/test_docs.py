@@ -246,3 +246,14 @@ def test_the_extras_that_bring_torch_say_how_to_get_its_cpu_build() -> None:
         for said in re.findall(r"pip install torch[^\s)\"'`,:;]*(?: --index-url https?://[\w./-]+)?",
                                 path.read_text()):
             assert said == CPU_TORCH, f"{path.relative_to(ROOT)}: {said}: PyPI's CUDA torch"
+
+
+def test_the_docs_extra_builds_the_site_as_the_tests_do() -> None:
+    """The docs extra is the packages the tests build the site with, a formatter of
+    signatures among them: mkdocstrings formats long signatures with Ruff or Black, and
+    without either says so at every build (and shows them unformatted)."""
+    extras = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"][
+        "optional-dependencies"]
+    docs = {_name(r) for r in extras["docs"]}
+    assert docs & {"ruff", "black"}, "the docs extra brings no formatter of signatures"
+    assert docs <= {_name(r) for r in extras["test"]}

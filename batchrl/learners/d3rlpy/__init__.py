@@ -35,6 +35,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from batchrl import modelfile
+from batchrl.foreign import import_d3rlpy
 from batchrl.learners.base import Learner, LearnerError, ScoredPolicy
 from batchrl.modelfile import ModelError
 from batchrl.store import Transitions
@@ -204,9 +205,8 @@ class D3rlpyLearner(Learner):
             progress: Callable[[str, int, int], None] | None = None,
             jobs: int = -1) -> D3rlpyPolicy:
         try:
-            with contextlib.redirect_stderr(io.StringIO()):  # gym's notice, on import
-                import d3rlpy  # the d3rlpy extra, loaded only to fit
-                import torch  # the d3rlpy extra's torch
+            d3rlpy = import_d3rlpy()
+            import torch  # the d3rlpy extra's torch
         except ImportError:
             raise LearnerError("d3rlpy: training needs d3rlpy and torch: pip install "
                                "'batchrl[export]'") from None
