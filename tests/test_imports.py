@@ -21,7 +21,8 @@ from locations import ROOT
 # builds its datasets by generating and ingesting logs, then learns and plays)
 COMMANDS = ("batchrl.cli", "batchrl.cli.main", "batchrl.cli.common", "batchrl.cli.play",
             "batchrl.cli.export", "batchrl.cli.learn", "batchrl.cli.bench", "batchrl.ingest",
-            "batchrl.play.bench", "batchrl.play.bench.datasets", "batchrl.play.bench.tasks")
+            "batchrl.play.bench", "batchrl.play.bench.datasets", "batchrl.play.bench.tasks",
+            "batchrl.play.bench.outputs")
 
 
 def _module_name(path: Path) -> str:
