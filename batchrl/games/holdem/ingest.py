@@ -5,13 +5,16 @@ first hands tell (amounts in the betting mean no-limit; otherwise the game is th
 built-in whose rules give the logged payoffs, which picks a Glassfrog summary's units),
 and ``--game`` overrides both. A run of another game appended to a log is left out
 (``batchrl.records.Skipped``), and a run with fewer hands than its header promises is
-noted. Limit and no-limit games of two or three players become transitions; what batchrl
-cannot (more players, a deck the evaluator cannot score) is refused, naming the game.
+noted. A PHH hand carries its own game (`LoggedHand.game`): the first decides the
+source's, and a hand of other seats, blinds or stacks is left out. Limit and no-limit
+games of 2 to 10 players become transitions; what batchrl cannot (a deck the evaluator
+cannot score) is refused, naming the game.
 """
 
 from __future__ import annotations
 
 import itertools
+from collections import Counter
 from collections.abc import Iterator, MutableSequence
 from typing import Any
 
@@ -27,8 +30,9 @@ from batchrl.store import RowsBatch, StoreSchema
 LOOKAHEAD_HANDS = 1000
 # PV is defined for these numbers of visible board cards.
 PV_BOARDS = frozenset({0, 3, 4, 5})
-PLAYERS = (2, 3)  # the features and equities are defined for these
+PLAYERS = tuple(range(2, 11))  # the features and equities are defined for these
 APPENDED = "another game appended"
+OTHER_GAME = "a hand of another game"  # a PHH hand of other seats, blinds or stacks
 
 
 def schema_for(game: GameDef, pv: bool = True) -> StoreSchema:
@@ -49,8 +53,8 @@ def unsupported(where: str, game: GameDef, pv: bool) -> str | None:
     None if it can."""
     if game.num_players not in PLAYERS:
         return (f"{where}: a {game.num_players}-player game ({game.name}: "
-                f"{game.description}); batchrl turns games of 2 or 3 players into "
-                f"transitions")
+                f"{game.description}); batchrl turns games of {PLAYERS[0]} to "
+                f"{PLAYERS[-1]} players into transitions")
     problem = gamedef.evaluable(game)
     if problem is None and pv:
         seen = {game.board_cards_before(r) for r in range(game.num_rounds)}
@@ -104,6 +108,11 @@ def runs(records: Iterator[Any], game: GameDef, forced: bool,
             if foreign:
                 yield Skipped(APPENDED)
                 continue
+            if record.game is not None and record.game != game and not forced:
+                yield Skipped(OTHER_GAME, f"{record.source}: a hand of "
+                                          f"{record.game.description}, in a source of "
+                                          f"{game.description}: left out")
+                continue
         yield record
     _promised(header, hands, notes)
 
@@ -153,6 +162,9 @@ def decide_game(context: SourceContext, records: Iterator[Any],
         if not isinstance(record, LoggedHand):
             continue
         hands += 1
+        if record.game is not None:  # the hand says (a PHH hand)
+            notes.append(f"game {record.game.name}: {record.game.description}")
+            return record.game, pending
         if record.is_nolimit or record.num_players != 2:
             game = builtin_like(record)
             notes.append(f"game {game.name}: line {record.line} is a "
@@ -168,6 +180,11 @@ def decide_game(context: SourceContext, records: Iterator[Any],
                 return game, pending
         if hands >= LOOKAHEAD_HANDS:
             break
+    if not hands and pending:  # only what could not be read: no game to assume
+        counts = Counter(getattr(r, "kind", type(r).__name__) for r in pending)
+        raise SourceError(f"{path}: no hand could be read ("
+                          + ", ".join(f"{n:,} {k}" for k, n in counts.most_common())
+                          + "): run with --on-error fail to see the first")
     if moved_chips:
         raise SourceError(
             f"{path}: the payoffs of its first {hands:,} hands fit no built-in game "

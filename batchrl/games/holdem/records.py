@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from batchrl.games.holdem.gamedef import GameDef
+
 
 @dataclass(frozen=True, slots=True)
 class LoggedHand:
@@ -24,6 +26,9 @@ class LoggedHand:
     payoffs: tuple[float, ...]
     names: tuple[str, ...]
     cards: str  # the cards field as logged (for audit)
+    # the game it was played in, where the hand says (a PHH hand's seats, blinds and
+    # stacks); None where the log names it elsewhere (a dealer log's header) or not at all
+    game: GameDef | None = None
 
     @property
     def num_players(self) -> int:

@@ -1,0 +1,323 @@
+"""PHH hand histories (pokerkit's notation; Kim 2023) as hold'em hands.
+
+A ``.phh`` file holds one hand, a ``.phhs`` file many (TOML tables ``[1]``, ``[2]`` …),
+and a folder holds either, in its subfolders too (one source, one store part, hands in
+the files' natural order: ``2.phh`` before ``10.phh``). PHH is TOML, so Python's own
+``tomllib`` reads it (comments and both quote styles included). This module turns each
+hand into a `LoggedHand` in the dealer's notation, with the game it was played in, and
+leaves the poker (is the betting legal, do the results add up) to
+``batchrl.games.holdem``, which replays every hand through its rules::
+
+    variant = 'NT'
+    antes = [0, 0, 0]
+    blinds_or_straddles = [50, 100, 0]
+    min_bet = 100
+    starting_stacks = [10000, 10000, 10000]
+    actions = ['d dh p1 Qh5c', 'd dh p2 9h6h', 'd dh p3 KcJh', 'p3 cbr 210', 'p1 f',
+               'p2 cc', 'd db 7s9cTc', 'p2 cc', 'p3 cbr 235', 'p2 f']
+    players = ['A', 'B', 'C']
+    finishing_stacks = [9950, 9790, 10260]
+
+becomes the betting ``r210fc/cr445f`` (a raise names the chips the seat has put in over
+the hand, as the dealer writes it: 210 then 210 + 235), the hole and board cards, the
+payoffs ``finishing_stacks - starting_stacks`` (or ``winnings`` less what the seat put
+in), the names, and a no-limit `GameDef` of the hand's seats, blinds and stacks.
+
+Read so far: no-limit hold'em (``NT``) in whole chips without antes, every hole card
+shown. A hand of another variant is passed over, counted by its variant's name (as
+hanab.live variants are); antes, decimal chips and hidden cards are refused with the
+hand's file and number, the other hands read.
+
+>>> from batchrl.games.holdem.records import LoggedHand
+>>> hand = next(_hands({"variant": "NT", "antes": [0, 0], "blinds_or_straddles": [1, 2],
+...                     "min_bet": 2, "starting_stacks": [200, 200],
+...                     "actions": ["d dh p1 AsKs", "d dh p2 7c2d", "p1 cbr 6", "p2 f"],
+...                     "finishing_stacks": [202, 198]}, "x.phh", 1, 0))
+>>> hand.betting, hand.payoffs, hand.game.first_player
+('r6f', (2.0, -2.0), (0, 1, 1, 1))
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import math
+import re
+import tomllib
+from collections.abc import Iterator, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from batchrl.games import Format, Source, register_format
+from batchrl.games.holdem.cards import cards_str, parse_cards
+from batchrl.games.holdem.gamedef import GameDef, GameDefError
+from batchrl.games.holdem.records import LoggedHand
+from batchrl.records import BadLine, Skipped, regular_file, shown
+from batchrl.store import file_digest
+
+__all__ = ["PHH", "read_phh"]
+
+SUFFIXES = (".phh", ".phhs")
+MAX_FILE = 64 << 20  # bytes: a .phhs of a hundred thousand hands is a few tens of MB
+MAX_ACTIONS = 1_000  # a hand of nine seats raising all-in takes a few dozen
+MAX_SEATS = 10  # as an ACPC game's (batchrl.games.holdem.gamedef.BOUNDS)
+VARIANT = "NT"  # no-limit Texas hold'em
+_ACTION = re.compile(r"^(?:d (dh) p([0-9]+) (\S+)|d (db) (\S+)|p([0-9]+) (f|cc|cbr|sm)"
+                     r"(?: (\S+))?)$")
+
+
+class HandError(ValueError):
+    """A hand this reader cannot turn into a dealer's record; the message says why, and
+    ``kind`` counts it in the ingest's report."""
+
+    def __init__(self, message: str, kind: str = "bad hand") -> None:
+        super().__init__(message)
+        self.kind = kind
+
+
+def read_phh(path: Path) -> Iterator[LoggedHand | BadLine | Skipped]:
+    """The hands of one ``.phh``/``.phhs`` file, in order: a `LoggedHand` each, a
+    `BadLine` for a hand (or a file) that cannot be read, a `Skipped` for a hand of
+    another variant."""
+    if why := regular_file(path):
+        yield BadLine(str(path), 1, f"not read: {why}", "")
+        return
+    try:
+        with path.open("rb") as f:
+            raw = f.read(MAX_FILE + 1)
+        if len(raw) > MAX_FILE:
+            raise HandError(f"over {MAX_FILE:,} bytes, more than a PHH file holds")
+        document = tomllib.loads(raw.decode("utf-8"))
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError, RecursionError,
+            HandError) as exc:
+        yield BadLine(str(path), _line_of(exc), f"not a PHH file ({shown(str(exc), 200)})",
+                      "")
+        return
+    many = path.suffix == ".phhs"
+    tables = [(k, v) for k, v in document.items() if isinstance(v, dict)] if many else \
+        [("", document)]
+    if many and not tables:
+        yield BadLine(str(path), 1, "a .phhs file holds hands as tables ([1], [2] …): none "
+                                    "found", "")
+    for index, (key, hand) in enumerate(tables):
+        where = f"{path}, hand [{key}]" if many else str(path)
+        try:
+            yield from _hands(hand, where, _line(raw, key) if many else 1, index)
+        except HandError as exc:
+            yield BadLine(str(path), _line(raw, key) if many else 0,
+                          f"hand [{key}]: {exc}" if many else str(exc), "", exc.kind)
+
+
+def _hands(hand: Mapping[str, Any], where: str, line: int, index: int
+           ) -> Iterator[LoggedHand | Skipped]:
+    variant = hand.get("variant")
+    if variant != VARIANT:
+        yield Skipped(f"variant {shown(variant, 20)}",
+                      f"{where}: variant {shown(variant, 20)}, not no-limit hold'em "
+                      f"({VARIANT}): batchrl reads {VARIANT} hands")
+        return
+    stacks = _amounts(hand, "starting_stacks", where)
+    seats = len(stacks)
+    if not 2 <= seats <= MAX_SEATS:
+        raise HandError(f"{seats} seats; a hand has 2 to {MAX_SEATS}")
+    blinds = _amounts(hand, "blinds_or_straddles", where, seats)
+    if any(_amounts(hand, "antes", where, seats)):
+        raise HandError("antes are not read yet: batchrl reads hands without them",
+                        "antes (not read yet)")
+    big = max(blinds)
+    if hand.get("min_bet", big) != big:
+        raise HandError(f"min_bet {shown(hand.get('min_bet'), 20)} is not the big blind "
+                        f"{big}: batchrl's no-limit game raises by at least the big blind")
+    game = _game(blinds, stacks, where)
+    actions = hand.get("actions")
+    if not isinstance(actions, list) or len(actions) > MAX_ACTIONS or \
+            not all(isinstance(a, str) for a in actions):
+        raise HandError(f"actions {shown(actions, 60)}: want a list of at most "
+                        f"{MAX_ACTIONS:,} strings")
+    hole: list[tuple[int, ...]] = [()] * seats
+    board: list[tuple[int, ...]] = []
+    betting: list[str] = [""]
+    put_in = [0] * seats  # over the hand, before this round
+    this_round = list(blinds)
+    for number, text in enumerate(actions, 1):
+        match = _ACTION.match(text.split("#", 1)[0].strip())
+        if match is None:
+            raise HandError(f"action {number} {shown(text, 60)} is none PHH's no-limit "
+                            "hold'em has (d dh pN CARDS, d db CARDS, pN f, pN cc, "
+                            "pN cbr AMOUNT, pN sm CARDS)")
+        deal_hole, seat, cards, deal_board, flop, actor, verb, amount = match.groups()
+        try:
+            if deal_hole:
+                s = _seat(seat, seats, number)
+                if cards != "????" and "?" in cards:
+                    raise HandError(f"action {number}: seat p{s + 1}'s cards {shown(cards)} "
+                                    "are partly hidden")
+                hole[s] = () if cards == "????" else parse_cards(cards)
+            elif deal_board:
+                board.append(parse_cards(flop))
+                betting.append("")
+                put_in = [a + b for a, b in zip(put_in, this_round, strict=True)]
+                this_round = [0] * seats
+            else:
+                s = _seat(actor, seats, number)
+                if verb == "f":
+                    betting[-1] += "f"
+                elif verb == "cc":
+                    this_round[s] = min(max(this_round), stacks[s] - put_in[s])
+                    betting[-1] += "c"
+                elif verb == "cbr":
+                    to = _chips(amount, f"action {number}'s amount")
+                    this_round[s] = to
+                    betting[-1] += f"r{put_in[s] + to}"
+                # sm: a seat shows (or mucks) at the showdown: its cards were dealt already
+        except ValueError as exc:
+            raise HandError(f"action {number} {shown(text, 60)}: {exc}") from None
+    spent = [a + b for a, b in zip(put_in, this_round, strict=True)]
+    payoffs = _payoffs(hand, stacks, spent, where)
+    names = hand.get("players", [])
+    if not (isinstance(names, list) and len(names) in (0, seats) and
+            all(isinstance(n, str) for n in names)):
+        raise HandError(f"players {shown(names, 60)}: want a name for each of {seats} seats")
+    number = hand.get("hand", index + 1)
+    if not isinstance(number, int) or isinstance(number, bool) or number < 0:
+        number = index + 1
+    cards = "/".join(["|".join(cards_str(h) if h else "????" for h in hole),
+                      *(cards_str(b) for b in board)])
+    yield LoggedHand(where, line, index, number, "/".join(betting), tuple(hole),
+                     tuple(board), payoffs, tuple(names), cards, game)
+
+
+def _amounts(hand: Mapping[str, Any], key: str, where: str, seats: int | None = None
+             ) -> tuple[int, ...]:
+    values = hand.get(key)
+    if not isinstance(values, list) or (seats is not None and len(values) != seats):
+        want = f"{seats} amounts, one a seat" if seats is not None else "a list of amounts"
+        raise HandError(f"{key} {shown(values, 60)}: want {want}")
+    return tuple(_chips(v, key) for v in values)
+
+
+def _chips(value: Any, what: str) -> int:
+    """Whole chips: a decimal amount (an online hand's $0.25) is refused for now."""
+    if isinstance(value, str):
+        if not re.fullmatch(r"[0-9]{1,12}", value):
+            raise HandError(f"{what} {shown(value, 20)}: want whole chips")
+        value = int(value)
+    if isinstance(value, float) and math.isfinite(value) and value.is_integer():
+        value = int(value)
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise HandError(f"{what} {shown(value, 20)}: decimal chips are not read yet; want "
+                        "whole chips", "decimal chips (not read yet)")
+    if not 0 <= value <= 2**31 - 1:
+        raise HandError(f"{what} {value}: want 0 to {2**31 - 1:,} chips")
+    return value
+
+
+def _seat(text: str, seats: int, number: int) -> int:
+    seat = int(text) - 1
+    if not 0 <= seat < seats:
+        raise HandError(f"action {number} names seat p{text}; the hand has p1 to p{seats}")
+    return seat
+
+
+def _game(blinds: Sequence[int], stacks: Sequence[int], where: str) -> GameDef:
+    """The no-limit game of a hand's seats, blinds and stacks. Pre-flop the seat after
+    the last blind or straddle acts first (heads-up, the small blind); after it, the first
+    seat still in from p1 (heads-up, the big blind)."""
+    seats, posted = len(blinds), [s for s, b in enumerate(blinds) if b]
+    if not posted:
+        raise HandError("no seat posts a blind")
+    if seats == 2:
+        small = min(posted, key=lambda s: blinds[s]) if len(posted) == 2 else posted[0]
+        first = (small, 1 - small, 1 - small, 1 - small)
+    else:
+        first = ((posted[-1] + 1) % seats, 0, 0, 0)
+    try:
+        return GameDef(name=f"holdem.nolimit.{seats}p.phh", betting="nolimit",
+                       num_players=seats, num_rounds=4, blind=tuple(blinds), raise_size=(),
+                       first_player=first, max_raises=(255,) * 4,
+                       num_board_cards=(0, 3, 1, 1), stack=tuple(stacks),
+                       description=f"no-limit hold'em of {seats} seats, blinds "
+                                   f"{'/'.join(map(str, blinds))}, stacks "
+                                   f"{'/'.join(map(str, stacks))} (PHH)")
+    except GameDefError as exc:
+        raise HandError(str(exc)) from None
+
+
+def _payoffs(hand: Mapping[str, Any], stacks: Sequence[int], spent: Sequence[int],
+             where: str) -> tuple[float, ...]:
+    """What each seat won or lost: its finishing stack less its starting one, or its
+    winnings less what it put in; halves as the log pays them (an odd chip split)."""
+    seats = len(stacks)
+    for key, base in (("finishing_stacks", stacks), ("winnings", spent)):
+        values = hand.get(key)
+        if values is None:
+            continue
+        if not (isinstance(values, list) and len(values) == seats and all(
+                isinstance(v, int | float) and not isinstance(v, bool) and math.isfinite(v)
+                and abs(v) <= 2**31 for v in values)):
+            raise HandError(f"{key} {shown(values, 60)}: want {seats} numbers")
+        return tuple(float(v) - b for v, b in zip(values, base, strict=True))
+    raise HandError("neither finishing_stacks nor winnings: the hand's result is unknown")
+
+
+def _line(raw: bytes, key: str) -> int:
+    """The line of a ``.phhs`` file where hand ``[key]`` begins (1 if not found)."""
+    found = re.search(rb"^[ \t]*\[[ \t]*['\"]?" + re.escape(key.encode()) + rb"['\"]?[ \t]*\]",
+                      raw, re.MULTILINE)
+    return raw.count(b"\n", 0, found.start()) + 1 if found else 1
+
+
+def _line_of(exc: BaseException) -> int:
+    found = re.search(r"line (\d+)", str(exc))
+    return int(found.group(1)) if found else 1
+
+
+def phh_files(path: Path) -> list[Path]:
+    """A source's PHH files: the file itself, or a folder's, its subfolders' too, in
+    natural order (``2.phh`` before ``10.phh``); hidden ones passed over."""
+    if not path.is_dir():
+        return [path]
+    found = [p for p in path.rglob("*") if p.suffix in SUFFIXES and not any(
+        part.startswith(".") for part in p.relative_to(path).parts)]
+    return sorted(found, key=lambda p: [int(t) if t.isdigit() else t for t in
+                                        re.split(r"([0-9]+)", str(p.relative_to(path)))])
+
+
+def _digest(path: Path) -> str:
+    """A folder's: a sha256 over its files' names and contents (a file no regular one,
+    or a link out of it: its name only, never opened)."""
+    if not path.is_dir():
+        return file_digest(path)
+    h = hashlib.sha256()
+    for f in phh_files(path):
+        h.update(str(f.relative_to(path)).encode() + b"\0")
+        if not regular_file(f, path):
+            h.update(file_digest(f).encode())
+    return h.hexdigest()
+
+
+def _sniff(path: Path, head: Sequence[str]) -> bool:
+    if path.is_dir():
+        return bool(phh_files(path)) and not any(
+            p.suffix not in SUFFIXES for p in path.iterdir() if p.is_file()
+            and not p.name.startswith("."))
+    return path.suffix in SUFFIXES
+
+
+def _read(source: Source) -> Iterator[LoggedHand | BadLine | Skipped]:
+    hands = 0  # the hands' ordinal in the source, over its files
+    for f in phh_files(source.path):
+        if source.progress is not None and not regular_file(f):  # the bytes of each file
+            source.progress(f.stat().st_size)
+        if source.path.is_dir() and (why := regular_file(f, source.path)):
+            yield BadLine(str(f), 1, f"not read: {why}", "")
+            continue
+        for record in read_phh(f):
+            if isinstance(record, LoggedHand):
+                record, hands = dataclasses.replace(record, index=hands), hands + 1
+            yield record
+
+
+PHH = register_format(Format(
+    "phh", "holdem", "PHH hand histories (.phh, .phhs, or a folder of them)", _sniff, _read,
+    directories=True, digest=_digest, priority=5))

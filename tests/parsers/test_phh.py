@@ -1,0 +1,146 @@
+"""PHH hand histories (pokerkit's notation) read as hold'em hands: the dealer's betting
+with raises as chips put in over the hand, the game each hand was played in, results
+checked by the replay; other variants counted by name, what is not read yet refused with
+its file, the other hands kept."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from batchrl.cli import main
+from batchrl.games.holdem.cards import parse_cards
+from batchrl.games.holdem.records import LoggedHand
+from batchrl.records import BadLine, Skipped
+from batchrl.store import Store
+from parsers.phh import read_phh
+from tests.locations import SHARED, needs
+
+THREE = """\
+# a comment, and double quotes as the historical hands have them
+variant = "NT"
+ante_trimming_status = true
+antes = [0, 0, 0]
+blinds_or_straddles = [50, 100, 0]
+min_bet = 100
+starting_stacks = [10000, 10000, 10000]
+actions = [
+  "d dh p1 Qh5c", "d dh p2 9h6h", "d dh p3 KcJh",
+  "p3 cbr 210",  # the button opens
+  "p1 f", "p2 cc",
+  "d db 7s9cTc",
+  "p2 cc", "p3 cbr 235", "p2 f",
+]
+hand = 7
+players = ["Ann", "Bob", "Cy"]
+finishing_stacks = [9950, 9790, 10260]
+"""
+
+
+def _write(tmp_path: Path, name: str, text: str) -> Path:
+    path = tmp_path / name
+    path.write_text(text)
+    return path
+
+
+def test_a_hand_in_the_dealers_notation(tmp_path: Path) -> None:
+    (hand,) = read_phh(_write(tmp_path, "7.phh", THREE))
+    assert isinstance(hand, LoggedHand)
+    # a raise names what the seat has put in over the hand: 210, then 210 + 235
+    assert hand.betting == "r210fc/cr445f"
+    assert hand.hole == (parse_cards("Qh5c"), parse_cards("9h6h"), parse_cards("KcJh"))
+    assert hand.board == (parse_cards("7s9cTc"),)
+    assert hand.payoffs == (-50.0, -210.0, 260.0) and hand.names == ("Ann", "Bob", "Cy")
+    assert hand.number == 7 and hand.game is not None
+    game = hand.game
+    assert (game.betting, game.num_players, game.blind, game.stack) == (
+        "nolimit", 3, (50, 100, 0), (10000, 10000, 10000))
+    assert game.first_player == (2, 0, 0, 0)  # after the big blind; then from p1
+
+
+def test_many_hands_a_file_with_lines_other_variants_counted(tmp_path: Path) -> None:
+    other = THREE.replace('"NT"', '"FT"')
+    text = f"[1]\n{THREE}\n['2']\n{other}\n[3]\n{THREE.replace('p2 f', 'p2 f', 1)}"
+    records = list(read_phh(_write(tmp_path, "s.phhs", text)))
+    hands = [r for r in records if isinstance(r, LoggedHand)]
+    skipped = [r for r in records if isinstance(r, Skipped)]
+    assert [h.line for h in hands] == [1, text.splitlines().index("[3]") + 1]
+    assert [s.kind for s in skipped] == ["variant 'FT'"]
+    assert "not no-limit hold'em (NT)" in (skipped[0].message or "")
+
+
+@pytest.mark.parametrize(("change", "kind", "said"), [
+    (("antes = [0, 0, 0]", "antes = [0, 25, 0]"), "antes (not read yet)",
+     "antes are not read yet"),
+    (("[10000, 10000, 10000]", "[10000.5, 10000, 10000]"), "decimal chips (not read yet)",
+     "starting_stacks 10000.5: decimal chips are not read yet"),
+    (('"p3 cbr 210"', '"p9 cbr 210"'), "bad hand", "names seat p9; the hand has p1 to p3"),
+    (('"p3 cbr 210"', '"p3 xyz"'), "bad hand", "action 4 'p3 xyz' is none PHH's"),
+    (('"d dh p1 Qh5c"', '"d dh p1 Qh?c"'), "bad hand", "partly hidden"),
+    (("finishing_stacks", "final"), "bad hand", "neither finishing_stacks nor winnings"),
+    (("min_bet = 100", "min_bet = 40"), "bad hand", "min_bet 40 is not the big blind 100")])
+def test_what_is_not_read_yet_is_refused_with_its_file(tmp_path: Path,
+                                                        change: tuple[str, str], kind: str,
+                                                        said: str) -> None:
+    path = _write(tmp_path, "h.phh", THREE.replace(*change))
+    (bad,) = read_phh(path)
+    assert isinstance(bad, BadLine) and bad.kind == kind and said in str(bad), str(bad)
+    assert str(bad).startswith(f"{path}: ")
+
+
+def test_a_file_that_is_no_toml_names_its_line(tmp_path: Path) -> None:
+    (bad,) = read_phh(_write(tmp_path, "x.phh", 'variant = "NT"\nantes = = 3\nmore = 1\n'))
+    assert isinstance(bad, BadLine) and bad.line == 2 and "not a PHH file" in str(bad)
+
+
+def test_results_that_disagree_with_the_rules_are_refused_the_others_stored(
+        tmp_path: Path) -> None:
+    folder = tmp_path / "session"
+    folder.mkdir()
+    _write(folder, "1.phh", THREE)
+    _write(folder, "2.phh", THREE.replace("[9950, 9790, 10260]", "[9950, 9790, 10262]"))
+    _write(folder, "10.phh", THREE.replace("hand = 7", "hand = 8"))
+    got = CliRunner().invoke(main, ["ingest", str(folder), "--store", str(tmp_path / "s"),
+                                    "--on-error", "skip"])
+    assert got.exit_code == 0, got.output
+    assert "phh, holdem.nolimit.3p.phh: 2 hands" in got.output
+    assert "2.phh" in got.output and "logged payoffs -50|-210|262 but the rules give " \
+                                      "-50|-210|260" in got.output
+    store = Store.open(tmp_path / "s")
+    assert store.info().episodes == 2 and set(store.names()) == {"Ann", "Bob", "Cy"}
+
+
+def test_a_source_with_no_hand_read_says_why_not_which_game(tmp_path: Path) -> None:
+    path = _write(tmp_path, "h.phh", THREE.replace('"NT"', '"PO"'))
+    got = CliRunner().invoke(main, ["ingest", str(path), "--store", str(tmp_path / "s"),
+                                    "--on-error", "skip"])
+    assert got.exit_code == 1
+    assert "no hand could be read (1 variant 'PO')" in got.output
+    assert "glassfrog" not in got.output
+
+
+PLURIBUS = SHARED / "phh" / "pluribus"
+
+
+@needs(PLURIBUS)
+def test_a_pluribus_session_ingests_every_result_equal_to_the_log(tmp_path: Path) -> None:
+    session = PLURIBUS / "100"
+    got = CliRunner().invoke(main, ["ingest", str(session), "--store", str(tmp_path / "s")])
+    assert got.exit_code == 0, got.output
+    files = len(list(session.glob("*.phh")))
+    assert f"phh, holdem.nolimit.6p.phh: {files} hands" in got.output
+    store = Store.open(tmp_path / "s")
+    assert "Pluribus" in store.names() and store.info().episodes == files
+    t = store.arrays()
+    assert (t.player < 6).all() and t.legal is not None
+
+
+@needs(SHARED / "phh" / "wsop")
+def test_the_wsop_final_table_counts_each_variant_by_name(tmp_path: Path) -> None:
+    got = CliRunner().invoke(main, ["ingest", str(SHARED / "phh" / "wsop"), "--store",
+                                    str(tmp_path / "s"), "--on-error", "skip"])
+    for variant in ("FO/8", "F7S", "FR", "PO", "FT", "N2L1D", "F2L3D"):
+        assert f"variant '{variant}'" in got.output, variant
+    assert "antes (not read yet)" in got.output  # its NT hands have a big-blind ante
