@@ -19,10 +19,13 @@ from __future__ import annotations
 import dataclasses
 import importlib
 import math
+import numbers
 import pkgutil
 import threading
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any, Generic, TypeVar
+
+import numpy as np
 
 from batchrl.records import shown
 
@@ -144,9 +147,10 @@ def of_type(value: Any, annotation: Any) -> bool:
     kind = str(getattr(annotation, "__name__", annotation))
     if kind not in _KINDS:
         return True
-    if kind == "bool" or isinstance(value, bool):
-        return kind == "bool" and isinstance(value, bool)
-    return isinstance(value, {"int": int, "float": int | float, "str": str}[kind])
+    if kind == "bool" or isinstance(value, bool | np.bool_):
+        return kind == "bool" and isinstance(value, bool | np.bool_)
+    return isinstance(value, {"int": numbers.Integral, "float": numbers.Real,
+                              "str": str}[kind])
 
 
 def out_of_bounds(value: Any, metadata: Mapping[str, Any]) -> str:

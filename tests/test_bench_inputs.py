@@ -16,7 +16,7 @@ import pytest
 from click.testing import CliRunner, Result
 
 from batchrl.cli import main
-from batchrl.play.bench.outputs import LOCK, row_line
+from batchrl.play.bench.outputs import LOCK, load_rows, row_line
 from batchrl.play.bench.report import Row
 
 GRID = ("--quick", "--seeds", "1", "--games", "sette-mezzo", "--learners", "bc", "-j", "1")
@@ -155,7 +155,7 @@ def test_an_edited_row_or_poisoned_scores_are_done_again(copy) -> None:
     assert "says normalized 99.95, its scores file" in again.output
     assert "trained and scored again" in again.output
     assert _table(again.output) == _table(output)
-    scores = Path(json.loads(results.read_text().splitlines()[0])["scores"])
+    scores = out / "scores" / Path(json.loads(results.read_text().splitlines()[0])["scores"]).name
     with np.load(scores) as f:
         poisoned = {k: f[k] for k in f.files} | {"values": np.full(len(f["values"]), np.nan)}
     np.savez(scores.with_suffix(".tmp.npz"), **poisoned)
@@ -168,7 +168,7 @@ def test_an_edited_row_or_poisoned_scores_are_done_again(copy) -> None:
 def test_a_fifo_among_a_benchs_files_hangs_nothing(copy) -> None:
     out, cache, output = copy
     results = out / "results.jsonl"
-    scores = Path(json.loads(results.read_text().splitlines()[0])["scores"])
+    scores = out / "scores" / Path(json.loads(results.read_text().splitlines()[0])["scores"]).name
     baseline = next(p for p in (out / "scores").glob("sette-mezzo-random-*.npz"))
     for path in (scores, baseline):
         path.unlink()
@@ -181,3 +181,30 @@ def test_a_fifo_among_a_benchs_files_hangs_nothing(copy) -> None:
     os.mkfifo(results)
     got = bench(out, cache)
     assert got.exit_code == 1 and "results.jsonl is not a regular file" in got.output
+
+
+@pytest.mark.parametrize("damage", ["truncate", "flip"])
+def test_a_scores_file_cut_or_flipped_is_scored_again(copy, damage: str) -> None:
+    out, cache, output = copy
+    scores = out / "scores" / Path(json.loads((out / "results.jsonl").read_text()
+                                          .splitlines()[0])["scores"]).name
+    data = bytearray(scores.read_bytes())
+    if damage == "truncate":
+        del data[len(data) // 2:]
+    else:
+        data[len(data) // 3] ^= 0x10
+    scores.write_bytes(bytes(data))
+    again = bench(out, cache)
+    assert again.exit_code == 0, again.output
+    assert "Traceback" not in again.output and _table(again.output) == _table(output)
+
+
+def test_an_undefined_normalized_score_is_a_row_not_a_cut_line(tmp_path: Path) -> None:
+    """Where the reference scores as random play does, the normalized score is NaN: the
+    row reads back as written, not as a line to run again."""
+    row = Row("g", "random", "bc", 0, 0.5, 0.1, float("nan"), float("nan"), 1.0, "u", 10,
+              False)
+    (tmp_path / "results.jsonl").write_text(row_line(row))
+    said: list[str] = []
+    rows, cut = load_rows(tmp_path / "results.jsonl", said.append)
+    assert not cut and not said and len(rows) == 1 and np.isnan(rows[0].normalized)

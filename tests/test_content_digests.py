@@ -110,6 +110,8 @@ def test_the_digest_is_of_the_rows_however_they_were_cut(tmp_path: Path) -> None
                         .dictionary_encode(), "n": pa.array([1, None, 3])})
     cut = pa.Table.from_batches(strings.to_batches(max_chunksize=1))
     assert _digests(strings) == _digests(cut)
+    nulls = pa.table({"s": pa.array(["aaa", None, "b", None])})
+    assert _digests(nulls) == _digests(pa.Table.from_batches(nulls.to_batches(max_chunksize=1)))
     moved = pa.table({"s": pa.array(["a", "bc", "c"]), "d": strings.column("d"),
                       "n": pa.array([1, 3, None])})  # the same bytes, cut elsewhere
     assert all(_digests(moved)[c] != _digests(strings)[c] for c in ("s", "n"))

@@ -75,6 +75,10 @@ def test_a_game_file_is_held_to_the_same_bounds(tmp_path: Path) -> None:
     huge = gamedef.HEADS_UP_LIMIT.to_text().replace("maxRaises = 3 4 4 4",
                                                     "maxRaises = 3 4 4 1000")
     (tmp_path / "raises.game").write_text(huge)
+    small = gamedef.HEADS_UP_LIMIT.to_text().replace("numRanks = 13", "numRanks = 2")
+    (tmp_path / "small.game").write_text(small)
+    with pytest.raises(gamedef.GameDefError, match="a hand deals 9 cards from a deck of 8"):
+        gamedef.load(tmp_path / "small.game")
     with pytest.raises(gamedef.GameDefError, match="max_raises 1000 is outside 0 to 255"):
         gamedef.load(tmp_path / "raises.game")
     # a file named as a built-in game but of other rules would say one game and play another

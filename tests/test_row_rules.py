@@ -52,13 +52,43 @@ def _stuck(batch: dict[str, Any]) -> None:
     (_illegal, 6, "its action '[a-z]+' is not legal in its state"),
     (_no_move, 7, "its state allows no action, yet it has one"),
     (_stuck, 5, "its episode goes on, but its next state allows no action")])
-def test_rows_the_writer_takes_but_no_game_allows_are_refused(tmp_path: Path, change: Any,
-                                                              row: int, said: str) -> None:
-    store = _written(tmp_path, change)
+def test_rows_no_game_allows_are_refused_written_and_read(tmp_path: Path, change: Any,
+                                                          row: int, said: str) -> None:
+    """The writer refuses them, naming the log; a part another tool wrote with them (no
+    digests, as an older batchrl's) is refused when read, naming the part."""
+    with pytest.raises(StoreError, match=rf"a\.log: a batch of rows, row {row} \(line {row} "
+                                         rf"of its log\): {said}: no rule of the game allows "
+                                         r"it: the game's reader made a row"):
+        _written(tmp_path / "w", change)
+    store = _written(tmp_path, lambda batch: None)
     part = next(store.parts_dir.glob("*.parquet"))
+    table = pq.read_table(part)
+    batch = {n: table.column(n).to_numpy(zero_copy_only=False).copy()
+             for n in table.schema.names if n not in ("episode", "source", "cards")}
+    legal = np.column_stack([batch[f"legal_{a}"] for a in ("fold", "call", "raise")])
+    nexts = np.column_stack([batch[f"next_legal_{a}"] for a in ("fold", "call", "raise")])
+    changed = {"legal": legal, "next_legal": nexts, "action": batch["action"]}
+    change(changed)
+    for i, a in enumerate(("fold", "call", "raise")):
+        batch[f"legal_{a}"], batch[f"next_legal_{a}"] = legal[:, i], nexts[:, i]
+    _rewrite_without_digests(part, {n: pa.array(v, table.schema.field(n).type)
+                                    for n, v in batch.items()})
     with pytest.raises(StoreError, match=rf"part .*{part.name}, row {row} \(line {row} of its "
-                                         rf"log\): {said}: no rule of the game allows it"):
+                                         rf"log\): {said}: no rule of the game allows it, and "
+                                         "a learner"):
         Store.open(store.root).arrays()
+
+
+def _rewrite_without_digests(part: Path, columns: dict[str, pa.Array]) -> None:
+    f = pq.ParquetFile(part)
+    footer = json.loads(f.metadata.metadata[META_KEY])
+    del footer["source"][CONTENT_KEY]
+    table = f.read()
+    for name, values in columns.items():
+        table = table.set_column(table.schema.get_field_index(name), name, values)
+    with pq.ParquetWriter(part, table.schema, write_page_checksum=True) as w:
+        w.write_table(table)
+        w.add_key_value_metadata({META_KEY: json.dumps(footer).encode()})
 
 
 def test_a_seat_the_game_lacks_is_refused_where_the_seats_are_known(tmp_path: Path) -> None:

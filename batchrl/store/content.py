@@ -33,9 +33,10 @@ class ContentDigest:
     """Column digests fed batch by batch; equal for equal rows however they are cut."""
 
     def __init__(self, names: Iterable[str]) -> None:
-        # two hashers a column: a string column's lengths apart from its bytes keep the
-        # digest free of where batches were cut
-        self._hash = {n: (hashlib.sha256(), hashlib.sha256()) for n in names}
+        # three hashers a column: its values' bytes, a string column's lengths and the
+        # nulls' positions apart, keep the digest free of where batches were cut
+        self._hash = {n: (hashlib.sha256(), hashlib.sha256(), hashlib.sha256())
+                      for n in names}
         self._rows = dict.fromkeys(self._hash, 0)
 
     def update(self, table: pa.Table | pa.RecordBatch) -> None:
@@ -57,12 +58,12 @@ class ContentDigest:
             list(pool.map(feed, [names[i::THREADS] for i in range(THREADS)]))
 
     def _feed(self, name: str, array: pa.Array) -> None:
-        values, extra = self._hash[name]
+        values, extra, missing = self._hash[name]
         if pa.types.is_dictionary(array.type):
             array = array.dictionary_decode()
         if array.null_count:  # positions of the nulls, in the column's own row numbers
             nulls = np.flatnonzero(array.is_null().to_numpy(zero_copy_only=False))
-            extra.update((nulls + self._rows[name]).astype("<i8").tobytes())
+            missing.update((nulls + self._rows[name]).astype("<i8").tobytes())
             array = array.fill_null("" if _is_text(array.type) else
                                     False if pa.types.is_boolean(array.type) else 0)
         self._rows[name] += len(array)
@@ -84,8 +85,8 @@ class ContentDigest:
     def hexdigests(self) -> dict[str, str]:
         """Column name -> its digest (`COLUMN_DIGITS` hex digits)."""
         out = {}
-        for name, (values, extra) in self._hash.items():
-            both = hashlib.sha256(values.digest() + extra.digest())
+        for name, (values, extra, missing) in self._hash.items():
+            both = hashlib.sha256(values.digest() + extra.digest() + missing.digest())
             out[name] = both.hexdigest()[:COLUMN_DIGITS]
         return out
 

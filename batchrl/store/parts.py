@@ -65,7 +65,7 @@ def recorded_content(f: pq.ParquetFile) -> dict[str, str] | None:
     recorded them, or where its footer cannot say: `footer` names that)."""
     try:
         content = json.loads(f.metadata.metadata[META_KEY])["source"].get(CONTENT_KEY)
-    except UNREADABLE:
+    except (*UNREADABLE, AttributeError):
         return None
     return content if isinstance(content, dict) else None
 

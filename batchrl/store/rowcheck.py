@@ -20,15 +20,20 @@ import numpy as np
 import pyarrow as pa
 from numpy.typing import NDArray
 
-from batchrl.store.place import Place
 from batchrl.store.schema import StoreError, StoreSchema
 
+READ = ("no rule of the game allows it, and a learner or an export would take it as it "
+        "is; re-ingest that log (the ingest checks each row), or delete the part")
+WRITTEN = ("no rule of the game allows it: the game's reader made a row it should not "
+           "have; nothing of this log is stored")
 
-def check_rows(part: Place, table: pa.Table, schema: StoreSchema, features: Sequence[str],
-               seats: int | None = None) -> None:
-    """`StoreError` at the first row of ``table`` (all of ``part``'s rows, ``features``'
-    columns among them) that breaks a rule a row keeps; ``seats``: the game's seats, where
-    the caller knows them."""
+
+def check_rows(where: str, table: pa.Table, schema: StoreSchema, features: Sequence[str],
+               seats: int | None = None, then: str = READ) -> None:
+    """`StoreError` at the first row of ``table`` (rows of ``where``: a part read, a
+    batch written; ``features``' columns among them, and their next-state columns in a
+    store that keeps them) that breaks a rule a row keeps, saying ``then`` what to do;
+    ``seats``: the game's seats, where the caller knows them."""
     if not table.num_rows:
         return
     actions = len(schema.action_names)
@@ -46,6 +51,10 @@ def check_rows(part: Place, table: pa.Table, schema: StoreSchema, features: Sequ
         (~np.isfinite(reward), lambda r: f"its reward is {reward[r]}")]
     if schema.state_dtype == "float32":
         rules += [_finite(name, _column(table, name)) for name in features]
+        following = dict(zip(schema.feature_names, schema.columns()["next_state"],
+                             strict=False))
+        rules += [_finite(following[name], _column(table, following[name])) for name in features
+                  if name in following and following[name] in table.schema.names]
     ends = _column(table, "terminal") | _column(table, "truncated")
     nexts = np.column_stack([_column(table, c) for c in schema.columns()["next_legal"]])
     rules.append((~ends & ~nexts.any(axis=1),
@@ -62,10 +71,8 @@ def check_rows(part: Place, table: pa.Table, schema: StoreSchema, features: Sequ
         return
     row, say = min(bad, key=lambda b: b[0])
     line = int(_column(table, "line")[row])
-    raise StoreError(
-        f"part {part}, row {row + 1:,} (line {line:,} of its log): {say(row)}: no rule of "
-        "the game allows it, and a learner or an export would take it as it is; re-ingest "
-        "that log (the ingest checks each row), or delete the part")
+    raise StoreError(f"{where}, row {row + 1:,} (line {line:,} of its log): {say(row)}: "
+                     f"{then}")
 
 
 def _finite(name: str, values: NDArray[Any]) -> tuple[NDArray[Any], Callable[[int], str]]:

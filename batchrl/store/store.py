@@ -367,7 +367,7 @@ class Store:
         kept = [names[i] for i in keep]
         table = self._read_table(
             [*scalars, "line", *matrix_columns, *(["name"] if players else [])],
-            lambda part, rows: check_rows(part, rows, self.schema, kept, seats))
+            lambda part, rows: check_rows(f"part {part}", rows, self.schema, kept, seats))
         if players:
             table = self._only_players(table, players)
         table = table.unify_dictionaries()

@@ -25,6 +25,7 @@ from numpy.typing import NDArray
 from batchrl.store.content import CONTENT_KEY, ContentDigest
 from batchrl.store.files import fsync, now
 from batchrl.store.lock import store_lock
+from batchrl.store.rowcheck import WRITTEN, check_rows
 from batchrl.store.rows import Rows, following_rows
 from batchrl.store.schema import (
     CORE_COLUMNS,
@@ -141,6 +142,9 @@ class SourceWriter:
         if self._writer is None:
             raise StoreError("write() outside its block: use `with store.writer(...) as w:`")
         record = self._to_record_batch(batch.columns() if isinstance(batch, Rows) else batch)
+        # the rules a reader holds rows to (batchrl.store.rowcheck), held at the source
+        check_rows(f"{self._source}: a batch of rows", pa.Table.from_batches([record]),
+                   self._schema, self._schema.feature_names, then=WRITTEN)
         self._pending.append(record)
         self._rows += record.num_rows
         if sum(b.num_rows for b in self._pending) >= ROW_GROUP_ROWS:

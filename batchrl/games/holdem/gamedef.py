@@ -113,6 +113,10 @@ class GameDef:
                                f"an ACPC game's {MAX_BOARD_CARDS}")
         if not any(self.blind):
             raise GameDefError(f"{self.name}: no player posts a blind")
+        dealt = self.num_players * self.num_hole_cards + sum(self.num_board_cards)
+        if dealt > self.num_suits * self.num_ranks:
+            raise GameDefError(f"{self.name}: a hand deals {dealt} cards from a deck of "
+                               f"{self.num_suits * self.num_ranks}")
 
     @property
     def is_limit(self) -> bool:

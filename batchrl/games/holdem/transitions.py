@@ -204,7 +204,8 @@ def build_rows(
 
     def cat(name: str) -> Any:
         if not temps:
-            return getattr(template(game, "f" if game.num_players == 2 else "ff"), name)[:0]
+            # the columns' shapes from the shortest hand: every seat but one folds
+            return getattr(template(game, "f" * (game.num_players - 1)), name)[:0]
         return np.concatenate([getattr(t, name) for t in temps])
 
     seat = cat("seat")

@@ -431,18 +431,24 @@ class Bench:
     def _disagrees(self, row: Row, s: _Setup) -> str:
         """Why a row read back from the results is not what its scores file and the
         baselines give ("" if it is): a row edited by hand, or scores replaced."""
-        got = load_scores(Path(row.scores))
+        got = load_scores(self._own(row.scores))
         if got is None:
             return "has no sound scores file (missing, not a regular file, or not scores)"
         mine = units(as_scores(got))
         again = self._row(s.game, s.dataset, row.learner, row.seed, as_scores(got), mine,
                           s.random, s.reference, s.exact and bool(got["exact"]), 0.0)
         for name in ("score", "score_ci", "normalized", "normalized_ci", "games"):
-            if not math.isclose(getattr(row, name), getattr(again, name), rel_tol=1e-9,
-                                abs_tol=1e-9):
+            held, made = getattr(row, name), getattr(again, name)
+            if not (math.isclose(held, made, rel_tol=1e-9, abs_tol=1e-9) or
+                    (math.isnan(held) and math.isnan(made))):
                 return (f"says {name} {getattr(row, name)}, its scores file "
                         f"{getattr(again, name)}")
         return ""
+
+    def _own(self, scores: str) -> Path:
+        """A row's scores file, in this output folder (a folder moved or copied keeps its
+        rows' files, not the paths they were written at)."""
+        return self.scores / Path(scores).name
 
     def _settings(self, spec: LearnerSpec, store: Path, seed: int) -> Settings:
         """The learner's settings on ``store``: the game's recommended ones, with the
@@ -469,7 +475,12 @@ class Bench:
 
     def _append(self, row: Row) -> None:
         line = row_line(row).encode()
-        fd = os.open(self.results, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+        try:  # never through a link: the rows are the folder's own file
+            fd = os.open(self.results, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW,
+                         0o644)
+        except OSError as exc:
+            raise BenchError(f"{self.results} cannot take a row ({exc.strerror}): remove it "
+                             "and run again") from None
         try:  # one write: a kill leaves the line whole or cut, never run into the next
             if os.fstat(fd).st_size and _last_byte(self.results) != b"\n":
                 line = b"\n" + line  # a line cut before: this row starts a line of its own
@@ -489,7 +500,7 @@ class Bench:
             held = []
             for row in rows:
                 if row.learner == label and row.seed is not None:
-                    if (got := load_scores(Path(row.scores))) is None:
+                    if (got := load_scores(self._own(row.scores))) is None:
                         return None  # its scores were deleted: no paired difference
                     held.append(units(as_scores(got)))
             return np.mean(held, axis=0) if held else None

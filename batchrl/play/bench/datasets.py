@@ -3,6 +3,7 @@ once into the cache (`cache_dir`), built aside and moved in whole, and reused af
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import os
@@ -71,7 +72,7 @@ def cached(game: Game, dataset: Dataset, quick: bool, folder: Path) -> str:
         store = Store.open(folder / "store")
         store.check(pages=True)
         digest = store_digest(store)
-    except (OSError, ValueError) as exc:
+    except (OSError, ValueError, RecursionError) as exc:
         return f"its {RECORD} is unreadable ({str(exc)[:100]})"
     except StoreError as exc:
         return str(exc)[:300]
@@ -95,9 +96,12 @@ def build_dataset(game: Game, dataset: Dataset, quick: bool, cache: Path,
         say(f"{game.name}/{dataset.tier}: the cached dataset in {folder} is not sound "
             f"({why}); building it again")
         if folder.is_symlink() or not folder.is_dir():
-            folder.unlink()  # the link, not what it leads to
-        else:
-            shutil.rmtree(folder)  # the cache's own folder, made here
+            folder.unlink(missing_ok=True)  # the link, not what it leads to
+        else:  # moved aside first: a bench sharing the cache finds it whole or gone
+            stale = folder.with_name(f".{folder.name}.tmp-{os.getpid()}-stale")
+            with contextlib.suppress(FileNotFoundError):
+                os.replace(folder, stale)
+                shutil.rmtree(stale, ignore_errors=True)
     folder.parent.mkdir(parents=True, exist_ok=True)
     clear_leftovers(folder.parent, folder.name)  # what a killed build left
     tmp = folder.with_name(f".{folder.name}.tmp-{os.getpid()}")

@@ -12,6 +12,8 @@ import json
 import math
 import os
 import stat
+import zipfile
+import zlib
 from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
@@ -28,6 +30,8 @@ except ImportError:  # pragma: no cover - Windows: a bench's folder is not locke
     fcntl = None  # type: ignore[assignment]
 
 LOCK = ".bench.lock"
+# a normalized score is undefined (NaN) where the reference scores as random play does
+UNDEFINED_AT_TIMES = ("normalized", "normalized_ci")
 
 
 @contextlib.contextmanager
@@ -107,6 +111,8 @@ def row_of(data: Any) -> Row:
     row = Row(**data)
     for f in dataclasses.fields(Row):
         value, kind = getattr(row, f.name), str(f.type)
+        if f.name in UNDEFINED_AT_TIMES and isinstance(value, float) and math.isnan(value):
+            continue
         ok = {"str": isinstance(value, str),
               "int | None": value is None or (isinstance(value, int) and
                                               not isinstance(value, bool)),
@@ -140,7 +146,8 @@ def load_scores(path: Path) -> dict[str, Any] | None:
                                    "per_unit": int(f["per_unit"]),
                                    "exact": bool(f["exact"])}
             digest = str(f["digest"]) if "digest" in f.files else ""
-    except (OSError, KeyError, ValueError, TypeError, EOFError):
+    except (OSError, KeyError, ValueError, TypeError, EOFError, zipfile.BadZipFile,
+            zlib.error):
         return None
     values = got["values"]
     if values.ndim != 1 or not len(values) or not np.isfinite(values).all() or \

@@ -60,8 +60,13 @@ def test_the_options_and_what_prepare_makes_of_them(tmp_path):
     four.write_text(gamedef.THREE_PLAYER_LIMIT.to_text().replace("numPlayers = 3",
                                                                  "numPlayers = 4")
                     .replace("blind = 5 10 0", "blind = 5 10 0 0"))
-    with pytest.raises(GameError, match=r"four\.game: a 4-player game"):
-        GAME.log.prepare("ingest", {"gamedef": str(four)})
+    # four seats become transitions (PHH's six-seat hands do); three hole cards do not
+    assert GAME.log.prepare("ingest", {"gamedef": str(four)})["gamedef"].num_players == 4
+    omaha = tmp_path / "three.game"
+    omaha.write_text(gamedef.THREE_PLAYER_LIMIT.to_text().replace("numHoleCards = 2",
+                                                                  "numHoleCards = 3"))
+    with pytest.raises(GameError, match=r"three\.game: .*3 hole cards \(want 2\)"):
+        GAME.log.prepare("ingest", {"gamedef": str(omaha)})
     with pytest.raises(GameError, match=r"no game file 'nothing\.game' and no built-in"):
         GAME.log.prepare("ingest", {"gamedef": "nothing.game"})
     split = tmp_path / "split.game"
