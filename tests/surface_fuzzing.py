@@ -81,7 +81,9 @@ def run(args: Sequence[str], check: Callable[[str], str] | None = None,
     finally:
         outcome.peak = _peak()
     text = got.output
-    if got.exception is not None and not isinstance(got.exception, SystemExit):
+    if isinstance(got.exception, Hang):  # the alarm fired inside the command
+        outcome.escape = f"hang: {got.exception}"
+    elif got.exception is not None and not isinstance(got.exception, SystemExit):
         outcome.escape = f"{type(got.exception).__name__}: {str(got.exception)[:300]}"
     elif "Traceback" in text:
         outcome.escape = f"a traceback in the output: {text[-300:]}"
