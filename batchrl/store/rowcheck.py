@@ -3,24 +3,23 @@ the store's and legal where the row records its legal actions, a move due where 
 (a legal action in its own state, and in its next state unless the episode ends there),
 its reward and float features finite, its player one of the game's seats.
 
-The writer checks most of these as rows come in; a part written by another tool, by an
+The writer holds each batch to them; a part written by another tool, by an
 older batchrl or by hand has not been through it, and a learner would fit such rows
 without a word (an action past the last is an index error in one learner, a silent
-column in an export's file in another). `check_rows` is run on each part's rows as
-`Store.arrays` reads them: the first bad row is named with its part, its row and its
-log's line.
+column in an export's file in another). `first_broken` finds the first bad row of the
+arrays `Store.arrays` makes (named with its part, its row and its log's line) and of each
+batch the writer takes.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import numpy as np
-import pyarrow as pa
 from numpy.typing import NDArray
 
-from batchrl.store.schema import StoreError, StoreSchema
+from batchrl.store.schema import StoreSchema
 
 READ = ("no rule of the game allows it, and a learner or an export would take it as it "
         "is; re-ingest that log (the ingest checks each row), or delete the part")
@@ -28,18 +27,19 @@ WRITTEN = ("no rule of the game allows it: the game's reader made a row it shoul
            "have; nothing of this log is stored")
 
 
-def check_rows(where: str, table: pa.Table, schema: StoreSchema, features: Sequence[str],
-               seats: int | None = None, then: str = READ) -> None:
-    """`StoreError` at the first row of ``table`` (rows of ``where``: a part read, a
-    batch written; ``features``' columns among them, and their next-state columns in a
-    store that keeps them) that breaks a rule a row keeps, saying ``then`` what to do;
-    ``seats``: the game's seats, where the caller knows them."""
-    if not table.num_rows:
-        return
+def first_broken(schema: StoreSchema, rows: Mapping[str, Any], features: Sequence[str],
+                 seats: int | None = None) -> tuple[int, str] | None:
+    """The first of ``rows`` (numpy arrays: ``action``, ``player``, ``reward``,
+    ``terminal``, ``truncated``, the ``next_legal`` matrix, and the ``legal``, ``state``
+    and ``next_state`` matrices where there are: ``features`` name the states' columns)
+    that breaks a rule a row keeps, with what is wrong; None if none does. ``seats``: the
+    game's seats, where the caller knows them."""
+    action = np.asarray(rows["action"]).astype(np.int64)
+    if not len(action):
+        return None
     actions = len(schema.action_names)
-    action = _column(table, "action").astype(np.int64)
-    player = _column(table, "player").astype(np.int64)
-    reward = _column(table, "reward")
+    player = np.asarray(rows["player"]).astype(np.int64)
+    reward = np.asarray(rows["reward"])
     # each rule: the rows that break it, and what to say of one of them
     rules: list[tuple[NDArray[Any], Callable[[int], str]]] = [
         ((action < 0) | (action >= actions),
@@ -49,38 +49,30 @@ def check_rows(where: str, table: pa.Table, schema: StoreSchema, features: Seque
          lambda r: f"player {player[r]} is no seat of the game"
                    + (f" (seats 0 to {seats - 1})" if seats else "")),
         (~np.isfinite(reward), lambda r: f"its reward is {reward[r]}")]
-    if schema.state_dtype == "float32":
-        rules += [_finite(name, _column(table, name)) for name in features]
-        following = dict(zip(schema.feature_names, schema.columns()["next_state"],
-                             strict=False))
-        rules += [_finite(following[name], _column(table, following[name])) for name in features
-                  if name in following and following[name] in table.schema.names]
-    ends = _column(table, "terminal") | _column(table, "truncated")
-    nexts = np.column_stack([_column(table, c) for c in schema.columns()["next_legal"]])
-    rules.append((~ends & ~nexts.any(axis=1),
+    for key, prefix in (("state", ""), ("next_state", "next ")):
+        matrix = rows.get(key)
+        if schema.state_dtype == "float32" and isinstance(matrix, np.ndarray):
+            rules.append(_finite(matrix, features, prefix))
+    ends = np.asarray(rows["terminal"]) | np.asarray(rows["truncated"])
+    rules.append((~ends & ~np.asarray(rows["next_legal"]).any(axis=1),
                   lambda r: "its episode goes on, but its next state allows no action"))
-    if schema.columns()["legal"]:
-        legal = np.column_stack([_column(table, c) for c in schema.columns()["legal"]])
+    legal = rows.get("legal")
+    if legal is not None:
         known = (action >= 0) & (action < actions)
-        rules += [(~np.any(legal, axis=1), lambda r: "its state allows no action, yet it has one"),
+        rules += [(~legal.any(axis=1), lambda r: "its state allows no action, yet it has one"),
                   (known & ~legal[np.arange(len(action)), np.where(known, action, 0)],
                    lambda r: f"its action {schema.action_names[action[r]]!r} is not legal "
                              "in its state")]
-    bad = [(int(np.argmax(rows)), say) for rows, say in rules if rows.any()]
+    bad = [(int(np.argmax(broken)), say) for broken, say in rules if broken.any()]
     if not bad:
-        return
+        return None
     row, say = min(bad, key=lambda b: b[0])
-    line = int(_column(table, "line")[row])
-    raise StoreError(f"{where}, row {row + 1:,} (line {line:,} of its log): {say(row)}: "
-                     f"{then}")
+    return row, say(row)
 
 
-def _finite(name: str, values: NDArray[Any]) -> tuple[NDArray[Any], Callable[[int], str]]:
-    return ~np.isfinite(values), lambda r: f"its feature {name!r} is {values[r]}"
-
-
-def _column(table: pa.Table, name: str) -> NDArray[Any]:
-    column = table.column(name)
-    values: NDArray[Any] = (column.chunk(0).to_numpy(zero_copy_only=False)
-                            if column.num_chunks == 1 else column.to_numpy())
-    return values
+def _finite(matrix: NDArray[Any], features: Sequence[str], prefix: str
+            ) -> tuple[NDArray[Any], Callable[[int], str]]:
+    broken = ~np.isfinite(matrix)
+    return broken.any(axis=1), lambda r: (
+        f"its {prefix}feature {features[int(np.argmax(broken[r]))]!r} is "
+        f"{matrix[r, int(np.argmax(broken[r]))]}")

@@ -38,7 +38,7 @@ from batchrl.store.parts import (
     recorded_sources,
 )
 from batchrl.store.place import Place, is_url, writable
-from batchrl.store.rowcheck import check_rows
+from batchrl.store.rowcheck import READ, first_broken
 from batchrl.store.rows import following_rows
 from batchrl.store.schema import (
     CORE_COLUMNS,
@@ -364,10 +364,9 @@ class Store:
                                                           if stored["next_state"]),
                           *stored["next_legal"], *stored["legal"]]
         self._check_names(players)
-        kept = [names[i] for i in keep]
+        lengths: list[int] = []  # each part's rows, in the order read
         table = self._read_table(
-            [*scalars, "line", *matrix_columns, *(["name"] if players else [])],
-            lambda part, rows: check_rows(f"part {part}", rows, self.schema, kept, seats))
+            [*scalars, "line", *matrix_columns, *(["name"] if players else [])], lengths)
         if players:
             table = self._only_players(table, players)
         table = table.unify_dictionaries()
@@ -385,7 +384,15 @@ class Store:
         if stored["legal"]:  # a store that records each row's own legal actions
             out["legal"] = self._matrix(table, "legal")
         ids = episodes[0].dictionary.to_pylist() if episodes else []
+        line = _values(table.column("line"))
         del table, episodes
+        rows = {**out, "next_state": out["next_state"] if isinstance(out["next_state"],
+                                                                      np.ndarray) else None}
+        kept = [names[i] for i in keep]
+        if (broken := first_broken(self.schema, rows, kept, seats)) is not None:
+            where = self._row_named(broken[0], lengths, ids, out["episode"], line,
+                                    bool(players))
+            raise StoreError(f"{where}: {broken[1]}: {READ}")
         # Arrow's allocator keeps what it freed for later: the columns were copied into
         # the matrices, so hand it back (on 3M rows of 206 features, 1.4 GB)
         pa.default_memory_pool().release_unused()
@@ -495,18 +502,30 @@ class Store:
             raise StoreError(f"unknown columns {unknown}; the store's columns are {valid}")
         return valid if columns is None else list(columns)
 
-    def _read_table(self, columns: list[str],
-                    each: Callable[[Place, pa.Table], None] | None = None) -> pa.Table:
-        """``columns`` of every part, checked (pages, digests; and by ``each``, given
-        each part and its rows, if given)."""
+    def _read_table(self, columns: list[str], lengths: list[int] | None = None) -> pa.Table:
+        """``columns`` of every part, checked (pages, digests); each part's rows counted
+        into ``lengths``, where given."""
         if not (parts := self._part_files()):
             return self.schema.arrow_schema().empty_table().select(columns)
-        tables = []
-        for part in parts:
-            tables.append(read_part(part, columns, self.place))
-            if each is not None:
-                each(part, tables[-1])
+        tables = [read_part(p, columns, self.place) for p in parts]
+        if lengths is not None:
+            lengths += [t.num_rows for t in tables]
         return pa.concat_tables(tables)
+
+    def _row_named(self, row: int, lengths: Sequence[int], ids: Sequence[str],
+                   episode: NDArray[np.int64], line: NDArray[Any], chosen: bool) -> str:
+        """Where row ``row`` of `arrays` comes from: its part and its row there (its part
+        found by its episode's source when only some players' rows were kept), and the
+        line of its log."""
+        where = f"line {int(line[row]):,} of its log"
+        if not chosen:
+            index = int(np.searchsorted(np.cumsum(lengths), row, side="right"))
+            part = self._part_files()[index]
+            return f"part {part}, row {row - sum(lengths[:index]) + 1:,} ({where})"
+        prefix = str(ids[int(episode[row])]).split(":", 1)[0]
+        parts = [p for p, s in zip(self._part_files(), self.sources(), strict=True)
+                 if s.digest.startswith(prefix)]
+        return f"part {parts[0] if parts else self.place}, {where}"
 
     def _read_source(self, part: Place) -> SourceInfo:
         meta = footer(part, self.place)

@@ -25,7 +25,7 @@ from numpy.typing import NDArray
 from batchrl.store.content import CONTENT_KEY, ContentDigest
 from batchrl.store.files import fsync, now
 from batchrl.store.lock import store_lock
-from batchrl.store.rowcheck import WRITTEN, check_rows
+from batchrl.store.rowcheck import WRITTEN, first_broken
 from batchrl.store.rows import Rows, following_rows
 from batchrl.store.schema import (
     CORE_COLUMNS,
@@ -142,9 +142,6 @@ class SourceWriter:
         if self._writer is None:
             raise StoreError("write() outside its block: use `with store.writer(...) as w:`")
         record = self._to_record_batch(batch.columns() if isinstance(batch, Rows) else batch)
-        # the rules a reader holds rows to (batchrl.store.rowcheck), held at the source
-        check_rows(f"{self._source}: a batch of rows", pa.Table.from_batches([record]),
-                   self._schema, self._schema.feature_names, then=WRITTEN)
         self._pending.append(record)
         self._rows += record.num_rows
         if sum(b.num_rows for b in self._pending) >= ROW_GROUP_ROWS:
@@ -225,6 +222,11 @@ class SourceWriter:
         if n and pc.any(pc.not_equal(source.dictionary, self._source)).as_py():
             raise StoreError(f"{what} has rows of another source; leave the 'source' column "
                              "out and the writer fills it")
+        # the rules a reader holds rows to (batchrl.store.rowcheck), held at the source
+        if (broken := first_broken(self._schema, arr, self._schema.feature_names)) is not None:
+            row, why = broken
+            raise StoreError(f"{self._source}: a batch of rows, row {row + 1:,} (line "
+                             f"{int(arr['line'][row]):,} of its log): {why}: {WRITTEN}")
         self._players.update(np.unique(arr["player"]).tolist())
         episodes = self._episodes_of(_encoded(_strings(cols, "episode", n)))
         if self._schema.next_state == "following":
