@@ -1,0 +1,87 @@
+"""PHH ingest against pokerkit's own reader, as whole processes, side by side.
+
+    python benchmarks/phh_ingest.py [--hands PATH] [--repeat 3] [--quick]
+
+The baseline is pokerkit (the format's own implementation, ``pip install pokerkit``)
+loading every hand of the folder and replaying it through its states
+(``HandHistory.load``, then iterating it): what reading the hands takes there, before
+any features. Against it, ``batchrl ingest`` of the same folder into a fresh store:
+read, replayed, every result checked, features (equities included) computed and
+written. Each run is a fresh process, timed whole (start-up and imports included),
+the two alternating; the median of ``--repeat`` runs is printed with hands/s and the
+ratio to pokerkit's. The default folder is the 10,000 hands Pluribus played
+(``../shared/data/phh/pluribus``); ``--quick``: one session of it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+import _args  # noqa: E402  (benchmarks/, the script's own folder)
+
+PLURIBUS = ROOT.parent / "shared" / "data" / "phh" / "pluribus"
+POKERKIT = """
+import sys
+from pathlib import Path
+from pokerkit import HandHistory
+n = 0
+for path in sorted(Path(sys.argv[1]).rglob("*.phh")):
+    with path.open("rb") as f:
+        history = HandHistory.load(f)
+    for _ in history:
+        pass
+    n += 1
+print(n)
+"""
+
+
+def timed(command: list[str]) -> tuple[float, str]:
+    started = time.perf_counter()
+    done = subprocess.run(command, capture_output=True, text=True, check=False)
+    seconds = time.perf_counter() - started
+    if done.returncode:
+        sys.exit(f"{' '.join(command[:4])} …: exit {done.returncode}: {done.stderr[-400:]}")
+    return seconds, done.stdout
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--hands", type=Path, default=None, help="a folder of .phh files")
+    parser.add_argument("--repeat", type=int, default=None)
+    args = _args.parse(parser, defaults={"repeat": 3}, quick={"repeat": 1})
+    folder = args.hands or (PLURIBUS / "100" if args.quick else PLURIBUS)
+    if not folder.is_dir():
+        sys.exit(f"{folder} is absent: give --hands a folder of .phh files")
+    hands = sum(1 for _ in folder.rglob("*.phh"))
+    times: dict[str, list[float]] = {"pokerkit": [], "batchrl": []}
+    with tempfile.TemporaryDirectory() as tmp:
+        for k in range(args.repeat):
+            seconds, out = timed([sys.executable, "-c", POKERKIT, str(folder)])
+            assert int(out) == hands, out
+            times["pokerkit"].append(seconds)
+            store = Path(tmp) / f"store-{k}"
+            seconds, out = timed([sys.executable, "-m", "batchrl", "ingest", str(folder),
+                                  "--store", str(store)])
+            assert f"{hands:,} hands" in out, out
+            times["batchrl"].append(seconds)
+    base = statistics.median(times["pokerkit"])
+    print(f"{hands:,} hands of {folder}, median of {args.repeat} whole processes each\n")
+    print(f"{'run':<44}{'seconds':>9}{'hands/s':>10}{'x pokerkit':>12}")
+    for name, label in (("pokerkit", "pokerkit: load and replay (baseline)"),
+                        ("batchrl", "batchrl ingest: replay, check, features, store")):
+        median = statistics.median(times[name])
+        print(f"{label:<44}{median:>9.2f}{hands / median:>10,.0f}{base / median:>12.2f}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
