@@ -1,6 +1,7 @@
 """PHH ingest against pokerkit's own reader, as whole processes, side by side.
 
     python benchmarks/phh_ingest.py [--hands PATH] [--repeat 3] [--quick]
+    python benchmarks/phh_ingest.py --cross-check   # every hand's results, against pokerkit
 
 The baseline is pokerkit (the format's own implementation, ``pip install pokerkit``)
 loading every hand of the folder and replaying it through its states
@@ -11,6 +12,9 @@ written. Each run is a fresh process, timed whole (start-up and imports included
 the two alternating; the median of ``--repeat`` runs is printed with hands/s and the
 ratio to pokerkit's. The default folder is the 10,000 hands Pluribus played
 (``../shared/data/phh/pluribus``); ``--quick``: one session of it.
+
+``--cross-check`` replays every hand with batchrl's rules and with pokerkit instead,
+and prints the hands where either pays otherwise than the log (``tests/phh_crosscheck.py``).
 """
 
 from __future__ import annotations
@@ -25,6 +29,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
+sys.path.insert(1, str(ROOT / "tests"))  # the cross-check: tests/phh_crosscheck.py
 
 import _args  # noqa: E402  (benchmarks/, the script's own folder)
 
@@ -57,10 +62,21 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--hands", type=Path, default=None, help="a folder of .phh files")
     parser.add_argument("--repeat", type=int, default=None)
+    parser.add_argument("--cross-check", action="store_true",
+                        help="every hand's results against pokerkit's and the log's")
     args = _args.parse(parser, defaults={"repeat": 3}, quick={"repeat": 1})
     folder = args.hands or (PLURIBUS / "100" if args.quick else PLURIBUS)
     if not folder.is_dir():
         sys.exit(f"{folder} is absent: give --hands a folder of .phh files")
+    if args.cross_check:
+        from phh_crosscheck import cross_check  # tests/: pokerkit beside batchrl
+
+        got = cross_check(folder)
+        print(f"{got.hands:,} hands of {folder}: batchrl pays {len(got.batchrl_differs)} "
+              f"otherwise than the log, pokerkit {len(got.pokerkit_differs)}")
+        for line in [*got.batchrl_differs, *got.pokerkit_differs]:
+            print(f"  {line}")
+        return 1 if got.batchrl_differs else 0
     hands = sum(1 for _ in folder.rglob("*.phh"))
     times: dict[str, list[float]] = {"pokerkit": [], "batchrl": []}
     with tempfile.TemporaryDirectory() as tmp:

@@ -144,3 +144,16 @@ def test_the_wsop_final_table_counts_each_variant_by_name(tmp_path: Path) -> Non
     for variant in ("FO/8", "F7S", "FR", "PO", "FT", "N2L1D", "F2L3D"):
         assert f"variant '{variant}'" in got.output, variant
     assert "antes (not read yet)" in got.output  # its NT hands have a big-blind ante
+
+
+@needs(PLURIBUS)
+def test_batchrl_replays_a_session_as_the_log_and_pokerkit_pay_it() -> None:
+    """Every hand of a session: batchrl's results are the log's; pokerkit's too, but
+    where a split pot's odd chip is paid in halves (``python benchmarks/phh_ingest.py
+    --cross-check`` runs all 10,000 hands and names those)."""
+    from phh_crosscheck import cross_check  # the tests' helper: pokerkit beside batchrl
+
+    got = cross_check(PLURIBUS / "100")
+    assert got.hands == len(list((PLURIBUS / "100").glob("*.phh"))) > 50
+    assert got.batchrl_differs == []
+    assert got.pokerkit_differs == []  # this session has no odd-chip split
