@@ -87,7 +87,8 @@ def test_fqi_command_with_a_scheduler(cluster, sample_log, tmp_path, monkeypatch
     np.testing.assert_array_equal(remote.q_values(states), local.q_values(states))
 
 
-def test_a_scheduler_that_does_not_answer_is_one_line(sample_log, tmp_path):
+def test_a_scheduler_that_does_not_answer_is_one_line(sample_log, tmp_path, monkeypatch):
+    monkeypatch.setattr("batchrl.cluster.CONNECT_SECONDS", 2.0)  # nothing listens: no 20 s wait
     store = tmp_path / "s"
     assert invoke("ingest", sample_log, "--store", store).exit_code == 0
     result = invoke("fqi", "--store", store, "--trees", 2, "--iters", 1, "--scheduler",
@@ -147,7 +148,9 @@ def test_ablate_on_the_cluster_is_the_local_ablation(cluster, tmp_path):
     assert len(list((tmp_path / "remote" / "results").glob("*.npz"))) == 4
 
 
-def test_ablate_command_names_a_scheduler_that_does_not_answer(tmp_path, sample_log):
+def test_ablate_command_names_a_scheduler_that_does_not_answer(tmp_path, sample_log,
+                                                              monkeypatch):
+    monkeypatch.setattr("batchrl.cluster.CONNECT_SECONDS", 2.0)
     store = tmp_path / "s"
     assert invoke("ingest", sample_log, "--store", store).exit_code == 0
     result = invoke("ablate", "--store", store, "--features", "pv", "--hands", 20,
