@@ -116,19 +116,19 @@ def _hands(hand: Mapping[str, Any], where: str, line: int, index: int
                       f"{where}: variant {shown(variant, 20)}, not no-limit hold'em "
                       f"({VARIANT}): batchrl reads {VARIANT} hands")
         return
-    stacks = _amounts(hand, "starting_stacks", where)
+    stacks = _amounts(hand, "starting_stacks")
     seats = len(stacks)
     if not 2 <= seats <= MAX_SEATS:
         raise HandError(f"{seats} seats; a hand has 2 to {MAX_SEATS}")
-    blinds = _amounts(hand, "blinds_or_straddles", where, seats)
-    if any(_amounts(hand, "antes", where, seats)):
+    blinds = _amounts(hand, "blinds_or_straddles", seats)
+    if any(_amounts(hand, "antes", seats)):
         raise HandError("antes are not read yet: batchrl reads hands without them",
                         "antes (not read yet)")
     big = max(blinds)
     if hand.get("min_bet", big) != big:
         raise HandError(f"min_bet {shown(hand.get('min_bet'), 20)} is not the big blind "
                         f"{big}: batchrl's no-limit game raises by at least the big blind")
-    game = _game(blinds, stacks, where)
+    game = _game(blinds, stacks)
     actions = hand.get("actions")
     if not isinstance(actions, list) or len(actions) > MAX_ACTIONS or \
             not all(isinstance(a, str) for a in actions):
@@ -173,7 +173,7 @@ def _hands(hand: Mapping[str, Any], where: str, line: int, index: int
         except ValueError as exc:
             raise HandError(f"action {number} {shown(text, 60)}: {exc}") from None
     spent = [a + b for a, b in zip(put_in, this_round, strict=True)]
-    payoffs = _payoffs(hand, stacks, spent, where)
+    payoffs = _payoffs(hand, stacks, spent)
     names = hand.get("players", [])
     if not (isinstance(names, list) and len(names) in (0, seats) and
             all(isinstance(n, str) for n in names)):
@@ -187,7 +187,7 @@ def _hands(hand: Mapping[str, Any], where: str, line: int, index: int
                      tuple(board), payoffs, tuple(names), cards, game)
 
 
-def _amounts(hand: Mapping[str, Any], key: str, where: str, seats: int | None = None
+def _amounts(hand: Mapping[str, Any], key: str, seats: int | None = None
              ) -> tuple[int, ...]:
     values = hand.get(key)
     if not isinstance(values, list) or (seats is not None and len(values) != seats):
@@ -219,7 +219,7 @@ def _seat(text: str, seats: int, number: int) -> int:
     return seat
 
 
-def _game(blinds: Sequence[int], stacks: Sequence[int], where: str) -> GameDef:
+def _game(blinds: Sequence[int], stacks: Sequence[int]) -> GameDef:
     """The no-limit game of a hand's seats, blinds and stacks. Pre-flop the seat after
     the last blind or straddle acts first (heads-up, the small blind); after it, the first
     seat still in from p1 (heads-up, the big blind)."""
@@ -243,8 +243,8 @@ def _game(blinds: Sequence[int], stacks: Sequence[int], where: str) -> GameDef:
         raise HandError(str(exc)) from None
 
 
-def _payoffs(hand: Mapping[str, Any], stacks: Sequence[int], spent: Sequence[int],
-             where: str) -> tuple[float, ...]:
+def _payoffs(hand: Mapping[str, Any], stacks: Sequence[int], spent: Sequence[int]
+             ) -> tuple[float, ...]:
     """What each seat won or lost: its finishing stack less its starting one, or its
     winnings less what it put in; halves as the log pays them (an odd chip split)."""
     seats = len(stacks)
@@ -306,12 +306,13 @@ def _sniff(path: Path, head: Sequence[str]) -> bool:
 
 def _read(source: Source) -> Iterator[LoggedHand | BadLine | Skipped]:
     hands = 0  # the hands' ordinal in the source, over its files
+    folder = source.path if source.path.is_dir() else None
     for f in phh_files(source.path):
-        if source.progress is not None and not regular_file(f):  # the bytes of each file
-            source.progress(f.stat().st_size)
-        if source.path.is_dir() and (why := regular_file(f, source.path)):
+        if why := regular_file(f, folder):
             yield BadLine(str(f), 1, f"not read: {why}", "")
             continue
+        if source.progress is not None:  # the bytes of each file
+            source.progress(f.stat().st_size)
         for record in read_phh(f):
             if isinstance(record, LoggedHand):
                 record, hands = dataclasses.replace(record, index=hands), hands + 1

@@ -18,7 +18,6 @@ import hashlib
 import os
 from collections.abc import Iterable, Mapping
 from concurrent.futures import ThreadPoolExecutor
-from typing import Any
 
 import numpy as np
 import pyarrow as pa
@@ -95,14 +94,6 @@ def part_digest(columns: Mapping[str, str]) -> str:
     """One digest for a part's columns (16 hex digits), from their digests."""
     joined = "\n".join(f"{n} {d}" for n, d in sorted(columns.items()))
     return hashlib.sha256(joined.encode()).hexdigest()[:16]
-
-
-def changed_columns(table: pa.Table, recorded: Mapping[str, Any]) -> list[str]:
-    """The columns of ``table`` whose values are not those their digests in ``recorded``
-    name (a column with no recorded digest counts as changed)."""
-    found = ContentDigest(table.schema.names)
-    found.update(table)
-    return [n for n, d in found.hexdigests().items() if recorded.get(n) != d]
 
 
 def _is_text(kind: pa.DataType) -> bool:

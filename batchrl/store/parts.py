@@ -14,7 +14,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from batchrl.records import printable
-from batchrl.store.content import CONTENT_KEY, ContentDigest, changed_columns
+from batchrl.store.content import CONTENT_KEY, ContentDigest
 from batchrl.store.place import Place
 from batchrl.store.schema import (
     META_KEY,
@@ -36,7 +36,10 @@ def read_part(part: Place, columns: list[str], root: Place) -> pa.Table:
         table = f.read(columns=columns)
     except (OSError, pa.ArrowException) as e:
         raise damaged(part, root, e) from None
-    check_content(part, root, recorded_content(f), table)
+    if (recorded := recorded_content(f)) is not None:
+        found = ContentDigest(table.schema.names)
+        found.update(table)
+        check_digests(part, root, recorded, found.hexdigests())
     return table
 
 
@@ -68,14 +71,6 @@ def recorded_content(f: pq.ParquetFile) -> dict[str, str] | None:
     except (*UNREADABLE, AttributeError):
         return None
     return content if isinstance(content, dict) else None
-
-
-def check_content(part: Place, root: Place, recorded: Mapping[str, Any] | None,
-                  table: pa.Table) -> None:
-    """A `StoreError` naming ``part`` when a column of ``table`` (read from it) holds other
-    values than its writer wrote."""
-    if recorded is not None and (changed := changed_columns(table, recorded)):
-        raise rewritten(part, root, changed)
 
 
 def check_digests(part: Place, root: Place, recorded: Mapping[str, Any],
