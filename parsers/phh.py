@@ -23,10 +23,11 @@ the hand, as the dealer writes it: 210 then 210 + 235), the hole and board cards
 payoffs ``finishing_stacks - starting_stacks`` (or ``winnings`` less what the seat put
 in), the names, and a no-limit `GameDef` of the hand's seats, blinds and stacks.
 
-Read so far: no-limit hold'em (``NT``) in whole chips without antes, every hole card
-shown. A hand of another variant is passed over, counted by its variant's name (as
-hanab.live variants are); antes, decimal chips and hidden cards are refused with the
-hand's file and number, the other hands read.
+Read so far: no-limit hold'em (``NT``) in whole chips, with antes (trimmed or a big
+blind's, ``ante_trimming_status``) and hole cards hidden as ``????`` (shown later by
+``sm``, or never: such a seat's moves replay and it has no rows). A hand of another
+variant is passed over, counted by its variant's name (as hanab.live variants are);
+decimal chips are refused with the hand's file and number, the other hands read.
 
 >>> from batchrl.games.holdem.records import LoggedHand
 >>> hand = next(_hands({"variant": "NT", "antes": [0, 0], "blinds_or_straddles": [1, 2],
@@ -121,14 +122,15 @@ def _hands(hand: Mapping[str, Any], where: str, line: int, index: int
     if not 2 <= seats <= MAX_SEATS:
         raise HandError(f"{seats} seats; a hand has 2 to {MAX_SEATS}")
     blinds = _amounts(hand, "blinds_or_straddles", seats)
-    if any(_amounts(hand, "antes", seats)):
-        raise HandError("antes are not read yet: batchrl reads hands without them",
-                        "antes (not read yet)")
+    antes = _amounts(hand, "antes", seats) if "antes" in hand else (0,) * seats
+    trimming = hand.get("ante_trimming_status", False)
+    if not isinstance(trimming, bool):
+        raise HandError(f"ante_trimming_status {shown(trimming, 20)}: want true or false")
     big = max(blinds)
     if hand.get("min_bet", big) != big:
         raise HandError(f"min_bet {shown(hand.get('min_bet'), 20)} is not the big blind "
                         f"{big}: batchrl's no-limit game raises by at least the big blind")
-    game = _game(blinds, stacks)
+    game = _game(blinds, stacks, antes, trimming)
     actions = hand.get("actions")
     if not isinstance(actions, list) or len(actions) > MAX_ACTIONS or \
             not all(isinstance(a, str) for a in actions):
@@ -160,7 +162,14 @@ def _hands(hand: Mapping[str, Any], where: str, line: int, index: int
                 this_round = [0] * seats
             else:
                 s = _seat(actor, seats, number)
-                if verb == "f":
+                if verb == "sm":  # shows (or mucks) at the showdown: hidden cards known
+                    if amount and amount != "????":
+                        shows = parse_cards(amount)
+                        if hole[s] and shows != hole[s]:
+                            raise HandError(f"action {number}: p{s + 1} shows {amount}, "
+                                            f"and was dealt {cards_str(hole[s])}")
+                        hole[s] = shows
+                elif verb == "f":
                     betting[-1] += "f"
                 elif verb == "cc":
                     this_round[s] = min(max(this_round), stacks[s] - put_in[s])
@@ -169,7 +178,6 @@ def _hands(hand: Mapping[str, Any], where: str, line: int, index: int
                     to = _chips(amount, f"action {number}'s amount")
                     this_round[s] = to
                     betting[-1] += f"r{put_in[s] + to}"
-                # sm: a seat shows (or mucks) at the showdown: its cards were dealt already
         except ValueError as exc:
             raise HandError(f"action {number} {shown(text, 60)}: {exc}") from None
     spent = [a + b for a, b in zip(put_in, this_round, strict=True)]
@@ -181,6 +189,10 @@ def _hands(hand: Mapping[str, Any], where: str, line: int, index: int
     number = hand.get("hand", index + 1)
     if not isinstance(number, int) or isinstance(number, bool) or number < 0:
         number = index + 1
+    if not any(hole):
+        yield Skipped("no hole cards shown", f"{where}: every seat's hole cards are hidden: "
+                                             "no seat's view can be computed, no rows")
+        return
     cards = "/".join(["|".join(cards_str(h) if h else "????" for h in hole),
                       *(cards_str(b) for b in board)])
     yield LoggedHand(where, line, index, number, "/".join(betting), tuple(hole),
@@ -219,10 +231,11 @@ def _seat(text: str, seats: int, number: int) -> int:
     return seat
 
 
-def _game(blinds: Sequence[int], stacks: Sequence[int]) -> GameDef:
-    """The no-limit game of a hand's seats, blinds and stacks. Pre-flop the seat after
-    the last blind or straddle acts first (heads-up, the small blind); after it, the first
-    seat still in from p1 (heads-up, the big blind)."""
+def _game(blinds: Sequence[int], stacks: Sequence[int], antes: Sequence[int] = (),
+          trimming: bool = False) -> GameDef:
+    """The no-limit game of a hand's seats, blinds, antes and stacks. Pre-flop the seat
+    after the last blind or straddle acts first (heads-up, the small blind); after it, the
+    first seat still in from p1 (heads-up, the big blind)."""
     seats, posted = len(blinds), [s for s, b in enumerate(blinds) if b]
     if not posted:
         raise HandError("no seat posts a blind")
@@ -236,9 +249,13 @@ def _game(blinds: Sequence[int], stacks: Sequence[int]) -> GameDef:
                        num_players=seats, num_rounds=4, blind=tuple(blinds), raise_size=(),
                        first_player=first, max_raises=(255,) * 4,
                        num_board_cards=(0, 3, 1, 1), stack=tuple(stacks),
+                       ante=tuple(antes) if any(antes) else (),
+                       ante_trimming=trimming and any(antes),
                        description=f"no-limit hold'em of {seats} seats, blinds "
-                                   f"{'/'.join(map(str, blinds))}, stacks "
-                                   f"{'/'.join(map(str, stacks))} (PHH)")
+                                   f"{'/'.join(map(str, blinds))}"
+                                   + (f", antes {'/'.join(map(str, antes))}"
+                                      if any(antes) else "")
+                                   + f", stacks {'/'.join(map(str, stacks))} (PHH)")
     except GameDefError as exc:
         raise HandError(str(exc)) from None
 
@@ -246,7 +263,8 @@ def _game(blinds: Sequence[int], stacks: Sequence[int]) -> GameDef:
 def _payoffs(hand: Mapping[str, Any], stacks: Sequence[int], spent: Sequence[int]
              ) -> tuple[float, ...]:
     """What each seat won or lost: its finishing stack less its starting one, or its
-    winnings less what it put in; halves as the log pays them (an odd chip split)."""
+    winnings less what it put in; halves as the log pays them (an odd chip split). Empty
+    where the hand logs neither: the rules' result is then the hand's."""
     seats = len(stacks)
     for key, base in (("finishing_stacks", stacks), ("winnings", spent)):
         values = hand.get(key)
@@ -257,7 +275,7 @@ def _payoffs(hand: Mapping[str, Any], stacks: Sequence[int], spent: Sequence[int
                 and abs(v) <= 2**31 for v in values)):
             raise HandError(f"{key} {shown(values, 60)}: want {seats} numbers")
         return tuple(float(v) - b for v, b in zip(values, base, strict=True))
-    raise HandError("neither finishing_stacks nor winnings: the hand's result is unknown")
+    return ()  # no result logged: the replay's is the hand's (a historical hand's)
 
 
 def _line(raw: bytes, key: str) -> int:

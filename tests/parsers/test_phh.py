@@ -13,6 +13,7 @@ from click.testing import CliRunner
 from batchrl.cli import main
 from batchrl.games.holdem.cards import parse_cards
 from batchrl.games.holdem.records import LoggedHand
+from batchrl.games.holdem.transitions import check_hands
 from batchrl.records import BadLine, Skipped
 from batchrl.store import Store
 from parsers.phh import read_phh
@@ -72,14 +73,13 @@ def test_many_hands_a_file_with_lines_other_variants_counted(tmp_path: Path) -> 
 
 
 @pytest.mark.parametrize(("change", "kind", "said"), [
-    (("antes = [0, 0, 0]", "antes = [0, 25, 0]"), "antes (not read yet)",
-     "antes are not read yet"),
     (("[10000, 10000, 10000]", "[10000.5, 10000, 10000]"), "decimal chips (not read yet)",
      "starting_stacks 10000.5: decimal chips are not read yet"),
     (('"p3 cbr 210"', '"p9 cbr 210"'), "bad hand", "names seat p9; the hand has p1 to p3"),
     (('"p3 cbr 210"', '"p3 xyz"'), "bad hand", "action 4 'p3 xyz' is none PHH's"),
     (('"d dh p1 Qh5c"', '"d dh p1 Qh?c"'), "bad hand", "partly hidden"),
-    (("finishing_stacks", "final"), "bad hand", "neither finishing_stacks nor winnings"),
+    (('"d dh p2 9h6h"', '"d dh p2 9h6h", "p2 sm 9h6d"'), "bad hand",
+     "p2 shows 9h6d, and was dealt 9h6h"),
     (("min_bet = 100", "min_bet = 40"), "bad hand", "min_bet 40 is not the big blind 100")])
 def test_what_is_not_read_yet_is_refused_with_its_file(tmp_path: Path,
                                                         change: tuple[str, str], kind: str,
@@ -138,12 +138,41 @@ def test_a_pluribus_session_ingests_every_result_equal_to_the_log(tmp_path: Path
 
 
 @needs(SHARED / "phh" / "wsop")
-def test_the_wsop_final_table_counts_each_variant_by_name(tmp_path: Path) -> None:
-    got = CliRunner().invoke(main, ["ingest", str(SHARED / "phh" / "wsop"), "--store",
-                                    str(tmp_path / "s"), "--on-error", "skip"])
+def test_the_wsop_final_table_stores_every_nt_hand_and_counts_the_rest(
+        tmp_path: Path) -> None:
+    """Its eleven NT hands have a big blind's ante, and blinds and stacks that change
+    from hand to hand: each replays in its own game, all in one store, pokerkit's
+    results the same."""
+    from phh_crosscheck import cross_check
+
+    wsop = SHARED / "phh" / "wsop"
+    got = CliRunner().invoke(main, ["ingest", str(wsop), "--store", str(tmp_path / "s"),
+                                    "--on-error", "skip"])
+    assert got.exit_code == 0, got.output
+    nt = [p for p in wsop.rglob("*.phh") if "variant = 'NT'" in p.read_text()]
+    assert f"phh, holdem.nolimit.5p.phh: {len(nt)} hands" in got.output and len(nt) == 11
     for variant in ("FO/8", "F7S", "FR", "PO", "FT", "N2L1D", "F2L3D"):
-        assert f"variant '{variant}'" in got.output, variant
-    assert "antes (not read yet)" in got.output  # its NT hands have a big-blind ante
+        assert f"(variant '{variant}')" in got.output, variant
+    assert store_sums_are_the_logs(tmp_path / "s", nt) == 11
+    check = cross_check(wsop)
+    assert check.hands == 11 and check.batchrl_differs == [] and check.pokerkit_differs == []
+
+
+def store_sums_are_the_logs(store_path: Path, files: list[Path]) -> int:
+    """Every seat with rows: its rewards over the hand add up to the hand's result as
+    its file logs it (or as the replay gives it, where it logs none); the hands
+    compared."""
+    frame = Store.open(store_path).to_pandas(["episode", "player", "reward", "cards"])
+    sums = frame.groupby(["cards", "player"])["reward"].sum()
+    checked = 0
+    for path in files:
+        (hand,) = [r for r in read_phh(path) if isinstance(r, LoggedHand)]
+        accepted, _ = check_hands(hand.game, [hand])
+        result = accepted[0][0].payoffs
+        for seat, total in sums[hand.cards].items():
+            assert total == pytest.approx(result[int(seat)]), (path, seat)
+        checked += 1
+    return checked
 
 
 @needs(PLURIBUS)
@@ -157,3 +186,73 @@ def test_batchrl_replays_a_session_as_the_log_and_pokerkit_pay_it() -> None:
     assert got.hands == len(list((PLURIBUS / "100").glob("*.phh"))) > 50
     assert got.batchrl_differs == []
     assert got.pokerkit_differs == []  # this session has no odd-chip split
+
+
+# a big blind's ante (not trimmed: one dead pot), and a short stack all-in for less than
+# the blind after its ante; a uniform ante, trimmed, with a seat all-in for less than
+# the others' bets (its ante counted in the side pots)
+BB_ANTE = THREE.replace("ante_trimming_status = true", "ante_trimming_status = false") \
+    .replace("antes = [0, 0, 0]", "antes = [0, 100, 0]") \
+    .replace("finishing_stacks = [9950, 9790, 10260]", "")
+SHORT = BB_ANTE.replace("[10000, 10000, 10000]", "[10000, 150, 10000]").replace(
+    '"p1 f", "p2 cc",\n  "d db 7s9cTc",\n  "p2 cc", "p3 cbr 235", "p2 f",',
+    '"p1 cc",\n  "d db 7s9cTc",\n  "p1 cc", "p3 cc", "d db 2c", "p1 cc", "p3 cc",'
+    ' "d db 3d", "p1 cc", "p3 cc", "p1 sm Qh5c", "p3 sm KcJh", "p2 sm 9h6h",')
+UNIFORM = SHORT.replace("ante_trimming_status = false", "ante_trimming_status = true") \
+    .replace("antes = [0, 100, 0]", "antes = [30, 30, 30]").replace("150, 10000]", "130, 10000]")
+
+
+@pytest.mark.parametrize("text", [BB_ANTE, SHORT, UNIFORM], ids=["bb-ante", "short",
+                                                                  "uniform"])
+def test_antes_pay_as_pokerkit_pays_them(tmp_path: Path, text: str) -> None:
+    from phh_crosscheck import cross_check
+
+    folder = tmp_path / "hands"
+    folder.mkdir()
+    _write(folder, "1.phh", text)
+    check = cross_check(folder)
+    assert check.hands == 1 and check.batchrl_differs == [], check
+    assert check.pokerkit_differs == []
+    got = CliRunner().invoke(main, ["ingest", str(folder), "--store", str(tmp_path / "s")])
+    assert got.exit_code == 0, got.output
+    assert store_sums_are_the_logs(tmp_path / "s", [folder / "1.phh"]) == 1
+
+
+def test_hidden_hole_cards_replay_and_get_no_rows(tmp_path: Path) -> None:
+    folder = tmp_path / "hands"
+    folder.mkdir()
+    _write(folder, "1.phh", THREE.replace('"d dh p1 Qh5c"', '"d dh p1 ????"'))
+    # hidden when dealt, shown at the showdown: known, so it has rows
+    _write(folder, "2.phh", SHORT.replace('"d dh p2 9h6h"', '"d dh p2 ????"').replace(
+        '"d db 3d", "p1 cc", "p3 cc",', '"d db 3d", "p1 cc", "p3 cc", "p2 sm 9h6h",'))
+    _write(folder, "3.phh", THREE.replace('"d dh p1 Qh5c", "d dh p2 9h6h", "d dh p3 KcJh"',
+                                          '"d dh p1 ????", "d dh p2 ????", "d dh p3 ????"'))
+    got = CliRunner().invoke(main, ["ingest", str(folder), "--store", str(tmp_path / "s"),
+                                    "--on-error", "skip"])
+    assert got.exit_code == 0, got.output
+    assert ": 2 hands" in got.output
+    assert "1 seats of 1 hands hide their hole cards" in got.output
+    assert "skipped 1 (no hole cards shown)" in got.output
+    frame = Store.open(tmp_path / "s").to_pandas(["player", "cards"])
+    first = frame[frame.cards.str.startswith("????")]
+    assert len(first) and 0 not in set(first.player)  # p1 acted (folded): no row
+    assert store_sums_are_the_logs(tmp_path / "s", [folder / "1.phh", folder / "2.phh"]) == 2
+
+
+@needs(SHARED / "phh")
+def test_the_historical_hands_parse() -> None:
+    """Comments, double quotes, a hidden seat, cards shown before the river, and no
+    result logged (the replay's, pokerkit's too); the other variants by name."""
+    from phh_crosscheck import cross_check
+
+    kinds = {}
+    for path in sorted((SHARED / "phh").glob("*.phh")):
+        (record,) = read_phh(path)
+        kinds[path.name] = record.kind if isinstance(record, Skipped) else "NT"
+    assert kinds == {"alice-carol-wikipedia.phh": "variant 'FB'",
+                     "antonius-blom-2009.phh": "variant 'PO'",
+                     "arieh-yockey-2019.phh": "variant 'F2L3D'", "dwan-ivey-2009.phh": "NT",
+                     "phua-xuan-2019.phh": "variant 'NS'"}
+    check = cross_check(SHARED / "phh", sorted((SHARED / "phh").glob("*.phh")))
+    assert check.hands == 1
+    assert check.batchrl_differs == [] and check.pokerkit_differs == []

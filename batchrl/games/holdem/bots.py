@@ -242,7 +242,7 @@ class RuleBot:
 
     def _pot_odds(self, state: HandState, seat: int, pv: float) -> int:
         owed = state.to_call(seat)
-        return CALL if pv >= self.odds * owed / (sum(state.spent) + owed) else FOLD
+        return CALL if pv >= self.odds * owed / (state.pot + owed) else FOLD
 
     def _preflop(self, state: HandState, seat: int, pv: float) -> int:
         group = preflop_group(state.hole[seat])

@@ -105,7 +105,7 @@ class HoldemRules(Rules):
         blind = min(state.game.blind[seat], state.stack[seat])
         if spent == blind and seat not in _seats_acted(state):  # more than its blind: acted
             return 0.0
-        return -float(spent)
+        return -float(state.contributed(seat))
 
     def sample_worlds(self, state: HandState, seat: int, n: int,
                       rng: np.random.Generator) -> list[HandState]:
@@ -131,17 +131,18 @@ class HoldemRules(Rules):
         return worlds
 
     def rewards(self, before: HandState, after: HandState) -> tuple[float, ...]:
-        """The store's rewards: minus the chips the seat to act puts in (its blind counted
-        on its first decision), and at the end each seat's share of the pot (a seat that
+        """The store's rewards: minus the chips the seat to act puts in (its blind and ante
+        counted on its first decision), and at the end each seat's share of the pot (a seat that
         never acted gets its payoff). A seat's rewards over a hand add up to its payoff."""
         seat = before.current
         acted = _seats_acted(before)
         out = [0.0] * len(after.spent)
-        out[seat] -= after.spent[seat] - (before.spent[seat] if seat in acted else 0)
+        out[seat] -= after.spent[seat] - (before.spent[seat] if seat in acted else
+                                          -after.game.posted_antes()[seat])
         if after.finished:
             acted.add(seat)
             for p, payoff in enumerate(rules.returns(after)):
-                out[p] += payoff + (after.spent[p] if p in acted else 0)
+                out[p] += payoff + (after.contributed(p) if p in acted else 0)
         return tuple(out)
 
 

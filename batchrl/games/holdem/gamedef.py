@@ -44,6 +44,7 @@ BOUNDS: dict[str, tuple[int, int]] = {
     "num_ranks": (1, 13), "num_hole_cards": (1, 3), "num_board_cards": (0, MAX_BOARD_CARDS),
     "max_raises": (0, 255), "blind": (0, UNLIMITED_STACK),
     "raise_size": (1, UNLIMITED_STACK), "stack": (1, UNLIMITED_STACK),
+    "ante": (0, UNLIMITED_STACK),
     "first_player": (0, 9)}
 
 
@@ -68,11 +69,17 @@ class GameDef:
     num_suits: int = 4
     num_ranks: int = 13
     num_hole_cards: int = 2
+    # antes (PHH's; an ACPC game has none): each seat's dead chips before the blinds.
+    # ``ante_trimming`` as PHH's ``ante_trimming_status``: antes over the second largest
+    # go back, and the rest count with the bets in the side pots; without it (a big
+    # blind's ante) they are one dead pot that every seat still in contests
+    ante: tuple[int, ...] = ()
+    ante_trimming: bool = False
     description: str = field(default="", compare=False)
 
     def __post_init__(self) -> None:
         self._check_bounds()
-        per_player = {"blind": self.blind, "stack": self.stack}
+        per_player = {"blind": self.blind, "stack": self.stack, "ante": self.ante}
         for key, values in per_player.items():
             if values and len(values) != self.num_players:
                 raise GameDefError(
@@ -139,6 +146,26 @@ class GameDef:
     def stacks(self) -> tuple[int, ...]:
         return self.stack or (UNLIMITED_STACK,) * self.num_players
 
+    def posted_antes(self) -> tuple[int, ...]:
+        """The antes each seat posts: none without antes; with ``ante_trimming``, none
+        over the second largest (the excess goes back, as PHH's trimming returns it);
+        never more than the seat's stack."""
+        if not any(self.ante):
+            return (0,) * self.num_players
+        antes = self.ante
+        if self.ante_trimming:
+            cutoff = sorted(antes)[-2]
+            antes = tuple(min(a, cutoff) for a in antes)
+        return tuple(min(a, s) for a, s in zip(antes, self.stacks(), strict=True))
+
+    def table(self) -> dict[str, Any]:
+        """The params less what a hand history sets per hand (blinds, antes, stacks, who
+        acts first): hands of one table may differ in those and share a store."""
+        data = self.params()
+        for key in ("blind", "ante", "ante_trimming", "stack", "first_player"):
+            data.pop(key, None)
+        return data
+
     def params(self) -> dict[str, Any]:
         """The game's identity as plain JSON data (stores compare it)."""
         data = asdict(self)
@@ -146,6 +173,9 @@ class GameDef:
         data.pop("name")
         if not self.stack:
             data.pop("stack")
+        if not any(self.ante):  # the params of a game without antes are as they were
+            data.pop("ante")
+            data.pop("ante_trimming")
         return data
 
     def to_text(self) -> str:

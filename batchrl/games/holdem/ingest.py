@@ -6,7 +6,8 @@ built-in whose rules give the logged payoffs, which picks a Glassfrog summary's 
 and ``--game`` overrides both. A run of another game appended to a log is left out
 (``batchrl.records.Skipped``), and a run with fewer hands than its header promises is
 noted. A PHH hand carries its own game (`LoggedHand.game`): the first decides the
-source's, and a hand of other seats, blinds or stacks is left out. Limit and no-limit
+source's, a hand of other blinds, antes or stacks replays in its own, and a hand of
+another table (seats, betting, deck) is left out. Limit and no-limit
 games of 2 to 10 players become transitions; what batchrl cannot (a deck the evaluator
 cannot score) is refused, naming the game.
 """
@@ -32,7 +33,7 @@ LOOKAHEAD_HANDS = 1000
 PV_BOARDS = frozenset({0, 3, 4, 5})
 PLAYERS = tuple(range(2, 11))  # the features and equities are defined for these
 APPENDED = "another game appended"
-OTHER_GAME = "a hand of another game"  # a PHH hand of other seats, blinds or stacks
+OTHER_GAME = "a hand of another game"  # a PHH hand of other seats or betting
 
 
 def schema_for(game: GameDef, pv: bool = True) -> StoreSchema:
@@ -90,7 +91,7 @@ def runs(records: Iterator[Any], game: GameDef, forced: bool,
     then one count-only ``Skipped`` per hand; a run cut short of the hands its header
     promises is noted when the next begins, or at the end."""
     header: Header | None = None
-    hands = 0
+    hands = hidden_seats = hidden_hands = 0
     foreign = False
     for record in records:
         if isinstance(record, Header):
@@ -108,13 +109,20 @@ def runs(records: Iterator[Any], game: GameDef, forced: bool,
             if foreign:
                 yield Skipped(APPENDED)
                 continue
-            if record.game is not None and record.game != game and not forced:
+            if record.game is not None and not forced and record.game != game and \
+                    record.game.table() != game.table():
                 yield Skipped(OTHER_GAME, f"{record.source}: a hand of "
                                           f"{record.game.description}, in a source of "
                                           f"{game.description}: left out")
                 continue
+            if hidden := sum(1 for h in record.hole if not h):
+                hidden_seats += hidden
+                hidden_hands += 1
         yield record
     _promised(header, hands, notes)
+    if hidden_hands:
+        notes.append(f"{hidden_seats:,} seats of {hidden_hands:,} hands hide their hole "
+                     "cards: their moves replay, and they have no rows of their own")
 
 
 def _promised(header: Header | None, hands: int, notes: MutableSequence[str]) -> None:
@@ -163,7 +171,8 @@ def decide_game(context: SourceContext, records: Iterator[Any],
             continue
         hands += 1
         if record.game is not None:  # the hand says (a PHH hand)
-            notes.append(f"game {record.game.name}: {record.game.description}")
+            notes.append(f"game {record.game.name}: each hand's own blinds, antes and "
+                         f"stacks (the first's: {record.game.description})")
             return record.game, pending
         if record.is_nolimit or record.num_players != 2:
             game = builtin_like(record)

@@ -60,6 +60,8 @@ def replay(
     board: Sequence[Sequence[int]],
 ) -> Replayed:
     """Play ``betting`` (ACPC letters, rounds split by '/'), checking each step and the cards.
+    A seat whose hole cards the log hides may act (its moves are public); at a showdown
+    every seat's cards must be known, or the payoffs could not be checked.
 
     The returned states carry no cards: the betting alone decides every state
     the rules track, so ``replay_betting`` is memoized per betting string (real
@@ -71,10 +73,6 @@ def replay(
     if len(board) != reached:
         raise ReplayError(f"the hand reached round {reached + 1} but the log shows "
                           f"{len(board)} groups of board cards, not {reached}", CARDS)
-    for state, _ in replayed.decisions:
-        if not hole[state.current]:
-            raise ReplayError(f"seat {state.current} acts, but the log hides its hole cards",
-                              CARDS)
     if replayed.needs_showdown and any(not hole[p] for p in showdown_seats(replayed.final)):
         raise ReplayError("a showdown seat's hole cards are missing", CARDS)
     return replayed

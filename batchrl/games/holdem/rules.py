@@ -73,7 +73,7 @@ class HandState(NamedTuple):
     current: int  # seat to act, -1 once the hand is over
     min_raise_to: int  # no-limit: the least total a raise may name (0 in limit games)
     aggressor: int  # the seat that made the last raise of the hand, -1 before any
-    stack: tuple[int, ...]  # each seat's chips at the start of the hand
+    stack: tuple[int, ...]  # each seat's chips at the start of the hand, less its ante
     round_pots: tuple[int, ...]  # the pot when each round reached began (blinds in the first)
 
     @property
@@ -102,7 +102,17 @@ class HandState(NamedTuple):
 
     @property
     def pot(self) -> int:
-        return sum(self.spent)
+        """The chips in the pot: the bets and blinds, and the antes."""
+        return sum(self.spent) + dead_chips(self.game)
+
+    def contributed(self, seat: int) -> int:
+        """What ``seat`` has put in the pot: its bets, its blind and its ante."""
+        return self.spent[seat] + self.game.posted_antes()[seat]
+
+
+def dead_chips(game: GameDef) -> int:
+    """The antes in the pot: chips no seat has to match."""
+    return sum(game.posted_antes()) if game.ante else 0
 
 
 def deal(game: GameDef, hole: Sequence[Sequence[int]], board: Sequence[int]) -> HandState:
@@ -110,7 +120,7 @@ def deal(game: GameDef, hole: Sequence[Sequence[int]], board: Sequence[int]) -> 
     if len(hole) != game.num_players:
         raise ValueError(f"{len(hole)} hands of hole cards for {game.num_players} players")
     n = game.num_players
-    stack = game.stacks()
+    stack = tuple(s - a for s, a in zip(game.stacks(), game.posted_antes(), strict=True))
     spent = tuple(min(b, s) for b, s in zip(game.blind, stack, strict=True))
     max_spent = max(spent)
     # no-limit: call the big blind and raise by as much, twice the blind (one chip without
@@ -132,7 +142,7 @@ def deal(game: GameDef, hole: Sequence[Sequence[int]], board: Sequence[int]) -> 
         min_raise_to=min_raise_to,
         aggressor=-1,
         stack=stack,
-        round_pots=(sum(spent),),
+        round_pots=(sum(spent) + dead_chips(game),),
     )
     return state._replace(current=_first_to_act(state, 0))
 
@@ -234,7 +244,7 @@ def step(state: HandState, action: int, size: int = 0) -> HandState:
     if acting <= 1:
         # nobody left to bet against: the board runs out to the showdown
         last = game.num_rounds - 1
-        pot = sum(spent)
+        pot = sum(spent) + dead_chips(game)
         return after._replace(history=(*history, *[""] * (last - round_)), round=last,
                               round_pots=(*round_pots, *[pot] * (last - round_)), current=-1)
     if round_ + 1 >= game.num_rounds:
@@ -242,7 +252,7 @@ def step(state: HandState, action: int, size: int = 0) -> HandState:
     next_min = 0 if game.is_limit else max(1, *game.blind) + max_spent
     after = after._replace(round=round_ + 1, history=(*history, ""), round_raises=0,
                            called=0, min_raise_to=next_min,
-                           round_pots=(*round_pots, sum(spent)))
+                           round_pots=(*round_pots, sum(spent) + dead_chips(game)))
     return after._replace(current=_first_to_act(after, round_ + 1))
 
 
@@ -262,33 +272,43 @@ def payoffs(state: HandState, strengths: Sequence[int] | None = None) -> tuple[f
     The pot is cut in layers by what the seats put in (side pots): each layer goes to
     the strongest live hands among the seats that paid into it, split evenly on a tie,
     as the ACPC dealer's ``valueOfState`` does (hence fractional payoffs). Chips nobody
-    live matched go back to whoever put them in.
+    live matched go back to whoever put them in. Antes count with the bets when trimmed
+    (`GameDef.ante_trimming`); otherwise they are one dead pot for the seats still in,
+    as pokerkit pays them.
     """
     if not state.finished:
         raise ValueError("the hand is not over")
-    n = state.game.num_players
-    spent = state.spent
+    game = state.game
+    n = game.num_players
+    antes = game.posted_antes()
+    paid = tuple(s + a for s, a in zip(state.spent, antes, strict=True))
     live = [p for p in range(n) if not state.folded[p]]
     if len(live) == 1:
         winner = live[0]
-        pot = sum(spent)
-        return tuple(float(pot - spent[p] if p == winner else -spent[p]) for p in range(n))
+        pot = sum(paid)
+        return tuple(float(pot - paid[p] if p == winner else -paid[p]) for p in range(n))
     if strengths is None:
         raise ValueError("a showdown needs the players' hand strengths")
     won = [0.0] * n
-    floor = 0
-    for level in sorted(set(spent)):
-        if level <= floor:
-            continue
-        payers = [p for p in range(n) if spent[p] >= level]
-        layer = (level - floor) * len(payers)
-        eligible = [p for p in payers if not state.folded[p]] or payers
+
+    def share(amount: float, eligible: Sequence[int]) -> None:
         best = max(strengths[p] if not state.folded[p] else -1 for p in eligible)
         winners = [p for p in eligible if (strengths[p] if not state.folded[p] else -1) == best]
         for p in winners:
-            won[p] += layer / len(winners)
+            won[p] += amount / len(winners)
+
+    layered = paid if game.ante_trimming else state.spent
+    if not game.ante_trimming and any(antes):
+        share(float(sum(antes)), live)
+    floor = 0
+    for level in sorted(set(layered)):
+        if level <= floor:
+            continue
+        payers = [p for p in range(n) if layered[p] >= level]
+        share(float((level - floor) * len(payers)),
+              [p for p in payers if not state.folded[p]] or payers)
         floor = level
-    return tuple(won[p] - spent[p] for p in range(n))
+    return tuple(won[p] - paid[p] for p in range(n))
 
 
 def returns(state: HandState) -> tuple[float, ...]:

@@ -14,6 +14,7 @@ thousand hands are computed in one vectorized call each.
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -36,6 +37,7 @@ from batchrl.games.holdem.replay import (
     tokens,
 )
 from batchrl.games.holdem.rules import ACTION_CHARS
+from batchrl.games.holdem.rules import payoffs as rules_payoffs
 from batchrl.store import Rows, RowsBatch
 
 AUDIT_COLUMNS = ("cards", "betting", "name")  # name: the acting player, as logged
@@ -68,6 +70,14 @@ class LoggedHandLike(Protocol):
     def board(self) -> tuple[tuple[int, ...], ...]: ...
     @property
     def payoffs(self) -> tuple[float, ...]: ...
+    @property
+    def game(self) -> GameDef | None: ...
+
+
+def game_of(hand: LoggedHandLike, game: GameDef) -> GameDef:
+    """The game ``hand`` was played in: its own where it says (a hand history's blinds,
+    antes and stacks), else its source's."""
+    return hand.game or game
 
 
 def check_hands(
@@ -78,7 +88,8 @@ def check_hands(
     rejected: list[tuple[LoggedHandLike, ReplayError]] = []
     for hand in hands:
         try:
-            replayed.append((hand, replay(game, hand.betting, hand.hole, hand.board)))
+            replayed.append((hand, replay(game_of(hand, game), hand.betting, hand.hole,
+                                          hand.board)))
         except ReplayError as exc:
             rejected.append((hand, exc))
     showdown_cards: list[tuple[int, ...]] = []
@@ -100,7 +111,12 @@ def check_hands(
     accepted: list[tuple[LoggedHandLike, Replayed]] = []
     for i, (hand, rep) in enumerate(replayed):
         try:
-            check_payoffs(rep, hand.payoffs, strengths.get(i))
+            if not hand.payoffs:  # a hand that logs no result: the rules' is its result
+                logged: Any = hand  # a dataclass (`records.LoggedHand`)
+                hand = dataclasses.replace(logged, payoffs=rules_payoffs(rep.final,
+                                                                         strengths.get(i)))
+            else:
+                check_payoffs(rep, hand.payoffs, strengths.get(i))
         except ReplayError as exc:
             rejected.append((hand, exc))
             continue
@@ -166,14 +182,14 @@ def template(game: GameDef, betting: str) -> Template:
             action_l.append(actions.abstract(s, a, size))
             move_l.append(ACTION_CHARS[a] + (str(size) if size else ""))
             state_l.append(features.public_features(s, seat))
-            put_in.append(after[k].spent[seat] - (0 if i == 0 else s.spent[seat]))
+            put_in.append(after[k].contributed(seat) - (0 if i == 0 else s.contributed(seat)))
             last_l.append(last)
             next_l.append(-1 if last else first + i + 1)
             legal_l.append((False,) * n_actions if last
                            else actions.action_mask(decisions[mine[i + 1]][0]))
             now_l.append(actions.action_mask(s))
             seen.append(game.board_cards_before(s.round))
-            spent_l.append(final.spent[seat])
+            spent_l.append(final.contributed(seat))
     n_features = len(features.feature_names(game))
     return Template(
         seat=np.asarray(seat_l, dtype=np.int8),
@@ -196,7 +212,7 @@ def build_rows(
     pv: bool = True,
 ) -> dict[str, Any]:
     """Store columns for accepted hands (see ``batchrl.store`` for their meaning)."""
-    temps = [template(game, hand.betting) for hand, _ in hands]
+    temps = [template(game_of(hand, game), hand.betting) for hand, _ in hands]
     counts = np.fromiter((len(t.seat) for t in temps), dtype=np.int64, count=len(temps))
     n = int(counts.sum())
     starts = np.cumsum(counts) - counts
@@ -216,10 +232,13 @@ def build_rows(
         len(hands), game.num_players)
     # The last decision takes the seat's share of the pot: its payoff plus its stake.
     reward = -cat("put_in") + np.where(last, payoffs[hand_of_row, seat] + cat("final_spent"), 0.0)
+    # a seat whose hole cards the log hides has no rows: its view cannot be computed
+    known = np.array([[len(h) > 0 for h in hand.hole] for hand, _ in hands],
+                     dtype=bool).reshape(len(hands), game.num_players)[hand_of_row, seat]
     columns = features.pv_columns(game)
     if pv:
-        state[:, list(columns)] = _pvs(hands, hand_of_row, seat, cat("board_seen"),
-                                       len(columns))
+        state[np.ix_(known, list(columns))] = _pvs(
+            hands, hand_of_row[known], seat[known], cat("board_seen")[known], len(columns))
     else:
         state = np.ascontiguousarray(np.delete(state, columns, axis=1))
     has_next = next_row >= 0
@@ -238,7 +257,7 @@ def build_rows(
                       for hand, _ in hands], dtype=object).reshape(len(hands), game.num_players)
     extra = {} if game.is_limit else {
         "move": np.array([m for t in temps for m in t.move], dtype=object)}
-    return {
+    columns_out = {
         "episode": audit["episode"],
         "step": cat("step"),
         "player": seat,
@@ -256,6 +275,9 @@ def build_rows(
         "name": names[hand_of_row, seat],
         **extra,
     }
+    if known.all():
+        return columns_out
+    return {k: v[known] for k, v in columns_out.items()}
 
 
 def _pvs(

@@ -8,6 +8,7 @@ from sklearn.dummy import DummyRegressor
 from batchrl.games import FORMATS, GAMES, GameError, SourceContext, game_for, sniff_format
 from batchrl.games.holdem import GAME, HoldemParams, gamedef
 from batchrl.games.holdem.bots import HeroBot
+from batchrl.games.holdem.gamedef import GameDef
 from batchrl.games.holdem.records import LoggedHand
 from batchrl.learners.fqi.model import ModelArtifact, QFunction
 from batchrl.records import Skipped
@@ -121,18 +122,33 @@ def test_a_forced_game_keeps_every_run_and_without_pv_leaves_it_out(sample_log, 
     assert sum(isinstance(r, LoggedHand) for r in plan.records) == 500
 
 
-def test_rewards_add_up_to_the_returns_and_follow_the_stores_model():
+ANTES = [  # six seats: a big blind's dead ante, short stacks; trimmed uniform antes
+    GameDef("ante.bb", "nolimit", 6, 4, (50, 100, 0, 0, 0, 0), (), (2, 0, 0, 0), (255,) * 4,
+            (0, 3, 1, 1), stack=(10000, 90, 400, 10000, 130, 2000), ante=(0, 100, 0, 0, 0, 0)),
+    GameDef("ante.all", "nolimit", 6, 4, (50, 100, 0, 0, 0, 0), (), (2, 0, 0, 0),
+            (255,) * 4, (0, 3, 1, 1), stack=(10000, 90, 400, 10000, 130, 2000),
+            ante=(20,) * 6, ante_trimming=True)]
+
+
+@pytest.mark.parametrize("game", [None, *ANTES], ids=["limit", "bb-ante", "uniform-ante"])
+def test_rewards_add_up_to_the_returns_and_follow_the_stores_model(game):
     rng = np.random.default_rng(3)
-    params = GAME.rules.params()
+    params = GAME.rules.params() if game is None else GAME.rules.params(gamedef=game)
     for _ in range(300):
         state = GAME.rules.new_game(rng, params)
-        totals = np.zeros(2)
+        totals = np.zeros(state.game.num_players)
         while not GAME.rules.is_terminal(state):
             legal = GAME.rules.legal_actions(state)
             after = GAME.rules.step(state, legal[int(rng.integers(len(legal)))])
             totals += GAME.rules.rewards(state, after)
             state = after
         assert totals.tolist() == pytest.approx(GAME.rules.returns(state))
+        assert sum(GAME.rules.returns(state)) == pytest.approx(0.0, abs=1e-6)  # antes too
+        assert state.pot == sum(state.spent) + sum(min(a, s) for a, s in zip(
+            state.game.posted_antes(), state.game.stacks(), strict=True))
+
+
+def test_the_thesis_hands_rewards_follow_the_stores_model():
     # the thesis's hand (Fig. 4.5) in ACPC units: the small blind completes (blind counted:
     # -10), the big blind checks (its blind: -10), the flop bet and call, ...
     state = gamedef_deal("8sAs", "Ac2h", "8h4h2s5c6s")

@@ -1,3 +1,4 @@
+import dataclasses
 from pathlib import Path
 
 import pytest
@@ -80,3 +81,22 @@ def test_resolve_takes_names_and_files(tmp_path: Path):
     assert gamedef.resolve(str(path)).name == "mine"
     with pytest.raises(GameDefError, match="no game file"):
         gamedef.resolve(str(tmp_path / "missing.game"))
+
+
+def test_antes_are_params_only_where_a_game_has_them():
+    """A game without antes has the params it always had (stores and models of it still
+    match); one with them round-trips, and its antes are checked like its blinds."""
+    from batchrl.games.holdem.gamedef import HEADS_UP_NOLIMIT, GameDef, from_params
+
+    assert "ante" not in HEADS_UP_NOLIMIT.params()
+    with_antes = GameDef("x", "nolimit", 3, 4, (50, 100, 0), (), (2, 0, 0, 0), (255,) * 4,
+                         (0, 3, 1, 1), stack=(500, 80, 500), ante=(0, 100, 0))
+    assert from_params("x", with_antes.params()) == with_antes
+    assert with_antes.posted_antes() == (0, 80, 0)  # no more than the stack
+    trimmed = dataclasses.replace(with_antes, ante=(30, 60, 10), ante_trimming=True)
+    assert trimmed.posted_antes() == (30, 30, 10)  # none over the second largest
+    assert trimmed.table() == with_antes.table() != HEADS_UP_NOLIMIT.table()
+    with pytest.raises(GameDefError, match="ante has 2 values for 3 players"):
+        dataclasses.replace(with_antes, ante=(1, 2))
+    with pytest.raises(GameDefError, match="ante -1 is outside"):
+        dataclasses.replace(with_antes, ante=(0, -1, 0))
