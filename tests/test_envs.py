@@ -147,3 +147,15 @@ def test_a_one_player_game_s_gymnasium_env_needs_no_opponents_named():
     check_env(seat, skip_render_check=True)
     with pytest.raises(ValueError, match="holdem has 2 seats: name the other 1 players"):
         batchrl.env("holdem", gym=True)
+
+
+def test_a_six_seat_holdem_table_passes_both_checkers():
+    """Hold'em of any seat count the bots play (here six, Pluribus's table, with a big
+    blind's ante): the AEC env and the Gymnasium one with five ``rule`` bots."""
+    from batchrl.games.holdem.gamedef import GameDef
+
+    six = GameDef("six", "nolimit", 6, 4, (50, 100, 0, 0, 0, 0), (), (2, 0, 0, 0), (255,) * 4,
+                  (0, 3, 1, 1), stack=(10000,) * 6, ante=(0, 100, 0, 0, 0, 0))
+    api_test(batchrl.env("holdem", gamedef=six), num_cycles=60)
+    check_env(batchrl.env("holdem", opponents=["rule"] * 5, seat=3, gamedef=six),
+              skip_render_check=True)

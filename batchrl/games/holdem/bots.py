@@ -276,8 +276,9 @@ class EquityBot:
     """``rule`` in no-limit and three-player games: an equity-threshold player.
 
     Its hand's strength is its equity against as many random hands as opponents are
-    still in (``pv`` against one, ``pv2`` against two: the numbers the features hold),
-    scaled so that a fair share is 0.5 however many are in (``equity × players in / 2``).
+    still in (``pv`` against one, ``pv2`` against two: the numbers the features hold;
+    against k > 2, ``pv2 ** (k / 2)``, as if each pair were independent), scaled so that
+    a fair share is 0.5 however many are in (``equity × players in / 2``).
 
     * Strong (scaled equity ≥ ``strong``, after the flop ``value``): raise the pot,
       re-raising up to ``max_raises`` raises in the round, then call.
@@ -303,8 +304,8 @@ class EquityBot:
         live = np.array([s.game.num_players - sum(s.folded) for s in states])
         equity = pv_many(requests)
         three = np.flatnonzero(live >= 3)
-        if three.size:
-            equity[three] = pv2_many([requests[i] for i in three])
+        if three.size:  # against k > 2 hands, as if each pair of them were independent
+            equity[three] = pv2_many([requests[i] for i in three]) ** ((live[three] - 1) / 2)
         half, pot = (FIRST_RAISE, FIRST_RAISE + 1) if not states[0].game.is_limit \
             else (RAISE, RAISE)
         choice = np.empty(len(states), dtype=np.int64)
@@ -458,12 +459,12 @@ def make_bot(spec: str, game: GameDef, rng: np.random.Generator, keyed: bool = F
     return HeroBot(model, Path(path).stem)
 
 
-PLAYABLE = (2, 3)  # players at a table the bots and the features know
+PLAYABLE = tuple(range(2, 11))  # players at a table the bots and the features know
 
 
 def check_playable(game: GameDef) -> None:
     if game.num_players not in PLAYABLE:
-        raise GameDefError(f"{game.name}: the bots play games of 2 or 3 players, not "
-                           f"{game.num_players}")
+        raise GameDefError(f"{game.name}: the bots play games of {PLAYABLE[0]} to "
+                           f"{PLAYABLE[-1]} players, not {game.num_players}")
     if why := evaluable(game):
         raise GameDefError(f"{game.name}: cannot score its showdowns: {why}")

@@ -179,18 +179,19 @@ class HoldemPlay(PlayFace):
                  tasks: Tasks | None = None) -> HoldemReport:
         """The first player against the others, in ``gamedef`` or the game of the model
         among them: chips won, bb and mbb per hand with a 95% interval, by position
-        (``duplicate``: each deal played once per seating). At a three-player table two
-        players given mean the second takes both other seats."""
+        (``duplicate``: each deal played once per seating). At a table of more than two
+        seats, two players given mean the second takes every other seat."""
         group = single_group(self.game, groups)
         if len(group) not in self.rules.player_counts:
-            raise GameError(f"hold'em seats 2 or 3 players, not {len(group)} "
+            raise GameError(f"hold'em seats {self.rules.player_counts[0]} to "
+                            f"{self.rules.player_counts[-1]} players, not {len(group)} "
                             f"({','.join(group)})")
         try:
             game = self.game.log.prepare("generate", options).get("gamedef")
             if game is None:
                 game = models_game(group, gamedef.HEADS_UP_LIMIT)
-                if len(group) == 3 and game.num_players == 2:
-                    raise GameError("three players: say which game with --gamedef "
+                if len(group) > 2 and game.num_players == 2:
+                    raise GameError(f"{len(group)} players: say which game with --gamedef "
                                     "(holdem.limit.3p, holdem.nolimit.3p or a .game file)")
             others = list(group[1:]) if len(group) == game.num_players else None
             if others is None and len(group) != 2:

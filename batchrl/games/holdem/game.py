@@ -58,7 +58,7 @@ class HoldemRules(Rules):
     """Texas hold'em as the ACPC dealer plays it (heads-up limit so far)."""
 
     name = "holdem"
-    player_counts = (2, 3)
+    player_counts = tuple(range(2, 11))  # as the ACPC dealer's games and the PHH hands
     zero_sum = True
     unit = "hands"
     Params = HoldemParams

@@ -12,7 +12,7 @@ from pathlib import Path
 import numpy as np
 
 from batchrl.games.holdem import gamedef
-from batchrl.games.holdem.bots import load_models, make_bot, players_game
+from batchrl.games.holdem.bots import PLAYABLE, load_models, make_bot, players_game
 from batchrl.games.holdem.cards import cards_str
 from batchrl.games.holdem.gamedef import GameDef
 from batchrl.games.holdem.rules import HandState
@@ -112,15 +112,16 @@ def generate(
     5/10).
     """
 
-    if len(players) not in (2, 3):
-        raise ValueError(f"hold'em seats 2 or 3 players, not {len(players)}")
+    if len(players) not in PLAYABLE:
+        raise ValueError(f"hold'em seats {PLAYABLE[0]} to {PLAYABLE[-1]} players, not "
+                         f"{len(players)}")
     fmt = log_format(path, fmt)
     models = load_models(players)
     if game is None:
         game = players_game(models, gamedef.GLASSFROG_LIMIT if fmt == "glassfrog"
                             else gamedef.HEADS_UP_LIMIT)
-        if len(players) == 3 and game.num_players == 2:
-            raise ValueError("three players: say which game with --gamedef "
+        if len(players) > 2 and game.num_players == 2:
+            raise ValueError(f"{len(players)} players: say which game with --gamedef "
                              "(holdem.limit.3p, holdem.nolimit.3p or a .game file)")
     if len(players) != game.num_players:
         raise ValueError(f"{game.name} seats {game.num_players} players, not {len(players)}")

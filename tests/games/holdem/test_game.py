@@ -223,7 +223,7 @@ def test_generate_and_evaluate_through_the_protocol(tmp_path):
     report = GAME.play.evaluate([("rule", "random")], 200, 1, {"duplicate": True})
     assert report.hands == 200 and report.duplicate and report.as_dict()["hero"] == "rule"
     assert "95% CI" in report.table()
-    with pytest.raises(GameError, match="seats 2 or 3 players, not 1"):
+    with pytest.raises(GameError, match="seats 2 to 10 players, not 1"):
         GAME.play.evaluate([("rule",)], 10, 1, {})
 
 

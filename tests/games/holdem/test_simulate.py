@@ -13,10 +13,11 @@ from batchrl.cli import main
 from batchrl.evaluation import mean_ci
 from batchrl.games import GameError
 from batchrl.games.holdem import gamedef
-from batchrl.games.holdem.bots import HeroBot, RandomBot, RuleBot, preflop_group
+from batchrl.games.holdem.actions import legal as learner_legal
+from batchrl.games.holdem.bots import EquityBot, HeroBot, RandomBot, RuleBot, preflop_group
 from batchrl.games.holdem.evaluate import evaluate_bots, game_of_model
 from batchrl.games.holdem.logs import generate
-from batchrl.games.holdem.rules import legal_actions, returns
+from batchrl.games.holdem.rules import FOLD, legal_actions, returns
 from batchrl.games.holdem.simulate import play
 from batchrl.store import Store, StoreError
 from parsers.acpc import LoggedHand, read_acpc, read_glassfrog
@@ -31,13 +32,17 @@ def invoke(*args: str):
 class Checked:
     """Wraps a bot and checks every action it returns is legal where it is taken."""
 
-    def __init__(self, bot):
-        self.bot, self.name, self.decisions = bot, bot.name, 0
+    def __init__(self, bot, legal=legal_actions):
+        self.bot, self.name, self.decisions, self.legal = bot, bot.name, 0, legal
+        self.first_preflop = []  # its move where it acts first in a hand, nobody folded
 
     def act(self, states, seats):
         actions = self.bot.act(states, seats)
         for s, p, a in zip(states, seats, actions.tolist(), strict=True):
-            assert s.current == p and a in legal_actions(s)
+            assert s.current == p and a in self.legal(s)
+            if s.round == 0 and not any(s.folded) and s.raises[p] == 0 and \
+                    s.spent[p] < s.max_spent:
+                self.first_preflop.append(a)
         self.decisions += len(states)
         return actions
 
@@ -249,3 +254,39 @@ def test_keyed_random_bot_is_the_same_in_every_process_and_still_10_50_40():
     assert (bot.act(fresh, [s.current for s in fresh]) == picks).all()
     other = RandomBot(np.random.default_rng(5), keyed=True).act(fresh, [s.current for s in fresh])
     assert (other != picks).mean() > 0.3
+
+
+SIX = gamedef.GameDef("six", "nolimit", 6, 4, (50, 100, 0, 0, 0, 0), (), (2, 0, 0, 0),
+                      (255,) * 4, (0, 3, 1, 1), stack=(10000,) * 6)
+
+
+def test_six_seats_rotate_over_every_seat_and_the_rule_bot_folds_its_junk():
+    """A six-seat table: duplicate deals played once from each seat, the payoffs zero-sum,
+    every bot's move legal; the equity bot, facing five random hands, folds most hands
+    pre-flop rather than raising them (its equity against k hands, not two)."""
+    rng = np.random.default_rng(4)
+    rule = Checked(EquityBot(), learner_legal)
+    bots = (rule,
+            *(Checked(RandomBot(np.random.default_rng(k)), learner_legal) for k in range(5)))
+    m = play(SIX, bots, 600, rng, duplicate=True, keep_states=True)
+    assert (m.seat[:6, 0] == np.arange(6)).all()
+    assert (m.deal == np.repeat(np.arange(100), 6)).all()
+    assert np.allclose(m.payoffs.sum(axis=1), 0.0)
+    first = np.array(rule.first_preflop)  # its first move of each hand, facing five
+    assert len(first) > 400 and (first == FOLD).mean() > 0.5 and (first >= 2).mean() < 0.3
+
+
+def test_six_seat_logs_generate_ingest_and_evaluate(tmp_path):
+    game_file = tmp_path / "six.game"
+    game_file.write_text(SIX.to_text())
+    log = tmp_path / "six.log"
+    players = "rule,random,random,random,random,random"
+    got = invoke("generate", "--game", "holdem", "--gamedef", str(game_file), "--players",
+                 players, "--hands", "60", "--out", str(log))
+    assert got.exit_code == 0, got.output
+    got = invoke("ingest", str(log), "--store", str(tmp_path / "s"), "--game", str(game_file))
+    assert got.exit_code == 0 and "60 hands" in got.output, got.output
+    got = invoke("evaluate", "--game", "holdem", "--gamedef", str(game_file), "--players",
+                 "rule,random", "--hands", "60", "--duplicate")
+    assert got.exit_code == 0, got.output
+    assert "rule" in got.output and "seat 5" in got.output and "95% CI" in got.output
