@@ -32,10 +32,10 @@ decimal chips are refused with the hand's file and number, the other hands read.
 >>> from batchrl.games.holdem.records import LoggedHand
 >>> hand = next(_hands({"variant": "NT", "antes": [0, 0], "blinds_or_straddles": [1, 2],
 ...                     "min_bet": 2, "starting_stacks": [200, 200],
-...                     "actions": ["d dh p1 AsKs", "d dh p2 7c2d", "p1 cbr 6", "p2 f"],
-...                     "finishing_stacks": [202, 198]}, "x.phh", 1, 0))
->>> hand.betting, hand.payoffs, hand.game.first_player
-('r6f', (2.0, -2.0), (0, 1, 1, 1))
+...                     "actions": ["d dh p1 AsKs", "d dh p2 7c2d", "p2 cbr 6", "p1 f"],
+...                     "finishing_stacks": [198, 202]}, "x.phh", 1, 0))
+>>> hand.betting, hand.payoffs, hand.game.blind, hand.game.first_player  # p1: big blind
+('r6f', (-2.0, 2.0), (2, 1), (1, 0, 0, 0))
 """
 
 from __future__ import annotations
@@ -52,6 +52,7 @@ from typing import Any
 from batchrl.games import Format, Source, register_format
 from batchrl.games.holdem.cards import cards_str, parse_cards
 from batchrl.games.holdem.gamedef import GameDef, GameDefError
+from batchrl.games.holdem.handhistory import phh_first_player, seat_order
 from batchrl.games.holdem.records import LoggedHand
 from batchrl.records import BadLine, Skipped, regular_file, shown
 from batchrl.store import file_digest
@@ -121,8 +122,9 @@ def _hands(hand: Mapping[str, Any], where: str, line: int, index: int
     seats = len(stacks)
     if not 2 <= seats <= MAX_SEATS:
         raise HandError(f"{seats} seats; a hand has 2 to {MAX_SEATS}")
-    blinds = _amounts(hand, "blinds_or_straddles", seats)
-    antes = _amounts(hand, "antes", seats) if "antes" in hand else (0,) * seats
+    # each seat's, as pokerkit posts them: heads-up, the lists reversed (`seat_order`)
+    blinds = seat_order(_amounts(hand, "blinds_or_straddles", seats))
+    antes = seat_order(_amounts(hand, "antes", seats)) if "antes" in hand else (0,) * seats
     trimming = hand.get("ante_trimming_status", False)
     if not isinstance(trimming, bool):
         raise HandError(f"ante_trimming_status {shown(trimming, 20)}: want true or false")
@@ -233,17 +235,13 @@ def _seat(text: str, seats: int, number: int) -> int:
 
 def _game(blinds: Sequence[int], stacks: Sequence[int], antes: Sequence[int] = (),
           trimming: bool = False) -> GameDef:
-    """The no-limit game of a hand's seats, blinds, antes and stacks. Pre-flop the seat
-    after the last blind or straddle acts first (heads-up, the small blind); after it, the
-    first seat still in from p1 (heads-up, the big blind)."""
-    seats, posted = len(blinds), [s for s, b in enumerate(blinds) if b]
-    if not posted:
-        raise HandError("no seat posts a blind")
-    if seats == 2:
-        small = min(posted, key=lambda s: blinds[s]) if len(posted) == 2 else posted[0]
-        first = (small, 1 - small, 1 - small, 1 - small)
-    else:
-        first = ((posted[-1] + 1) % seats, 0, 0, 0)
+    """The no-limit game of a hand's seats, blinds, antes and stacks, its seats acting in
+    PHH's order (`phh_first_player`)."""
+    seats = len(blinds)
+    try:
+        first = phh_first_player(blinds)
+    except ValueError as exc:
+        raise HandError(str(exc)) from None
     try:
         return GameDef(name=f"holdem.nolimit.{seats}p.phh", betting="nolimit",
                        num_players=seats, num_rounds=4, blind=tuple(blinds), raise_size=(),

@@ -66,7 +66,8 @@ def _players(text: str) -> tuple[str, ...]:
               help="The log format to write: " + games_help(
                   lambda g: ", ".join(g.play.log_formats) if len(g.play.log_formats) > 1 else None)
               + "; auto: the game's usual one, told by the file name where a game "
-                "writes several (.dealer.summary: glassfrog; .txt: a Tressette transcript).")
+                "writes several (.dealer.summary: glassfrog; .phh, .phhs: PHH hand histories, "
+                "no-limit, or --format phh and a folder; .txt: a Tressette transcript).")
 @click.option("--seed", default=0, show_default=True, help="Makes the deals repeatable.")
 @game_options("generate")
 @click.option("-o", "--out", type=click.Path(path_type=Path), required=True,

@@ -5,6 +5,7 @@ its file, the other hands kept."""
 
 from __future__ import annotations
 
+import tomllib
 from pathlib import Path
 
 import pytest
@@ -256,3 +257,53 @@ def test_the_historical_hands_parse() -> None:
     check = cross_check(SHARED / "phh", sorted((SHARED / "phh").glob("*.phh")))
     assert check.hands == 1
     assert check.batchrl_differs == [] and check.pokerkit_differs == []
+
+
+SIX_GAME = """\
+GAMEDEF
+nolimit
+numPlayers = 6
+numRounds = 4
+stack = 10000 10000 10000 10000 10000 10000
+blind = 50 100 0 0 0 0
+firstPlayer = 3 1 1 1
+numBoardCards = 0 3 1 1
+END GAMEDEF
+"""
+
+
+@pytest.mark.parametrize("players", ["rule,random", "rule,random,random,rule,random,random"])
+def test_generated_hands_load_in_pokerkit_and_ingest_back(tmp_path: Path, players: str) -> None:
+    """``generate --format phh``: pokerkit replays every hand to the finishing stacks
+    written (but a split pot's odd chip, which the file pays in fractions as the Pluribus
+    logs do, and pokerkit to one seat), and the ingest stores them, every seat's rewards
+    adding up to its result."""
+    pytest.importorskip("pokerkit", reason="the round trip needs pokerkit (the test extra)")
+    from phh_crosscheck import cross_check
+
+    game = "holdem.nolimit.2p.reverse_blinds"
+    if players.count(",") == 5:
+        game = str(_write(tmp_path, "six.game", SIX_GAME))
+    folder = tmp_path / "hands"
+    got = CliRunner().invoke(main, ["generate", "--game", "holdem", "--gamedef", game,
+                                    "--players", players, "--hands", "120", "--seed", "5",
+                                    "--format", "phh", "--out", str(folder)])
+    assert got.exit_code == 0 and "120 hands written" in got.output, got.output
+    check = cross_check(folder)
+    assert check.hands == 120 and check.batchrl_differs == []
+    for name in check.pokerkit_differs:  # only where the result is no whole chips
+        stacks = tomllib.loads((folder / name).read_text())["finishing_stacks"]
+        assert not all(float(s).is_integer() for s in stacks), name
+    got = CliRunner().invoke(main, ["ingest", str(folder), "--store", str(tmp_path / "s")])
+    assert got.exit_code == 0 and ": 120 hands" in got.output, got.output
+    assert store_sums_are_the_logs(tmp_path / "s", sorted(folder.glob("*.phh"))) == 120
+
+
+def test_what_phh_cannot_hold_is_refused_by_name(tmp_path: Path) -> None:
+    got = CliRunner().invoke(main, ["generate", "--game", "holdem", "--hands", "3",
+                                    "--out", str(tmp_path / "x.phhs")])
+    assert got.exit_code == 1 and "is a limit game: PHH's NT is no-limit" in got.output
+    got = CliRunner().invoke(main, ["generate", "--game", "holdem", "--gamedef",
+                                    "holdem.nolimit.3p", "--players", "rule,rule,random",
+                                    "--hands", "3", "--out", str(tmp_path / "x.phh")])
+    assert got.exit_code == 1 and "a .phh file holds one hand" in got.output, got.output

@@ -103,7 +103,7 @@ class HoldemPlay(PlayFace):
     bots = ("random", "rule")
     default_players = ("random", "random")
     default_count = 3000  # the thesis played 3,000 hands
-    log_formats = ("acpc", "glassfrog")
+    log_formats = ("acpc", "glassfrog", "phh")
 
     def check_model_params(self, path: str | Path, trained: HoldemParams,
                            playing: HoldemParams) -> HoldemParams:
@@ -128,8 +128,9 @@ class HoldemPlay(PlayFace):
                  options: Mapping[str, Any],
                  progress: Callable[[int], None] | None = None) -> str:
         """The players' hands as an ACPC dealer log (or, heads-up limit, a Glassfrog
-        summary: ``format``, else told by the file name); the game is ``gamedef``, else a
-        model player's, else heads-up limit in the format's usual units."""
+        summary; no-limit, PHH hand histories: ``format``, else told by the file name);
+        the game is ``gamedef``, else a model player's, else heads-up limit in the
+        format's usual units."""
         game = self.game.log.prepare("generate", options).get("gamedef")
         fmt = options.get("format")
         try:

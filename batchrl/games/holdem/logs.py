@@ -1,4 +1,5 @@
-"""Writing hands as ACPC dealer logs: ``STATE`` lines and Glassfrog summary lines.
+"""Writing hands as ACPC dealer logs: ``STATE`` lines and Glassfrog summary lines (and,
+through ``handhistory``, as PHH hand histories).
 
 The same formats ``parsers.acpc`` reads, so a written log ingests back to the
 same hands. Payoffs are printed as the dealer prints them: integers when whole.
@@ -11,7 +12,7 @@ from pathlib import Path
 
 import numpy as np
 
-from batchrl.games.holdem import gamedef
+from batchrl.games.holdem import gamedef, handhistory
 from batchrl.games.holdem.bots import PLAYABLE, load_models, make_bot, players_game
 from batchrl.games.holdem.cards import cards_str
 from batchrl.games.holdem.gamedef import GameDef
@@ -94,9 +95,11 @@ def write_log(path: Path, hands: Iterable[tuple[HandState, Sequence[float]]],
 def log_format(path: Path, fmt: str | None = None) -> str:
     """``fmt`` if given, else told from the name: ``.dealer.summary`` is Glassfrog, else ACPC."""
     if fmt not in (None, "auto"):
-        if fmt not in ("acpc", "glassfrog"):
-            raise ValueError(f"log format {fmt!r}: want acpc or glassfrog")
+        if fmt not in ("acpc", "glassfrog", "phh"):
+            raise ValueError(f"log format {fmt!r}: want acpc, glassfrog or phh")
         return fmt
+    if path.suffix in handhistory.SUFFIXES:
+        return "phh"
     return "glassfrog" if path.name.endswith(".dealer.summary") else "acpc"
 
 
@@ -109,7 +112,8 @@ def generate(
 
     The game is ``game``, else a model player's, else heads-up limit in the format's
     usual units: Glassfrog summaries in blinds 1/2, ACPC logs in the ACPC game (blinds
-    5/10).
+    5/10). ``fmt`` ``phh`` (or a ``.phh``/``.phhs`` path) writes PHH hand histories of a
+    no-limit game (`handhistory.write_phh`).
     """
 
     if len(players) not in PLAYABLE:
@@ -125,6 +129,8 @@ def generate(
                              "(holdem.limit.3p, holdem.nolimit.3p or a .game file)")
     if len(players) != game.num_players:
         raise ValueError(f"{game.name} seats {game.num_players} players, not {len(players)}")
+    if fmt == "phh" and (why := handhistory.writable(game)):
+        raise ValueError(why)
     deals, *bot_seeds = np.random.SeedSequence(seed).spawn(1 + len(players))
     bots = [make_bot(p, game, np.random.default_rng(s), models=models)
             for p, s in zip(players, bot_seeds, strict=True)]
@@ -134,5 +140,8 @@ def generate(
     names = [b.name.replace("|", "_").replace(":", "_").replace(" ", "_") for b in bots]
     if len(set(names)) < len(names):
         names = [f"{name}-{k}" for k, name in enumerate(names, 1)]
+    if fmt == "phh":
+        return handhistory.write_phh(path, zip(match.states, match.seat_payoffs().tolist(),
+                                               strict=True), names)
     return write_log(path, zip(match.states, match.seat_payoffs().tolist(), strict=True),
                      fmt=fmt, match=path.name.split(".")[0], seed=seed, players=names)
