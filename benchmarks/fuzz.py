@@ -13,7 +13,8 @@ rows (with ``skip``); those where the ingest stopped with its own one-line error
 either mode: a case can store rows with ``skip`` and stop with ``fail``); the
 tracebacks (anything else that escaped); the hangs (a case still running after 30 s);
 and the wrong rows, the cases that broke a check (a message over 1,500 characters, an
-episode whose rewards do not add up to its logged result). Each escape and broken
+episode whose rewards do not add up to its logged result); then the process's peak
+memory, every case's included. Each escape and broken
 check is printed (the first few per format) with its mutations, so it can be replayed.
 
 Exit status 1 if anything escaped or broke a check, else 0.
@@ -91,6 +92,12 @@ def main() -> int:
             totals = [t + c for t, c in zip(totals, counts, strict=True)]
     print(f"{'total':<22}{totals[0]:>8,}{totals[1]:>13,}{totals[2]:>14,}{totals[3]:>12,}"
           f"{totals[5]:>7,}{totals[4]:>12,}")
+    if sys.platform != "win32":
+        import resource
+
+        peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss  # KiB on Linux
+        print(f"peak memory of this process, every case included: "
+              f"{peak / (1 << 20 if sys.platform == 'darwin' else 1 << 10):,.0f} MiB")
     return 1 if totals[3] or totals[4] or totals[5] else 0
 
 

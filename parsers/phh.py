@@ -90,8 +90,9 @@ def read_phh(path: Path) -> Iterator[LoggedHand | BadLine | Skipped]:
         if len(raw) > MAX_FILE:
             raise HandError(f"over {MAX_FILE:,} bytes, more than a PHH file holds")
         document = tomllib.loads(raw.decode("utf-8"))
-    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError, RecursionError,
-            HandError) as exc:
+    # ValueError: TOML's own errors, bytes that are no UTF-8, and a number of more digits
+    # than Python converts (tomllib raises it as it is)
+    except (OSError, ValueError, RecursionError) as exc:
         yield BadLine(str(path), _line_of(exc), f"not a PHH file ({shown(str(exc), 200)})",
                       "")
         return
@@ -269,8 +270,8 @@ def _payoffs(hand: Mapping[str, Any], stacks: Sequence[int], spent: Sequence[int
         if values is None:
             continue
         if not (isinstance(values, list) and len(values) == seats and all(
-                isinstance(v, int | float) and not isinstance(v, bool) and math.isfinite(v)
-                and abs(v) <= 2**31 for v in values)):
+                isinstance(v, int | float) and not isinstance(v, bool) and abs(v) <= 2**31
+                for v in values)):  # a NaN is no number within those bounds either
             raise HandError(f"{key} {shown(values, 60)}: want {seats} numbers")
         return tuple(float(v) - b for v, b in zip(values, base, strict=True))
     return ()  # no result logged: the replay's is the hand's (a historical hand's)

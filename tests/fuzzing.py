@@ -7,7 +7,8 @@ error (``IngestError``, ``StoreError``: what the CLI prints as one line), within
 time; when every message it keeps (errors, skipped lines' examples, notes) is short;
 and when every stored episode adds up to the result its (mutated) log line gives:
 payoffs (ACPC, Glassfrog), reward (sette e mezzo), returns (President), team points
-(Tressette), score (the report's Hanabi, Eger's). hanab.live exports log no result.
+(Tressette), score (the report's Hanabi, Eger's), finishing stacks (PHH). hanab.live
+exports log no result.
 
 The seed logs come from the project's own players: ``batchrl generate`` for the
 formats it writes, and for Eger et al.'s logs and hanab.live exports, games of the
@@ -32,7 +33,7 @@ from typing import Any
 import numpy as np
 
 FORMATS = ("acpc", "glassfrog", "hanabi-json", "hanabi-eger", "hanablive", "tressette",
-           "tressette-transcript", "sette-mezzo", "president")
+           "tressette-transcript", "sette-mezzo", "president", "phh")
 MUTATIONS = ("bit flip", "delete line", "duplicate line", "truncate", "swap lines",
              "binary garbage", "huge number", "deep nesting", "invalid utf-8", "huge field")
 # What a number becomes under "huge number": past every range, past a float, past what
@@ -160,7 +161,44 @@ def seed_logs(folder: Path) -> dict[str, list[Path]]:
     generate("--game", "president", "--players", "rule,random", "--games", "2", "--match", "2",
              "--seed", "10", "-o", str(folder / "pm.jsonl"))
     out["president"] = [folder / "p.jsonl", folder / "pm.jsonl"]
+    (folder / "six.game").write_text(SIX_SEATS)
+    generate("--game", "holdem", "--gamedef", str(folder / "six.game"), "--players",
+             "rule,random,rule,random,random,rule", "--hands", "8", "--seed", "11",
+             "-o", str(folder / "six.phhs"))
+    generate("--game", "holdem", "--gamedef", "holdem.nolimit.2p.reverse_blinds",
+             "--players", "rule,random", "--hands", "6", "--seed", "12", "--format", "phh",
+             "-o", str(folder / "hu"))
+    (folder / "antes").mkdir()
+    (folder / "antes" / "1.phh").write_text(ANTES_HAND)
+    out["phh"] = [folder / "six.phhs", folder / "hu", folder / "antes"]
     return out
+
+
+SIX_SEATS = """GAMEDEF
+nolimit
+numPlayers = 6
+numRounds = 4
+stack = 10000 10000 10000 10000 10000 10000
+blind = 50 100 0 0 0 0
+firstPlayer = 3 1 1 1
+numBoardCards = 0 3 1 1
+END GAMEDEF
+"""
+# a big blind's ante, a seat whose cards stay hidden, one shown only at the showdown
+ANTES_HAND = """# a hand as the televised ones are written
+variant = 'NT'
+ante_trimming_status = false
+antes = [0, 120, 0, 0]
+blinds_or_straddles = [40, 80, 0, 0]
+min_bet = 80
+starting_stacks = [7380, 2500, 5110, 10170]
+actions = ['d dh p1 7s4s', 'd dh p2 ????', 'd dh p3 ????', 'd dh p4 6d5h', 'p3 f',
+           'p4 cbr 170', 'p1 f', 'p2 cc', 'd db JcTs2d', 'p2 cc', 'p4 cbr 140', 'p2 cc',
+           'd db As', 'p2 cc', 'p4 cbr 325', 'p2 cc', 'd db Qs', 'p2 cc', 'p4 cbr 600',
+           'p2 cc', 'p4 sm 6d5h', 'p2 sm Js8h']
+players = ["Ann", "Bob", "Cy", "Di"]
+finishing_stacks = [7340, 3775, 5110, 8935]
+"""
 
 
 def _bots(rng: np.random.Generator) -> list[Any]:
@@ -380,6 +418,9 @@ def _json(text: str) -> Any:
 def _check_results(fmt: str, case: Path, store: Path, outcome: Outcome) -> None:
     import pyarrow.parquet as pq
 
+    if fmt == "phh":
+        return _check_phh(case, pq.read_table(store / "parts", columns=[
+            "episode", "player", "reward", "cards"]), outcome)
     rows = pq.read_table(store / "parts", columns=["episode", "player", "reward", "line"])
     sums: dict[tuple[str, int], list[float]] = {}
     for episode, player, reward, line in zip(*(rows.column(c).to_pylist() for c in
@@ -433,6 +474,71 @@ def _logged(fmt: str, case: Path, lines: list[str], episode: str, line: int,
         scores = [t.split()[1] for t in text.splitlines() if t.startswith("Score")]
         return float(scores[-1])
     return None  # hanab.live exports log no score
+
+
+def _check_phh(case: Path, rows: Any, outcome: Outcome) -> None:
+    """PHH hands are told apart by their cards (a folder's hands all start at line 1):
+    each stored seat's rewards against its finishing stack less its starting one, as
+    the (mutated) file gives them; a hand that logs neither has no result to check."""
+    sums: dict[tuple[str, str, int], float] = {}
+    for episode, player, reward, cards in zip(*(rows.column(c).to_pylist() for c in
+                                                ("episode", "player", "reward", "cards")),
+                                              strict=True):
+        key = (episode, cards, player)
+        sums[key] = sums.get(key, 0.0) + reward
+    logged = _phh_results(case)
+    for (episode, cards, player), total in sums.items():
+        if cards not in logged:
+            outcome.problems.append(f"phh: episode {episode} ({cards}) is stored, but no "
+                                    "hand of the file deals those cards")
+            continue
+        result = logged[cards]
+        if result is not None and not math.isclose(total, result[player], abs_tol=1e-6):
+            outcome.problems.append(f"phh: episode {episode}, seat {player} ({cards}): "
+                                    f"rewards add up to {total}, the log says "
+                                    f"{result[player]}")
+
+
+def _phh_results(case: Path) -> dict[str, list[float] | None]:
+    """Each hand's result per seat (None where it logs none), by its cards as the store's
+    ``cards`` column writes them: the hole cards (``????`` where hidden, unless shown at
+    the showdown), then each board."""
+    import tomllib
+
+    from batchrl.games.holdem.cards import cards_str, parse_cards
+
+    out: dict[str, list[float] | None] = {}
+    for path in sorted(case.rglob("*")) if case.is_dir() else [case]:
+        try:
+            document = tomllib.loads(path.read_bytes().decode("utf-8"))
+        except (ValueError, OSError, RecursionError):  # the reader reads none of it
+            continue
+        hands = [v for v in document.values() if isinstance(v, dict)] \
+            if path.suffix == ".phhs" else [document]
+        for hand in hands:
+            try:
+                hole: dict[int, str] = {}
+                boards = []
+                for action in hand["actions"]:
+                    words = action.split("#", 1)[0].split()
+                    if words[:2] == ["d", "dh"]:
+                        hole[int(words[2][1:])] = words[3]
+                    elif words[:2] == ["d", "db"]:
+                        boards.append(cards_str(parse_cards(words[2])))
+                    elif len(words) == 3 and words[1] == "sm" and words[2] != "????":
+                        hole[int(words[0][1:])] = words[2]
+                seats = len(hand["starting_stacks"])
+                cards = "/".join(["|".join(
+                    "????" if hole.get(s, "????") == "????" else
+                    cards_str(parse_cards(hole[s])) for s in range(1, seats + 1)), *boards])
+                final = hand.get("finishing_stacks")
+                out[cards] = None if final is None else [
+                    float(b) - float(a) for a, b in zip(hand["starting_stacks"], final,
+                                                        strict=True)]
+            except (KeyError, TypeError, ValueError, IndexError, AttributeError,
+                    OverflowError):
+                continue
+    return out
 
 
 _TEAM = re.compile(r"^Team ([01]) \(seat \S+\) (?:→|->) ([0-9]+) punti$")

@@ -16,8 +16,11 @@ from fuzzing import FORMATS, MUTATIONS, Mutation, run_case, seed_logs
 from hypothesis import HealthCheck, given, note, settings
 from hypothesis import strategies as st
 
-# Cases per format: about 0.02 s each, so the file stays within a minute on two cores.
+# Cases per format: about 0.02 s each, so the file stays within a minute on two cores;
+# fewer of the formats whose cases take longer (``benchmarks/fuzz.py`` runs a thousand)
 CASES = 150
+SLOW = {"phh"}
+SLOW_CASES = 40
 
 mutations = st.lists(st.builds(
     Mutation, kind=st.sampled_from(MUTATIONS), at=st.floats(0, 1, exclude_max=True),
@@ -30,12 +33,17 @@ def seeds(tmp_path_factory: pytest.TempPathFactory) -> dict[str, list[Path]]:
     return seed_logs(tmp_path_factory.mktemp("fuzz-seeds"))
 
 
-@pytest.mark.parametrize("fmt", FORMATS)
+@pytest.mark.parametrize("fmt", [f for f in FORMATS if f not in SLOW])
 @settings(max_examples=CASES, deadline=timedelta(seconds=20), database=None,
           suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
 @given(data=st.data())
 def test_mutated_logs_give_rows_or_a_clean_error(fmt: str, seeds: dict[str, list[Path]],
                                                  tmp_path: Path, data: st.DataObject) -> None:
+    _case(fmt, seeds, tmp_path, data)
+
+
+def _case(fmt: str, seeds: dict[str, list[Path]], tmp_path: Path, data: st.DataObject
+          ) -> None:
     seed = data.draw(st.sampled_from(seeds[fmt]), label="seed")
     changes = data.draw(mutations, label="mutations")
     forced = data.draw(st.booleans(), label="--format given")
@@ -43,6 +51,16 @@ def test_mutated_logs_give_rows_or_a_clean_error(fmt: str, seeds: dict[str, list
     note(f"rows {outcome.rows}, error {outcome.error[:300]!r}")
     assert not outcome.escape, outcome.escape
     assert not outcome.problems, outcome.problems
+
+
+@pytest.mark.parametrize("fmt", sorted(SLOW))
+@settings(max_examples=SLOW_CASES, deadline=timedelta(seconds=20), database=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
+@given(data=st.data())
+def test_mutated_hand_histories_too(fmt: str, seeds: dict[str, list[Path]], tmp_path: Path,
+                                    data: st.DataObject) -> None:
+    """The same, fewer cases: a PHH case ingests a folder of hands (0.1 s or so)."""
+    _case(fmt, seeds, tmp_path, data)
 
 
 def test_the_seeds_ingest_whole_and_add_up(seeds: dict[str, list[Path]], tmp_path: Path) -> None:

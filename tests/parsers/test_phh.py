@@ -81,7 +81,9 @@ def test_many_hands_a_file_with_lines_other_variants_counted(tmp_path: Path) -> 
     (('"d dh p1 Qh5c"', '"d dh p1 Qh?c"'), "bad hand", "partly hidden"),
     (('"d dh p2 9h6h"', '"d dh p2 9h6h", "p2 sm 9h6d"'), "bad hand",
      "p2 shows 9h6d, and was dealt 9h6h"),
-    (("min_bet = 100", "min_bet = 40"), "bad hand", "min_bet 40 is not the big blind 100")])
+    (("min_bet = 100", "min_bet = 40"), "bad hand", "min_bet 40 is not the big blind 100"),
+    (("10260]", "9" * 400 + "]"), "bad hand", "finishing_stacks [9950, 9790, 999"),
+    (("10260]", "nan]"), "bad hand", "finishing_stacks [9950, 9790, nan]: want 3 numbers")])
 def test_what_is_not_read_yet_is_refused_with_its_file(tmp_path: Path,
                                                         change: tuple[str, str], kind: str,
                                                         said: str) -> None:
@@ -94,6 +96,9 @@ def test_what_is_not_read_yet_is_refused_with_its_file(tmp_path: Path,
 def test_a_file_that_is_no_toml_names_its_line(tmp_path: Path) -> None:
     (bad,) = read_phh(_write(tmp_path, "x.phh", 'variant = "NT"\nantes = = 3\nmore = 1\n'))
     assert isinstance(bad, BadLine) and bad.line == 2 and "not a PHH file" in str(bad)
+    # a number of more digits than Python converts: tomllib's ValueError, one line
+    (bad,) = read_phh(_write(tmp_path, "y.phh", THREE.replace("hand = 7", "hand = " + "9" * 5000)))
+    assert isinstance(bad, BadLine) and "Exceeds the limit (4300 digits)" in str(bad)
 
 
 def test_results_that_disagree_with_the_rules_are_refused_the_others_stored(
