@@ -23,11 +23,13 @@ the hand, as the dealer writes it: 210 then 210 + 235), the hole and board cards
 payoffs ``finishing_stacks - starting_stacks`` (or ``winnings`` less what the seat put
 in), the names, and a no-limit `GameDef` of the hand's seats, blinds and stacks.
 
-Read so far: no-limit hold'em (``NT``) in whole chips, with antes (trimmed or a big
-blind's, ``ante_trimming_status``) and hole cards hidden as ``????`` (shown later by
-``sm``, or never: such a seat's moves replay and it has no rows). A hand of another
-variant is passed over, counted by its variant's name (as hanab.live variants are);
-decimal chips are refused with the hand's file and number, the other hands read.
+Read: no-limit hold'em (``NT``) with antes (trimmed or a big blind's,
+``ante_trimming_status``), hole cards hidden as ``????`` (shown later by ``sm``, or
+never: such a seat's moves replay and it has no rows), and decimal amounts (an online
+hand's $0.25): the source's first hand decides its chip (`Chips`: whole, or cents), the
+game states it (``GameDef.chip``) and every amount is whole chips of it. A hand of another
+variant is passed over, counted by its variant's name (as hanab.live variants are); a
+hand that cannot be read is refused with its file and number, the other hands read.
 
 >>> from batchrl.games.holdem.records import LoggedHand
 >>> hand = next(_hands({"variant": "NT", "antes": [0, 0], "blinds_or_straddles": [1, 2],
@@ -46,6 +48,8 @@ import math
 import re
 import tomllib
 from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
@@ -77,7 +81,8 @@ class HandError(ValueError):
         self.kind = kind
 
 
-def read_phh(path: Path) -> Iterator[LoggedHand | BadLine | Skipped]:
+def read_phh(path: Path, chips: Chips | None = None
+             ) -> Iterator[LoggedHand | BadLine | Skipped]:
     """The hands of one ``.phh``/``.phhs`` file, in order: a `LoggedHand` each, a
     `BadLine` for a hand (or a file) that cannot be read, a `Skipped` for a hand of
     another variant."""
@@ -105,52 +110,84 @@ def read_phh(path: Path) -> Iterator[LoggedHand | BadLine | Skipped]:
     for index, (key, hand) in enumerate(tables):
         where = f"{path}, hand [{key}]" if many else str(path)
         try:
-            yield from _hands(hand, where, _line(raw, key) if many else 1, index)
+            yield from _hands(hand, where, _line(raw, key) if many else 1, index, chips)
         except HandError as exc:
             yield BadLine(str(path), _line(raw, key) if many else 0,
                           f"hand [{key}]: {exc}" if many else str(exc), "", exc.kind)
 
 
-def _hands(hand: Mapping[str, Any], where: str, line: int, index: int
-           ) -> Iterator[LoggedHand | Skipped]:
+@dataclass
+class Chips:
+    """The chip of a source's hands, in decimal places of the logs' amounts: 0 whole
+    chips, 2 cents (an online hand's $0.25 is 25 chips); None until its first hand
+    decides (any decimal there: cents, or finer where it needs, up to `MAX_PLACES`)."""
+
+    places: int | None = None
+
+    def decide(self, need: int) -> int:
+        if self.places is None:
+            self.places = 0 if need == 0 else max(2, need)
+        if need > self.places:
+            raise HandError(f"amounts in {10 ** -need:g}s, and the source's first hand is in "
+                            f"{'whole chips' if not self.places else f'{10 ** -self.places:g}s'}"
+                            ": ingest hands of finer chips as a source of their own",
+                            "chips finer than the source's")
+        return self.places
+
+
+def _hands(hand: Mapping[str, Any], where: str, line: int, index: int,
+           chips: Chips | None = None) -> Iterator[LoggedHand | Skipped]:
     variant = hand.get("variant")
     if variant != VARIANT:
         yield Skipped(f"variant {shown(variant, 20)}",
                       f"{where}: variant {shown(variant, 20)}, not no-limit hold'em "
                       f"({VARIANT}): batchrl reads {VARIANT} hands")
         return
-    stacks = _amounts(hand, "starting_stacks")
-    seats = len(stacks)
+    raw_stacks = _amounts(hand, "starting_stacks")
+    seats = len(raw_stacks)
     if not 2 <= seats <= MAX_SEATS:
         raise HandError(f"{seats} seats; a hand has 2 to {MAX_SEATS}")
-    # each seat's, as pokerkit posts them: heads-up, the lists reversed (`seat_order`)
-    blinds = seat_order(_amounts(hand, "blinds_or_straddles", seats))
-    antes = seat_order(_amounts(hand, "antes", seats)) if "antes" in hand else (0,) * seats
+    raw_blinds = _amounts(hand, "blinds_or_straddles", seats)
+    raw_antes = _amounts(hand, "antes", seats) if "antes" in hand else (0,) * seats
     trimming = hand.get("ante_trimming_status", False)
     if not isinstance(trimming, bool):
         raise HandError(f"ante_trimming_status {shown(trimming, 20)}: want true or false")
-    big = max(blinds)
-    if hand.get("min_bet", big) != big:
-        raise HandError(f"min_bet {shown(hand.get('min_bet'), 20)} is not the big blind "
-                        f"{big}: batchrl's no-limit game raises by at least the big blind")
-    game = _game(blinds, stacks, antes, trimming)
     actions = hand.get("actions")
     if not isinstance(actions, list) or len(actions) > MAX_ACTIONS or \
             not all(isinstance(a, str) for a in actions):
         raise HandError(f"actions {shown(actions, 60)}: want a list of at most "
                         f"{MAX_ACTIONS:,} strings")
-    hole: list[tuple[int, ...]] = [()] * seats
-    board: list[tuple[int, ...]] = []
-    betting: list[str] = [""]
-    put_in = [0] * seats  # over the hand, before this round
-    this_round = list(blinds)
+    matches = []
     for number, text in enumerate(actions, 1):
         match = _ACTION.match(text.split("#", 1)[0].strip())
         if match is None:
             raise HandError(f"action {number} {shown(text, 60)} is none PHH's no-limit "
                             "hold'em has (d dh pN CARDS, d db CARDS, pN f, pN cc, "
                             "pN cbr AMOUNT, pN sm CARDS)")
-        deal_hole, seat, cards, deal_board, flop, actor, verb, amount = match.groups()
+        matches.append((number, text, match.groups()))
+    bets = {number: _amount(g[7], f"action {number}'s amount") for number, _, g in matches
+            if g[6] == "cbr"}
+    raw_min = hand.get("min_bet")
+    every = (*raw_stacks, *raw_blinds, *raw_antes, *bets.values())
+    places = (chips or Chips()).decide(max(map(_places, every)))
+    stacks = _scaled(raw_stacks, places, "starting_stacks")
+    # each seat's, as pokerkit posts them: heads-up, the lists reversed (`seat_order`)
+    blinds = seat_order(_scaled(raw_blinds, places, "blinds_or_straddles"))
+    antes = seat_order(_scaled(raw_antes, places, "antes"))
+    big = max(blinds)
+    if raw_min is not None and _scaled((_amount(raw_min, "min_bet"),), places,
+                                       "min_bet") != (big,):
+        raise HandError(f"min_bet {shown(raw_min, 20)} is not the big blind "
+                        f"{max(raw_blinds)}: batchrl's no-limit game raises by at least the "
+                        "big blind")
+    game = _game(blinds, stacks, antes, trimming, places)
+    hole: list[tuple[int, ...]] = [()] * seats
+    board: list[tuple[int, ...]] = []
+    betting: list[str] = [""]
+    put_in = [0] * seats  # over the hand, before this round
+    this_round = list(blinds)
+    for number, text, groups in matches:
+        deal_hole, seat, cards, deal_board, flop, actor, verb, amount = groups
         try:
             if deal_hole:
                 s = _seat(seat, seats, number)
@@ -178,13 +215,13 @@ def _hands(hand: Mapping[str, Any], where: str, line: int, index: int
                     this_round[s] = min(max(this_round), stacks[s] - put_in[s])
                     betting[-1] += "c"
                 elif verb == "cbr":
-                    to = _chips(amount, f"action {number}'s amount")
+                    (to,) = _scaled((bets[number],), places, f"action {number}'s amount")
                     this_round[s] = to
                     betting[-1] += f"r{put_in[s] + to}"
         except ValueError as exc:
             raise HandError(f"action {number} {shown(text, 60)}: {exc}") from None
     spent = [a + b for a, b in zip(put_in, this_round, strict=True)]
-    payoffs = _payoffs(hand, stacks, spent)
+    payoffs = _payoffs(hand, stacks, spent, places)
     names = hand.get("players", [])
     if not (isinstance(names, list) and len(names) in (0, seats) and
             all(isinstance(n, str) for n in names)):
@@ -203,28 +240,53 @@ def _hands(hand: Mapping[str, Any], where: str, line: int, index: int
 
 
 def _amounts(hand: Mapping[str, Any], key: str, seats: int | None = None
-             ) -> tuple[int, ...]:
+             ) -> tuple[Amount, ...]:
     values = hand.get(key)
     if not isinstance(values, list) or (seats is not None and len(values) != seats):
         want = f"{seats} amounts, one a seat" if seats is not None else "a list of amounts"
         raise HandError(f"{key} {shown(values, 60)}: want {want}")
-    return tuple(_chips(v, key) for v in values)
+    return tuple(_amount(v, key) for v in values)
 
 
-def _chips(value: Any, what: str) -> int:
-    """Whole chips: a decimal amount (an online hand's $0.25) is refused for now."""
+Amount = int | Decimal  # as logged: whole, or decimal
+_DECIMAL = re.compile(r"[0-9]{1,12}(?:\.[0-9]{1,8})?")
+
+
+def _amount(value: Any, what: str) -> Amount:
+    """An amount as the log writes it, exactly: a whole number, or a decimal one (TOML's
+    float, or a string of digits: an action's)."""
     if isinstance(value, str):
-        if not re.fullmatch(r"[0-9]{1,12}", value):
-            raise HandError(f"{what} {shown(value, 20)}: want whole chips")
-        value = int(value)
-    if isinstance(value, float) and math.isfinite(value) and value.is_integer():
-        value = int(value)
-    if isinstance(value, bool) or not isinstance(value, int):
-        raise HandError(f"{what} {shown(value, 20)}: decimal chips are not read yet; want "
-                        "whole chips", "decimal chips (not read yet)")
-    if not 0 <= value <= 2**31 - 1:
-        raise HandError(f"{what} {value}: want 0 to {2**31 - 1:,} chips")
+        if not _DECIMAL.fullmatch(value):
+            raise HandError(f"{what} {shown(value, 20)}: want an amount of chips")
+        return int(value) if value.isdigit() else Decimal(value)
+    if isinstance(value, float) and math.isfinite(value) and 0 <= value <= 2**31:
+        return Decimal(repr(value))  # the shortest decimal that is this float: 0.1, not 0.1000…
+    if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= 2**31:
+        raise HandError(f"{what} {shown(value, 20)}: want an amount of chips, 0 to "
+                        f"{2**31 - 1:,}")
     return value
+
+
+def _places(amount: Amount) -> int:
+    """The decimal places ``amount`` needs (0 for a whole number)."""
+    if isinstance(amount, int):
+        return 0
+    exponent = amount.normalize().as_tuple().exponent
+    return max(0, -exponent) if isinstance(exponent, int) else 0
+
+
+def _scaled(amounts: Sequence[Amount], places: int, what: str) -> tuple[int, ...]:
+    """``amounts`` in chips of ``places`` decimal places, within a 32-bit stack."""
+    if not places and all(type(a) is int and a < 2**31 for a in amounts):
+        return tuple(amounts)  # type: ignore[arg-type]  # the common case: whole chips
+    out = []
+    for amount in amounts:
+        chips = Decimal(amount).scaleb(places)
+        if chips != chips.to_integral_value() or not 0 <= chips <= 2**31 - 1:
+            raise HandError(f"{what} {amount}: want 0 to {2**31 - 1:,} chips of "
+                            f"{10 ** -places:g}")
+        out.append(int(chips))
+    return tuple(out)
 
 
 def _seat(text: str, seats: int, number: int) -> int:
@@ -235,7 +297,7 @@ def _seat(text: str, seats: int, number: int) -> int:
 
 
 def _game(blinds: Sequence[int], stacks: Sequence[int], antes: Sequence[int] = (),
-          trimming: bool = False) -> GameDef:
+          trimming: bool = False, places: int = 0) -> GameDef:
     """The no-limit game of a hand's seats, blinds, antes and stacks, its seats acting in
     PHH's order (`phh_first_player`)."""
     seats = len(blinds)
@@ -250,17 +312,20 @@ def _game(blinds: Sequence[int], stacks: Sequence[int], antes: Sequence[int] = (
                        num_board_cards=(0, 3, 1, 1), stack=tuple(stacks),
                        ante=tuple(antes) if any(antes) else (),
                        ante_trimming=trimming and any(antes),
+                       chip=f"{10 ** -places:.{places}f}" if places else "",
                        description=f"no-limit hold'em of {seats} seats, blinds "
                                    f"{'/'.join(map(str, blinds))}"
                                    + (f", antes {'/'.join(map(str, antes))}"
                                       if any(antes) else "")
-                                   + f", stacks {'/'.join(map(str, stacks))} (PHH)")
+                                   + f", stacks {'/'.join(map(str, stacks))}"
+                                   + (f" in chips of {10 ** -places:.{places}f}"
+                                      if places else "") + " (PHH)")
     except GameDefError as exc:
         raise HandError(str(exc)) from None
 
 
-def _payoffs(hand: Mapping[str, Any], stacks: Sequence[int], spent: Sequence[int]
-             ) -> tuple[float, ...]:
+def _payoffs(hand: Mapping[str, Any], stacks: Sequence[int], spent: Sequence[int],
+             places: int = 0) -> tuple[float, ...]:
     """What each seat won or lost: its finishing stack less its starting one, or its
     winnings less what it put in; halves as the log pays them (an odd chip split). Empty
     where the hand logs neither: the rules' result is then the hand's."""
@@ -273,7 +338,8 @@ def _payoffs(hand: Mapping[str, Any], stacks: Sequence[int], spent: Sequence[int
                 isinstance(v, int | float) and not isinstance(v, bool) and abs(v) <= 2**31
                 for v in values)):  # a NaN is no number within those bounds either
             raise HandError(f"{key} {shown(values, 60)}: want {seats} numbers")
-        return tuple(float(v) - b for v, b in zip(values, base, strict=True))
+        return tuple(float(Decimal(repr(v)).scaleb(places)) - b
+                     for v, b in zip(values, base, strict=True))
     return ()  # no result logged: the replay's is the hand's (a historical hand's)
 
 
@@ -323,6 +389,7 @@ def _sniff(path: Path, head: Sequence[str]) -> bool:
 
 def _read(source: Source) -> Iterator[LoggedHand | BadLine | Skipped]:
     hands = 0  # the hands' ordinal in the source, over its files
+    chips = Chips()  # one chip for the source's hands: its first hand's
     folder = source.path if source.path.is_dir() else None
     for f in phh_files(source.path):
         if why := regular_file(f, folder):
@@ -330,7 +397,7 @@ def _read(source: Source) -> Iterator[LoggedHand | BadLine | Skipped]:
             continue
         if source.progress is not None:  # the bytes of each file
             source.progress(f.stat().st_size)
-        for record in read_phh(f):
+        for record in read_phh(f, chips):
             if isinstance(record, LoggedHand):
                 record, hands = dataclasses.replace(record, index=hands), hands + 1
             yield record

@@ -74,8 +74,11 @@ def test_many_hands_a_file_with_lines_other_variants_counted(tmp_path: Path) -> 
 
 
 @pytest.mark.parametrize(("change", "kind", "said"), [
-    (("[10000, 10000, 10000]", "[10000.5, 10000, 10000]"), "decimal chips (not read yet)",
-     "starting_stacks 10000.5: decimal chips are not read yet"),
+    (("[10000, 10000, 10000]", "[10000.000000001, 10000, 10000]"), "bad hand",
+     "starting_stacks 10000.000000001: want 0 to 2,147,483,647 chips of 1e-09"),
+    (("[10000, 10000, 10000]", "[1e30, 10000, 10000]"), "bad hand",
+     "starting_stacks 1e+30: want an amount of chips"),
+    (('"p3 cbr 210"', '"p3 cbr 2x"'), "bad hand", "action 4's amount '2x': want an amount"),
     (('"p3 cbr 210"', '"p9 cbr 210"'), "bad hand", "names seat p9; the hand has p1 to p3"),
     (('"p3 cbr 210"', '"p3 xyz"'), "bad hand", "action 4 'p3 xyz' is none PHH's"),
     (('"d dh p1 Qh5c"', '"d dh p1 Qh?c"'), "bad hand", "partly hidden"),
@@ -312,3 +315,45 @@ def test_what_phh_cannot_hold_is_refused_by_name(tmp_path: Path) -> None:
                                     "holdem.nolimit.3p", "--players", "rule,rule,random",
                                     "--hands", "3", "--out", str(tmp_path / "x.phh")])
     assert got.exit_code == 1 and "a .phh file holds one hand" in got.output, got.output
+
+
+CENTS = THREE.replace("[50, 100, 0]", "[0.5, 1.00, 0]").replace("min_bet = 100", "min_bet = 1") \
+    .replace("[10000, 10000, 10000]", "[100, 100, 100]").replace("cbr 210", "cbr 2.10") \
+    .replace("cbr 235", "cbr 2.35").replace("[9950, 9790, 10260]", "[99.5, 97.9, 102.6]")
+
+
+def test_decimal_amounts_are_chips_of_the_unit_the_game_states(tmp_path: Path) -> None:
+    """An online hand's cents: the source's first hand decides its chip (0.01 here),
+    every amount becomes whole chips of it, and the game says what a chip is worth; a
+    later hand of finer amounts is refused by name, the others kept."""
+    folder = tmp_path / "online"
+    folder.mkdir()
+    _write(folder, "1.phh", CENTS)
+    _write(folder, "2.phh", THREE)  # whole dollars: whole numbers of cents too
+    _write(folder, "3.phh", CENTS.replace("cbr 2.35", "cbr 2.355")
+           .replace("[99.5, 97.9, 102.6]", "[99.5, 97.9, 102.605]"))
+    records = _read_source(folder)
+    first, second, third = records
+    assert isinstance(first, LoggedHand) and first.game is not None
+    assert first.game.chip == "0.01" and first.game.blind == (50, 100, 0)
+    assert first.game.stack == (10000,) * 3 and first.betting == "r210fc/cr445f"
+    assert first.payoffs == pytest.approx((-50.0, -210.0, 260.0))
+    assert isinstance(second, LoggedHand) and second.game is not None
+    assert second.game.stack == (1_000_000,) * 3 and second.game.chip == "0.01"
+    assert isinstance(third, BadLine) and third.kind == "chips finer than the source's"
+    assert "amounts in 0.001s, and the source's first hand is in 0.01s" in str(third)
+    got = CliRunner().invoke(main, ["ingest", str(folder), "--store", str(tmp_path / "s"),
+                                    "--on-error", "skip"])
+    assert got.exit_code == 0 and ": 2 hands" in got.output, got.output
+    assert "in chips of 0.01" in got.output
+    from batchrl.games.holdem import GAME
+
+    schema = Store.open(tmp_path / "s").schema
+    params = GAME.log.params_from_store(schema.game, schema.game_params)
+    assert "a chip worth 0.01 of the logs' amounts" in GAME.log.reward_unit(params)
+
+
+def _read_source(folder: Path) -> list[object]:
+    from batchrl.games import FORMATS, Source
+
+    return list(FORMATS["phh"].read(Source(folder, None, {}, None)))

@@ -65,9 +65,10 @@ class HoldemLog(LogFace):
         blinds = "/".join(map(str, sorted(b for b in game.blind if b)))
         sizes = (f"bets {'/'.join(map(str, game.raise_size))}" if game.is_limit
                  else f"stacks {'/'.join(map(str, sorted(set(game.stacks()))))}")
-        return (f"chips of {game.name} (blinds {blinds}, {sizes}): minus the chips put in "
-                "with each action (the blind on the first), plus the pot taken on the last; "
-                "a seat's rewards add up to its payoff in the hand")
+        worth = f", a chip worth {game.chip} of the logs' amounts" if game.chip else ""
+        return (f"chips of {game.name} (blinds {blinds}, {sizes}{worth}): minus the chips "
+                "put in with each action (the blind and ante on the first), plus the pot "
+                "taken on the last; a seat's rewards add up to its payoff in the hand")
 
     def reward_scale(self, params: HoldemParams) -> Mapping[str, float]:
         """The big blind, in the rewards' chips: a reward over it is big blinds."""

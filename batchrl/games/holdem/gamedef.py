@@ -75,6 +75,9 @@ class GameDef:
     # blind's ante) they are one dead pot that every seat still in contests
     ante: tuple[int, ...] = ()
     ante_trimming: bool = False
+    # what one chip is worth in the logs' amounts, where they are decimal ("0.01": an
+    # online hand's $0.25 blind is 25 chips); "" for whole chips
+    chip: str = ""
     description: str = field(default="", compare=False)
 
     def __post_init__(self) -> None:
@@ -120,6 +123,9 @@ class GameDef:
                                f"an ACPC game's {MAX_BOARD_CARDS}")
         if not any(self.blind):
             raise GameDefError(f"{self.name}: no player posts a blind")
+        if self.chip and not re.fullmatch(r"0\.0{0,7}1", self.chip):
+            raise GameDefError(f"{self.name}: chip {printable(self.chip, 20)}: want a "
+                               "decimal unit such as 0.01, or none")
         dealt = self.num_players * self.num_hole_cards + sum(self.num_board_cards)
         if dealt > self.num_suits * self.num_ranks:
             raise GameDefError(f"{self.name}: a hand deals {dealt} cards from a deck of "
@@ -176,6 +182,8 @@ class GameDef:
         if not any(self.ante):  # the params of a game without antes are as they were
             data.pop("ante")
             data.pop("ante_trimming")
+        if not self.chip:
+            data.pop("chip")
         return data
 
     def to_text(self) -> str:

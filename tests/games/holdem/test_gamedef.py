@@ -100,3 +100,8 @@ def test_antes_are_params_only_where_a_game_has_them():
         dataclasses.replace(with_antes, ante=(1, 2))
     with pytest.raises(GameDefError, match="ante -1 is outside"):
         dataclasses.replace(with_antes, ante=(0, -1, 0))
+    cents = dataclasses.replace(with_antes, chip="0.01")
+    assert cents.params()["chip"] == "0.01" and "chip" not in with_antes.params()
+    assert cents.table() != with_antes.table()  # rewards in other units: other stores
+    with pytest.raises(GameDefError, match=r"chip 0\.5: want a decimal unit"):
+        dataclasses.replace(with_antes, chip="0.5")
