@@ -43,6 +43,7 @@ hand that cannot be read is refused with its file and number, the other hands re
 from __future__ import annotations
 
 import dataclasses
+import functools
 import hashlib
 import math
 import re
@@ -60,6 +61,7 @@ from batchrl.games.holdem.handhistory import phh_first_player, seat_order
 from batchrl.games.holdem.records import LoggedHand
 from batchrl.records import BadLine, Skipped, regular_file, shown
 from batchrl.store import file_digest
+from parsers import toml_lines
 
 __all__ = ["PHH", "read_phh"]
 
@@ -94,7 +96,10 @@ def read_phh(path: Path, chips: Chips | None = None
             raw = f.read(MAX_FILE + 1)
         if len(raw) > MAX_FILE:
             raise HandError(f"over {MAX_FILE:,} bytes, more than a PHH file holds")
-        document = tomllib.loads(raw.decode("utf-8"))
+        text = raw.decode("utf-8")
+        document = toml_lines.loads(text)  # the usual one-value-a-line files, fast
+        if document is None:
+            document = tomllib.loads(text)
     # ValueError: TOML's own errors, bytes that are no UTF-8, and a number of more digits
     # than Python converts (tomllib raises it as it is)
     except (OSError, ValueError, RecursionError) as exc:
@@ -296,10 +301,12 @@ def _seat(text: str, seats: int, number: int) -> int:
     return seat
 
 
-def _game(blinds: Sequence[int], stacks: Sequence[int], antes: Sequence[int] = (),
+@functools.lru_cache(maxsize=4096)
+def _game(blinds: tuple[int, ...], stacks: tuple[int, ...], antes: tuple[int, ...] = (),
           trimming: bool = False, places: int = 0) -> GameDef:
     """The no-limit game of a hand's seats, blinds, antes and stacks, its seats acting in
-    PHH's order (`phh_first_player`)."""
+    PHH's order (`phh_first_player`); made once for the hands of one table (a session's
+    ten thousand hands are one game)."""
     seats = len(blinds)
     try:
         first = phh_first_player(blinds)

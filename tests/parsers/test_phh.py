@@ -357,3 +357,13 @@ def _read_source(folder: Path) -> list[object]:
     from batchrl.games import FORMATS, Source
 
     return list(FORMATS["phh"].read(Source(folder, None, {}, None)))
+
+
+def test_a_card_dealt_twice_is_refused_by_the_replay(tmp_path: Path) -> None:
+    """A hand whose deal repeats a card (a bit flipped in a file) is named; it reached
+    the equities before, which refuse it with a traceback."""
+    path = _write(tmp_path, "1.phh", THREE.replace('"d dh p2 9h6h"', '"d dh p2 9h9h"'))
+    got = CliRunner().invoke(main, ["ingest", str(path), "--store", str(tmp_path / "s"),
+                                    "--on-error", "skip"])
+    assert got.exit_code == 0 and "card 9h is dealt twice" in got.output, got.output
+    assert ": 0 hands" in got.output

@@ -77,13 +77,25 @@ def equity2(cards: NDArray[np.int64], size: int, samples: int,
     np.put_along_axis(known, cards[:, : 2 + size], True, axis=1)
     rest = np.nonzero(~known)[1].reshape(n, 52 - 2 - size).astype(np.int8)
     m = rest.shape[1]
-    deck = np.broadcast_to(rest[:, None, :], (n, samples, m)).copy()
     draws = 4 + 5 - size
-    for j in range(draws):  # a partial Fisher-Yates shuffle: the first `draws` cards
+    # A partial Fisher-Yates shuffle of each deal's unseen cards: step j swaps place j
+    # with a place `pick` at or after it, and the card drawn is the one at `pick`. Only
+    # the places swapped so far differ from `rest`, so each step looks them up among
+    # the earlier steps' picks, not in a copy of the whole deck per deal.
+    picks: list[NDArray[np.int64]] = []
+    moved: list[NDArray[np.int8]] = []  # step k's card put at picks[k]
+    drawn = np.empty((n, samples, draws), dtype=np.int8)
+    for j in range(draws):
         pick = j + (_uniform(keys, samples, j) * (m - j)).astype(np.int64)
-        chosen = np.take_along_axis(deck, pick[..., None], axis=2)
-        np.put_along_axis(deck, pick[..., None], deck[..., j : j + 1], axis=2)
-        deck[..., j] = chosen[..., 0]
+        at_j = np.broadcast_to(rest[:, j : j + 1], (n, samples))  # place j's card now
+        at_pick = np.take_along_axis(rest, pick, axis=1)  # place pick's card now
+        for k in range(j):  # later steps' writes win
+            at_j = np.where(picks[k] == j, moved[k], at_j)
+            at_pick = np.where(picks[k] == pick, moved[k], at_pick)
+        drawn[..., j] = at_pick
+        picks.append(pick)
+        moved.append(at_j)
+    deck = drawn
     board = np.concatenate([np.broadcast_to(cards[:, None, 2 : 2 + size].astype(np.int8),
                                             (n, samples, size)), deck[..., 4:draws]], axis=2)
     hole = np.broadcast_to(cards[:, None, :2].astype(np.int8), (n, samples, 2))

@@ -13,6 +13,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from batchrl.games.holdem.cards import cards_str
 from batchrl.games.holdem.gamedef import GameDef
 from batchrl.games.holdem.rules import (
     CALL,
@@ -80,7 +81,7 @@ def replay(
 
 def check_deal(game: GameDef, hole: Sequence[Sequence[int]], board: Sequence[Sequence[int]]
                ) -> None:
-    """The log deals as many cards as the game does."""
+    """The log deals as many cards as the game does, none of them twice."""
     if len(hole) != game.num_players:
         raise ReplayError(f"{len(hole)} players in the log, {game.num_players} in {game.name}",
                           CARDS)
@@ -95,6 +96,10 @@ def check_deal(game: GameDef, hole: Sequence[Sequence[int]], board: Sequence[Seq
         if len(cards) != game.num_board_cards[r]:
             raise ReplayError(f"round {r + 1} shows {len(cards)} board cards, "
                               f"{game.name} deals {game.num_board_cards[r]}", CARDS)
+    dealt = [c for cards in (*hole, *board) for c in cards]
+    if len(set(dealt)) != len(dealt):
+        twice = next(c for c in dealt if dealt.count(c) > 1)
+        raise ReplayError(f"card {cards_str((twice,))} is dealt twice", CARDS)
 
 
 _TOKEN = re.compile(r"([fckbrFCKBR])(\d*)")
