@@ -8,10 +8,11 @@ loading every hand of the folder and replaying it through its states
 (``HandHistory.load``, then iterating it): what reading the hands takes there, before
 any features. Against it, ``batchrl ingest`` of the same folder into a fresh store:
 read, replayed, every result checked, features (equities included) computed and
-written. Each run is a fresh process, timed whole (start-up and imports included),
-the two alternating; the median of ``--repeat`` runs is printed with hands/s and the
-ratio to pokerkit's. The default folder is the 10,000 hands Pluribus played
-(``../shared/data/phh/pluribus``); ``--quick``: one session of it.
+written; and the same with ``--no-pv``, the equities left out. Each run is a fresh
+process, timed whole (start-up and imports included), the three alternating; the
+median of ``--repeat`` runs is printed with hands/s and the ratio to pokerkit's. The
+default folder is the 10,000 hands Pluribus played (``../shared/data/phh/pluribus``);
+``--quick``: one session of it.
 
 ``--cross-check`` replays every hand with batchrl's rules and with pokerkit instead,
 and prints the hands where either pays otherwise than the log (``tests/phh_crosscheck.py``).
@@ -78,7 +79,7 @@ def main() -> int:
             print(f"  {line}")
         return 1 if got.batchrl_differs else 0
     hands = sum(1 for _ in folder.rglob("*.phh"))
-    times: dict[str, list[float]] = {"pokerkit": [], "batchrl": []}
+    times: dict[str, list[float]] = {"pokerkit": [], "batchrl": [], "no-pv": []}
     with tempfile.TemporaryDirectory() as tmp:
         for k in range(args.repeat):
             seconds, out = timed([sys.executable, "-c", POKERKIT, str(folder)])
@@ -89,11 +90,16 @@ def main() -> int:
                                   "--store", str(store)])
             assert f"{hands:,} hands" in out, out
             times["batchrl"].append(seconds)
+            seconds, out = timed([sys.executable, "-m", "batchrl", "ingest", str(folder),
+                                  "--store", str(store) + "-no-pv", "--no-pv"])
+            assert f"{hands:,} hands" in out, out
+            times["no-pv"].append(seconds)
     base = statistics.median(times["pokerkit"])
     print(f"{hands:,} hands of {folder}, median of {args.repeat} whole processes each\n")
     print(f"{'run':<44}{'seconds':>9}{'hands/s':>10}{'x pokerkit':>12}")
     for name, label in (("pokerkit", "pokerkit: load and replay (baseline)"),
-                        ("batchrl", "batchrl ingest: replay, check, features, store")):
+                        ("batchrl", "batchrl ingest: replay, check, features, store"),
+                        ("no-pv", "batchrl ingest --no-pv (no equities)")):
         median = statistics.median(times[name])
         print(f"{label:<44}{median:>9.2f}{hands / median:>10,.0f}{base / median:>12.2f}")
     return 0
