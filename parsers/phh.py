@@ -70,6 +70,8 @@ MAX_FILE = 64 << 20  # bytes: a .phhs of a hundred thousand hands is a few tens 
 MAX_ACTIONS = 1_000  # a hand of nine seats raising all-in takes a few dozen
 MAX_SEATS = 10  # as an ACPC game's (batchrl.games.holdem.gamedef.BOUNDS)
 VARIANT = "NT"  # no-limit Texas hold'em
+LIMIT = "FT"  # fixed-limit Texas hold'em: read into a limit game where its betting fits
+FIXED_LIMIT_CAP = 4  # bets and raises a round, as pokerkit's fixed-limit games allow
 _ACTION = re.compile(r"^(?:d (dh) p([0-9]+) (\S+)|d (db) (\S+)|p([0-9]+) (f|cc|cbr|sm)"
                      r"(?: (\S+))?)$")
 
@@ -143,10 +145,10 @@ class Chips:
 def _hands(hand: Mapping[str, Any], where: str, line: int, index: int,
            chips: Chips | None = None) -> Iterator[LoggedHand | Skipped]:
     variant = hand.get("variant")
-    if variant != VARIANT:
+    if variant not in (VARIANT, LIMIT):
         yield Skipped(f"variant {shown(variant, 20)}",
-                      f"{where}: variant {shown(variant, 20)}, not no-limit hold'em "
-                      f"({VARIANT}): batchrl reads {VARIANT} hands")
+                      f"{where}: variant {shown(variant, 20)}, not Texas hold'em "
+                      f"({VARIANT}, {LIMIT}): batchrl reads {VARIANT} and {LIMIT} hands")
         return
     raw_stacks = _amounts(hand, "starting_stacks")
     seats = len(raw_stacks)
@@ -172,8 +174,10 @@ def _hands(hand: Mapping[str, Any], where: str, line: int, index: int,
         matches.append((number, text, match.groups()))
     bets = {number: _amount(g[7], f"action {number}'s amount") for number, _, g in matches
             if g[6] == "cbr"}
-    raw_min = hand.get("min_bet")
-    every = (*raw_stacks, *raw_blinds, *raw_antes, *bets.values())
+    raw_min = hand.get("min_bet") if variant == VARIANT else None
+    limit = () if variant == VARIANT else tuple(
+        _amount(hand.get(key), key) for key in ("small_bet", "big_bet"))
+    every = (*raw_stacks, *raw_blinds, *raw_antes, *bets.values(), *limit)
     places = (chips or Chips()).decide(max(map(_places, every)))
     stacks = _scaled(raw_stacks, places, "starting_stacks")
     # each seat's, as pokerkit posts them: heads-up, the lists reversed (`seat_order`)
@@ -185,7 +189,9 @@ def _hands(hand: Mapping[str, Any], where: str, line: int, index: int,
         raise HandError(f"min_bet {shown(raw_min, 20)} is not the big blind "
                         f"{max(raw_blinds)}: batchrl's no-limit game raises by at least the "
                         "big blind")
-    game = _game(blinds, stacks, antes, trimming, places)
+    sizes = _scaled(limit, places, "small_bet and big_bet")
+    game = _game(blinds, stacks, antes, trimming, places,
+                 (sizes[0], sizes[0], sizes[1], sizes[1]) if sizes else ())
     hole: list[tuple[int, ...]] = [()] * seats
     board: list[tuple[int, ...]] = []
     betting: list[str] = [""]
@@ -221,8 +227,14 @@ def _hands(hand: Mapping[str, Any], where: str, line: int, index: int,
                     betting[-1] += "c"
                 elif verb == "cbr":
                     (to,) = _scaled((bets[number],), places, f"action {number}'s amount")
+                    if limit:  # the dealer's "r": the size is the game's, checked here
+                        fixed = min(max(this_round) + game.raise_size[len(board)],
+                                    stacks[s] - put_in[s])
+                        if to != fixed:
+                            raise HandError(f"action {number}: p{s + 1} raises to {to}, "
+                                            f"and the fixed limit raises to {fixed}")
                     this_round[s] = to
-                    betting[-1] += f"r{put_in[s] + to}"
+                    betting[-1] += "r" if limit else f"r{put_in[s] + to}"
         except ValueError as exc:
             raise HandError(f"action {number} {shown(text, 60)}: {exc}") from None
     spent = [a + b for a, b in zip(put_in, this_round, strict=True)]
@@ -303,27 +315,34 @@ def _seat(text: str, seats: int, number: int) -> int:
 
 @functools.lru_cache(maxsize=4096)
 def _game(blinds: tuple[int, ...], stacks: tuple[int, ...], antes: tuple[int, ...] = (),
-          trimming: bool = False, places: int = 0) -> GameDef:
-    """The no-limit game of a hand's seats, blinds, antes and stacks, its seats acting in
-    PHH's order (`phh_first_player`); made once for the hands of one table (a session's
-    ten thousand hands are one game)."""
+          trimming: bool = False, places: int = 0, raise_size: tuple[int, ...] = ()
+          ) -> GameDef:
+    """The game of a hand's seats, blinds, antes and stacks, its seats acting in PHH's
+    order (`phh_first_player`): no-limit, or with ``raise_size`` (small, small, big,
+    big bets) fixed-limit, at most `FIXED_LIMIT_CAP` bets and raises a round. Made once
+    for the hands of one table (a session's ten thousand hands are one game)."""
     seats = len(blinds)
     try:
         first = phh_first_player(blinds)
     except ValueError as exc:
         raise HandError(str(exc)) from None
     try:
-        return GameDef(name=f"holdem.nolimit.{seats}p.phh", betting="nolimit",
-                       num_players=seats, num_rounds=4, blind=tuple(blinds), raise_size=(),
-                       first_player=first, max_raises=(255,) * 4,
+        betting = "limit" if raise_size else "nolimit"
+        return GameDef(name=f"holdem.{betting}.{seats}p.phh", betting=betting,
+                       num_players=seats, num_rounds=4, blind=tuple(blinds),
+                       raise_size=raise_size, first_player=first,
+                       max_raises=(FIXED_LIMIT_CAP if raise_size else 255,) * 4,
                        num_board_cards=(0, 3, 1, 1), stack=tuple(stacks),
                        ante=tuple(antes) if any(antes) else (),
                        ante_trimming=trimming and any(antes),
                        chip=f"{10 ** -places:.{places}f}" if places else "",
-                       description=f"no-limit hold'em of {seats} seats, blinds "
+                       description=f"{'fixed-limit' if raise_size else 'no-limit'} "
+                                   f"hold'em of {seats} seats, blinds "
                                    f"{'/'.join(map(str, blinds))}"
                                    + (f", antes {'/'.join(map(str, antes))}"
                                       if any(antes) else "")
+                                   + (f", bets {raise_size[0]}/{raise_size[2]}"
+                                      if raise_size else "")
                                    + f", stacks {'/'.join(map(str, stacks))}"
                                    + (f" in chips of {10 ** -places:.{places}f}"
                                       if places else "") + " (PHH)")

@@ -63,14 +63,14 @@ def test_a_hand_in_the_dealers_notation(tmp_path: Path) -> None:
 
 
 def test_many_hands_a_file_with_lines_other_variants_counted(tmp_path: Path) -> None:
-    other = THREE.replace('"NT"', '"FT"')
+    other = THREE.replace('"NT"', '"PO"')
     text = f"[1]\n{THREE}\n['2']\n{other}\n[3]\n{THREE.replace('p2 f', 'p2 f', 1)}"
     records = list(read_phh(_write(tmp_path, "s.phhs", text)))
     hands = [r for r in records if isinstance(r, LoggedHand)]
     skipped = [r for r in records if isinstance(r, Skipped)]
     assert [h.line for h in hands] == [1, text.splitlines().index("[3]") + 1]
-    assert [s.kind for s in skipped] == ["variant 'FT'"]
-    assert "not no-limit hold'em (NT)" in (skipped[0].message or "")
+    assert [s.kind for s in skipped] == ["variant 'PO'"]
+    assert "not Texas hold'em (NT, FT)" in (skipped[0].message or "")
 
 
 @pytest.mark.parametrize(("change", "kind", "said"), [
@@ -160,11 +160,14 @@ def test_the_wsop_final_table_stores_every_nt_hand_and_counts_the_rest(
     assert got.exit_code == 0, got.output
     nt = [p for p in wsop.rglob("*.phh") if "variant = 'NT'" in p.read_text()]
     assert f"phh, holdem.nolimit.5p.phh: {len(nt)} hands" in got.output and len(nt) == 11
-    for variant in ("FO/8", "F7S", "FR", "PO", "FT", "N2L1D", "F2L3D"):
+    for variant in ("FO/8", "F7S", "FR", "PO", "N2L1D", "F2L3D"):
         assert f"(variant '{variant}')" in got.output, variant
+    # its fixed-limit hands are read, and are another table's: a source of their own
+    assert "skipped 7 (a hand of another game)" in got.output
     assert store_sums_are_the_logs(tmp_path / "s", nt) == 11
     check = cross_check(wsop)
-    assert check.hands == 11 and check.batchrl_differs == [] and check.pokerkit_differs == []
+    assert check.hands == 11 + 7  # its NT and FT hands
+    assert check.batchrl_differs == [] and check.pokerkit_differs == []
 
 
 def store_sums_are_the_logs(store_path: Path, files: list[Path]) -> int:
@@ -367,3 +370,47 @@ def test_a_card_dealt_twice_is_refused_by_the_replay(tmp_path: Path) -> None:
                                     "--on-error", "skip"])
     assert got.exit_code == 0 and "card 9h is dealt twice" in got.output, got.output
     assert ": 0 hands" in got.output
+
+
+FIXED = THREE.replace('"NT"', '"FT"').replace("min_bet = 100", "small_bet = 100\nbig_bet = 200") \
+    .replace("cbr 210", "cbr 200").replace("cbr 235", "cbr 100") \
+    .replace("[9950, 9790, 10260]", "[9950, 9800, 10250]")
+
+
+def test_fixed_limit_hands_read_into_a_limit_game(tmp_path: Path) -> None:
+    """``FT``: the limit game of the hand's blinds and small and big bets (four bets and
+    raises a round, as pokerkit's), a raise the dealer's ``r``; pokerkit pays it alike,
+    and a raise of another size than the game's is refused by name."""
+    from phh_crosscheck import cross_check
+
+    folder = tmp_path / "limit"
+    folder.mkdir()
+    _write(folder, "1.phh", FIXED)
+    (hand,) = read_phh(folder / "1.phh")
+    assert isinstance(hand, LoggedHand) and hand.game is not None
+    assert hand.betting == "rfc/crf" and hand.game.is_limit
+    assert hand.game.raise_size == (100, 100, 200, 200) and hand.game.max_raises == (4,) * 4
+    check = cross_check(folder)
+    assert check.hands == 1 and check.batchrl_differs == [] and check.pokerkit_differs == []
+    _write(folder, "2.phh", FIXED.replace("cbr 100", "cbr 150"))
+    got = CliRunner().invoke(main, ["ingest", str(folder), "--store", str(tmp_path / "s"),
+                                    "--on-error", "skip"])
+    assert got.exit_code == 0 and "holdem.limit.3p.phh: 1 hand," in got.output, got.output
+    assert "p3 raises to 150, and the fixed limit raises to 100" in got.output, got.output
+
+
+@needs(SHARED / "phh" / "wsop")
+def test_the_wsop_fixed_limit_hands_as_a_source_of_their_own(tmp_path: Path) -> None:
+    from phh_crosscheck import cross_check
+
+    wsop = SHARED / "phh" / "wsop"
+    fixed = [p for p in wsop.rglob("*.phh") if "variant = 'FT'" in p.read_text()]
+    folder = tmp_path / "ft"
+    folder.mkdir()
+    for path in fixed:  # a copy for the test's run, in its temporary folder
+        (folder / path.name).write_bytes(path.read_bytes())
+    got = CliRunner().invoke(main, ["ingest", str(folder), "--store", str(tmp_path / "s")])
+    assert got.exit_code == 0 and "holdem.limit.5p.phh: 7 hands" in got.output, got.output
+    check = cross_check(folder)
+    assert check.hands == 7 and check.batchrl_differs == [] and check.pokerkit_differs == []
+    assert store_sums_are_the_logs(tmp_path / "s", sorted(folder.glob("*.phh"))) == 7

@@ -113,7 +113,8 @@ def runs(records: Iterator[Any], game: GameDef, forced: bool,
                     record.game.table() != game.table():
                 yield Skipped(OTHER_GAME, f"{record.source}: a hand of "
                                           f"{record.game.description}, in a source of "
-                                          f"{game.description}: left out")
+                                          f"{game.description}: left out (its table's "
+                                          "hands store as a source of their own)")
                 continue
             if hidden := sum(1 for h in record.hole if not h):
                 hidden_seats += hidden
