@@ -174,6 +174,7 @@ def seed_logs(folder: Path) -> dict[str, list[Path]]:
     return out
 
 
+# a six-seat no-limit table, Pluribus's (an ACPC game file)
 SIX_SEATS = """GAMEDEF
 nolimit
 numPlayers = 6

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
+from fuzzing import SIX_SEATS
 
 from batchrl.cli import main
 from batchrl.games.holdem.cards import parse_cards
@@ -270,19 +271,6 @@ def test_the_historical_hands_parse() -> None:
     assert check.batchrl_differs == [] and check.pokerkit_differs == []
 
 
-SIX_GAME = """\
-GAMEDEF
-nolimit
-numPlayers = 6
-numRounds = 4
-stack = 10000 10000 10000 10000 10000 10000
-blind = 50 100 0 0 0 0
-firstPlayer = 3 1 1 1
-numBoardCards = 0 3 1 1
-END GAMEDEF
-"""
-
-
 @pytest.mark.parametrize("players", ["rule,random", "rule,random,random,rule,random,random"])
 def test_generated_hands_load_in_pokerkit_and_ingest_back(tmp_path: Path, players: str) -> None:
     """``generate --format phh``: pokerkit replays every hand to the finishing stacks
@@ -294,7 +282,7 @@ def test_generated_hands_load_in_pokerkit_and_ingest_back(tmp_path: Path, player
 
     game = "holdem.nolimit.2p.reverse_blinds"
     if players.count(",") == 5:
-        game = str(_write(tmp_path, "six.game", SIX_GAME))
+        game = str(_write(tmp_path, "six.game", SIX_SEATS))
     folder = tmp_path / "hands"
     got = CliRunner().invoke(main, ["generate", "--game", "holdem", "--gamedef", game,
                                     "--players", players, "--hands", "120", "--seed", "5",
