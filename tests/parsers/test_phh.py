@@ -402,3 +402,29 @@ def test_the_wsop_fixed_limit_hands_as_a_source_of_their_own(tmp_path: Path) -> 
     check = cross_check(folder)
     assert check.hands == 7 and check.batchrl_differs == [] and check.pokerkit_differs == []
     assert store_sums_are_the_logs(tmp_path / "s", sorted(folder.glob("*.phh"))) == 7
+
+
+def test_seats_all_in_from_their_antes_run_the_board_out(tmp_path: Path) -> None:
+    """Every stack no more than its ante: nobody can bet, the board runs out, the best
+    hand takes the antes (as pokerkit pays it). The deal looked for a seat to act forever
+    before (found by a review's differential run against pokerkit)."""
+    from fuzzing import time_limit
+    from phh_crosscheck import cross_check
+
+    folder = tmp_path / "hands"
+    folder.mkdir()
+    _write(folder, "1.phh", """variant = 'NT'
+antes = [5, 5, 5]
+blinds_or_straddles = [1, 2, 0]
+min_bet = 2
+starting_stacks = [5, 5, 5]
+actions = ['d dh p1 AsKs', 'd dh p2 7c2d', 'd dh p3 QhQd', 'p1 sm AsKs', 'p2 sm 7c2d',
+           'p3 sm QhQd', 'd db 2h3h4c', 'd db 9s', 'd db Td']
+""")
+    with time_limit(20):
+        check = cross_check(folder)
+    assert check.hands == 1 and check.batchrl_differs == [] and check.pokerkit_differs == []
+    (hand,) = read_phh(folder / "1.phh")
+    assert isinstance(hand, LoggedHand) and hand.game is not None
+    ((accepted, _),), _ = check_hands(hand.game, [hand])
+    assert accepted.payoffs == (-5.0, -5.0, 10.0) and hand.betting == "///"

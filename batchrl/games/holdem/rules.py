@@ -144,6 +144,13 @@ def deal(game: GameDef, hole: Sequence[Sequence[int]], board: Sequence[int]) -> 
         stack=stack,
         round_pots=(sum(spent) + dead_chips(game),),
     )
+    acting = state.acting()
+    if acting == 0 or (acting == 1 and all(  # all-in from the antes and blinds: no betting
+            state.spent[p] >= max_spent for p in range(n)
+            if not state.folded[p] and not state.all_in(p))):
+        last = game.num_rounds - 1
+        return state._replace(history=("",) * (last + 1), round=last,
+                              round_pots=(state.round_pots[0],) * (last + 1))
     return state._replace(current=_first_to_act(state, 0))
 
 
