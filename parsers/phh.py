@@ -196,7 +196,8 @@ def _hands(hand: Mapping[str, Any], where: str, line: int, index: int,
     board: list[tuple[int, ...]] = []
     betting: list[str] = [""]
     put_in = [0] * seats  # over the hand, before this round
-    this_round = list(blinds)
+    behind = [k - a for k, a in zip(stacks, game.posted_antes(), strict=True)]  # to bet
+    this_round = [min(b, k) for b, k in zip(blinds, behind, strict=True)]
     for number, text, groups in matches:
         deal_hole, seat, cards, deal_board, flop, actor, verb, amount = groups
         try:
@@ -207,6 +208,8 @@ def _hands(hand: Mapping[str, Any], where: str, line: int, index: int,
                                     "are partly hidden")
                 hole[s] = () if cards == "????" else parse_cards(cards)
             elif deal_board:
+                if len(board) >= game.num_rounds - 1:
+                    raise HandError("a board dealt after the river")
                 board.append(parse_cards(flop))
                 betting.append("")
                 put_in = [a + b for a, b in zip(put_in, this_round, strict=True)]
@@ -223,13 +226,13 @@ def _hands(hand: Mapping[str, Any], where: str, line: int, index: int,
                 elif verb == "f":
                     betting[-1] += "f"
                 elif verb == "cc":
-                    this_round[s] = min(max(this_round), stacks[s] - put_in[s])
+                    this_round[s] = min(max(this_round), behind[s] - put_in[s])
                     betting[-1] += "c"
                 elif verb == "cbr":
                     (to,) = _scaled((bets[number],), places, f"action {number}'s amount")
                     if limit:  # the dealer's "r": the size is the game's, checked here
                         fixed = min(max(this_round) + game.raise_size[len(board)],
-                                    stacks[s] - put_in[s])
+                                    behind[s] - put_in[s])
                         if to != fixed:
                             raise HandError(f"action {number}: p{s + 1} raises to {to}, "
                                             f"and the fixed limit raises to {fixed}")
@@ -238,7 +241,8 @@ def _hands(hand: Mapping[str, Any], where: str, line: int, index: int,
         except ValueError as exc:
             raise HandError(f"action {number} {shown(text, 60)}: {exc}") from None
     spent = [a + b for a, b in zip(put_in, this_round, strict=True)]
-    payoffs = _payoffs(hand, stacks, spent, places)
+    payoffs = _payoffs(hand, stacks, [b + a for b, a in zip(
+        spent, game.posted_antes(), strict=True)], places)
     names = hand.get("players", [])
     if not (isinstance(names, list) and len(names) in (0, seats) and
             all(isinstance(n, str) for n in names)):

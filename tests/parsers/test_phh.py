@@ -428,3 +428,62 @@ actions = ['d dh p1 AsKs', 'd dh p2 7c2d', 'd dh p3 QhQd', 'p1 sm AsKs', 'p2 sm 
     assert isinstance(hand, LoggedHand) and hand.game is not None
     ((accepted, _),), _ = check_hands(hand.game, [hand])
     assert accepted.payoffs == (-5.0, -5.0, 10.0) and hand.betting == "///"
+
+
+# found by a review's differential run against pokerkit: a big blind short after its
+# ante (its call and the later raises counted from what it has behind), a result logged
+# as winnings with antes, antes over a short stack trimmed after what it can post
+SHORT_AFTER_ANTE = """variant = 'NT'
+ante_trimming_status = true
+antes = [1, 1, 1]
+blinds_or_straddles = [1, 2, 0]
+min_bet = 2
+starting_stacks = [100, 2, 100]
+actions = ['d dh p1 AsKs', 'd dh p2 7c2d', 'd dh p3 QhQd', 'p3 cc', 'p1 cc', 'd db 2h3h4c',
+           'p1 cbr 10', 'p3 cc', 'd db 9s', 'p1 cc', 'p3 cc', 'd db Td', 'p1 cc', 'p3 cc',
+           'p1 sm AsKs', 'p3 sm QhQd', 'p2 sm 7c2d']
+"""
+WINNINGS = """variant = 'NT'
+ante_trimming_status = true
+antes = [1, 1, 1]
+blinds_or_straddles = [1, 2, 0]
+min_bet = 2
+starting_stacks = [100, 100, 100]
+actions = ['d dh p1 AsKs', 'd dh p2 7c2d', 'd dh p3 QhQd', 'p3 f', 'p1 f']
+winnings = [0, 6, 0]
+"""
+TRIMMED_SHORT = """variant = 'NT'
+ante_trimming_status = true
+antes = [5, 5, 1]
+blinds_or_straddles = [1, 2, 0]
+min_bet = 2
+starting_stacks = [2, 100, 100]
+actions = ['d dh p1 7c2d', 'd dh p2 AsKs', 'd dh p3 QhQd', 'p3 cc', 'p2 cc', 'd db 2h3h4c',
+           'p2 cbr 96', 'p3 cc', 'p2 sm AsKs', 'p3 sm QhQd', 'p1 sm 7c2d', 'd db 9s',
+           'd db Td']
+"""  # p2's ante trimmed to 2 (p1 posts 2 of its 5): all-in for 96 more on the flop
+
+
+@pytest.mark.parametrize("text", [SHORT_AFTER_ANTE, WINNINGS, TRIMMED_SHORT],
+                         ids=["short-after-ante", "winnings", "trimmed-short"])
+def test_short_stacks_and_antes_as_pokerkit_plays_them(tmp_path: Path, text: str) -> None:
+    from phh_crosscheck import cross_check
+
+    folder = tmp_path / "hands"
+    folder.mkdir()
+    _write(folder, "1.phh", text)
+    check = cross_check(folder)
+    assert check.hands == 1 and check.batchrl_differs == [] and check.pokerkit_differs == []
+
+
+def test_a_board_after_the_river_and_a_chunk_of_no_hand_are_named(tmp_path: Path) -> None:
+    (bad,) = read_phh(_write(tmp_path, "x.phh", FIXED.replace(
+        '"d db 7s9cTc",', '"d db 7s9cTc", "d db 2c", "d db 3c", "d db 4c",')))
+    assert isinstance(bad, BadLine) and "a board dealt after the river" in str(bad)
+    # the only hand refused, its table's first seat all-in from its ante: the rows of
+    # no hand take their shapes from the game's names, not from a replayed betting
+    text = SHORT_AFTER_ANTE.replace("[100, 2, 100]", "[1, 100, 100]")
+    path = _write(tmp_path, "1.phh", text + "finishing_stacks = [1, 2, 3]\n")
+    got = CliRunner().invoke(main, ["ingest", str(path), "--store", str(tmp_path / "s"),
+                                    "--on-error", "skip"])
+    assert got.exit_code == 0 and ": 0 hands" in got.output, got.output

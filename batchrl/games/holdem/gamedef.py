@@ -153,16 +153,16 @@ class GameDef:
         return self.stack or (UNLIMITED_STACK,) * self.num_players
 
     def posted_antes(self) -> tuple[int, ...]:
-        """The antes each seat posts: none without antes; with ``ante_trimming``, none
-        over the second largest (the excess goes back, as PHH's trimming returns it);
-        never more than the seat's stack."""
+        """The antes each seat posts: none without antes; never more than the seat's
+        stack; with ``ante_trimming``, then none over the second largest of those (the
+        excess goes back, as PHH's trimming returns it)."""
         if not any(self.ante):
             return (0,) * self.num_players
-        antes = self.ante
-        if self.ante_trimming:
+        antes = tuple(min(a, s) for a, s in zip(self.ante, self.stacks(), strict=True))
+        if self.ante_trimming:  # as pokerkit: what each can post, then trimmed
             cutoff = sorted(antes)[-2]
             antes = tuple(min(a, cutoff) for a in antes)
-        return tuple(min(a, s) for a, s in zip(antes, self.stacks(), strict=True))
+        return antes
 
     def table(self) -> dict[str, Any]:
         """The params less what a hand history sets per hand (blinds, antes, stacks, who

@@ -186,7 +186,7 @@ def check_payoffs(
     computed = payoffs(replayed.final, strengths)
     if any(abs(a - b) > PAYOFF_TOLERANCE for a, b in zip(computed, logged, strict=True)):
         raise ReplayError(f"logged payoffs {_fmt(logged)} but the rules give {_fmt(computed)} "
-                          f"(pot {sum(replayed.final.spent)}, betting "
+                          f"(pot {replayed.final.pot}, betting "
                           f"{replayed.final.betting!r})", PAYOFFS)
     return computed
 

@@ -207,6 +207,17 @@ def template(game: GameDef, betting: str) -> Template:
     )
 
 
+def _no_rows(game: GameDef) -> Template:
+    """A template of no rows, in the columns' shapes (a chunk of which no hand stood)."""
+    n_features, n_actions = len(features.feature_names(game)), len(actions.action_names(game))
+    return Template(
+        seat=np.zeros(0, np.int8), step=np.zeros(0, np.int32), action=np.zeros(0, np.int8),
+        state=np.zeros((0, n_features), np.float32), put_in=np.zeros(0, np.float64),
+        last=np.zeros(0, bool), next_row=np.zeros(0, np.int64),
+        next_legal=np.zeros((0, n_actions), bool), legal=np.zeros((0, n_actions), bool),
+        board_seen=np.zeros(0, np.int64), final_spent=np.zeros(0, np.float64), move=())
+
+
 def build_rows(
     game: GameDef, hands: Sequence[tuple[LoggedHandLike, Replayed]], episode_prefix: str,
     pv: bool = True,
@@ -220,8 +231,7 @@ def build_rows(
 
     def cat(name: str) -> Any:
         if not temps:
-            # the columns' shapes from the shortest hand: every seat but one folds
-            return getattr(template(game, "f" * (game.num_players - 1)), name)[:0]
+            return getattr(_no_rows(game), name)
         return np.concatenate([getattr(t, name) for t in temps])
 
     seat = cat("seat")
