@@ -170,7 +170,8 @@ def seed_logs(folder: Path) -> dict[str, list[Path]]:
              "-o", str(folder / "hu"))
     (folder / "antes").mkdir()
     (folder / "antes" / "1.phh").write_text(ANTES_HAND)
-    out["phh"] = [folder / "six.phhs", folder / "hu", folder / "antes"]
+    (folder / "fixed.phhs").write_text(FIXED_HANDS)
+    out["phh"] = [folder / "six.phhs", folder / "hu", folder / "antes", folder / "fixed.phhs"]
     return out
 
 
@@ -184,6 +185,31 @@ blind = 50 100 0 0 0 0
 firstPlayer = 3 1 1 1
 numBoardCards = 0 3 1 1
 END GAMEDEF
+"""
+# fixed-limit hold'em: a raise a street, a capped round, a short stack all-in
+FIXED_HANDS = """[1]
+variant = 'FT'
+antes = [0, 0, 0]
+blinds_or_straddles = [50, 100, 0]
+small_bet = 100
+big_bet = 200
+starting_stacks = [10000, 10000, 10000]
+actions = ['d dh p1 Qh5c', 'd dh p2 9h6h', 'd dh p3 KcJh', 'p3 cbr 200', 'p1 f', 'p2 cc',
+           'd db 7s9cTc', 'p2 cc', 'p3 cbr 100', 'p2 f']
+finishing_stacks = [9950, 9800, 10250]
+
+[2]
+variant = 'FT'
+antes = [0, 0, 0]
+blinds_or_straddles = [50, 100, 0]
+small_bet = 100
+big_bet = 200
+starting_stacks = [10000, 10000, 500]
+actions = ['d dh p1 AsAd', 'd dh p2 KsKd', 'd dh p3 2c7d', 'p3 cbr 200', 'p1 cbr 300',
+           'p2 cbr 400', 'p3 cbr 500', 'p1 cc', 'p2 cc', 'd db 3h8h9c', 'p1 cbr 100', 'p2 cc',
+           'd db Jd', 'p1 cbr 200', 'p2 cc', 'd db 4s', 'p1 cc', 'p2 cc', 'p1 sm AsAd',
+           'p2 sm KsKd', 'p3 sm 2c7d']
+finishing_stacks = [11300, 9200, 0]
 """
 # a big blind's ante, a seat whose cards stay hidden, one shown only at the showdown
 ANTES_HAND = """# a hand as the televised ones are written
