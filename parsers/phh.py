@@ -2,8 +2,9 @@
 
 A ``.phh`` file holds one hand, a ``.phhs`` file many (TOML tables ``[1]``, ``[2]`` …),
 and a folder holds either, in its subfolders too (one source, one store part, hands in
-the files' natural order: ``2.phh`` before ``10.phh``). PHH is TOML, so Python's own
-``tomllib`` reads it (comments and both quote styles included). This module turns each
+the files' natural order: ``2.phh`` before ``10.phh``). PHH is TOML: the usual
+one-value-a-line files are read by ``parsers.toml_lines``, anything else by Python's own
+``tomllib`` (comments and both quote styles included). This module turns each
 hand into a `LoggedHand` in the dealer's notation, with the game it was played in, and
 leaves the poker (is the betting legal, do the results add up) to
 ``batchrl.games.holdem``, which replays every hand through its rules::
@@ -127,7 +128,8 @@ def read_phh(path: Path, chips: Chips | None = None
 class Chips:
     """The chip of a source's hands, in decimal places of the logs' amounts: 0 whole
     chips, 2 cents (an online hand's $0.25 is 25 chips); None until its first hand
-    decides (any decimal there: cents, or finer where it needs, up to `MAX_PLACES`)."""
+    decides (any decimal there: cents, or finer where it needs, as long as its amounts
+    stay within a 32-bit stack: `_scaled`)."""
 
     places: int | None = None
 
@@ -196,7 +198,7 @@ def _hands(hand: Mapping[str, Any], where: str, line: int, index: int,
     board: list[tuple[int, ...]] = []
     betting: list[str] = [""]
     put_in = [0] * seats  # over the hand, before this round
-    behind = [k - a for k, a in zip(stacks, game.posted_antes(), strict=True)]  # to bet
+    behind = game.behind()  # each seat's chips once its ante is in
     this_round = [min(b, k) for b, k in zip(blinds, behind, strict=True)]
     for number, text, groups in matches:
         deal_hole, seat, cards, deal_board, flop, actor, verb, amount = groups

@@ -132,13 +132,14 @@ class HoldemRules(Rules):
 
     def rewards(self, before: HandState, after: HandState) -> tuple[float, ...]:
         """The store's rewards: minus the chips the seat to act puts in (its blind and ante
-        counted on its first decision), and at the end each seat's share of the pot (a seat that
-        never acted gets its payoff). A seat's rewards over a hand add up to its payoff."""
+        counted on its first decision), and at the end each seat's share of the pot (a seat
+        that never acted gets its payoff). A seat's rewards over a hand add up to its
+        payoff."""
         seat = before.current
         acted = _seats_acted(before)
         out = [0.0] * len(after.spent)
-        out[seat] -= after.spent[seat] - (before.spent[seat] if seat in acted else
-                                          -after.game.posted_antes()[seat])
+        out[seat] -= after.contributed(seat) - (before.contributed(seat) if seat in acted
+                                                else 0)
         if after.finished:
             acted.add(seat)
             for p, payoff in enumerate(rules.returns(after)):

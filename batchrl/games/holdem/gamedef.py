@@ -164,6 +164,10 @@ class GameDef:
             antes = tuple(min(a, cutoff) for a in antes)
         return antes
 
+    def behind(self) -> tuple[int, ...]:
+        """Each seat's chips once its ante is posted: what it may bet with."""
+        return tuple(s - a for s, a in zip(self.stacks(), self.posted_antes(), strict=True))
+
     def table(self) -> dict[str, Any]:
         """The params less what a hand history sets per hand (blinds, antes, stacks, who
         acts first): hands of one table may differ in those and share a store."""

@@ -111,9 +111,7 @@ def hand_document(state: HandState, payoffs: Sequence[float], names: Sequence[st
 
 
 def _board(state: HandState, round_: int) -> str:
-    game = state.game
-    start = game.board_cards_before(round_ - 1)
-    return f"d db {cards_str(state.board[start:start + game.num_board_cards[round_]])}"
+    return f"d db {cards_str(state.board_dealt(round_))}"
 
 
 def _number(value: float) -> int | float:

@@ -22,11 +22,8 @@ from batchrl.games.holdem.simulate import play
 
 def cards_field(state: HandState) -> str:
     """Hole cards per seat, then the board by round, up to the round reached."""
-    game = state.game
     groups = ["|".join(cards_str(h) for h in state.hole)]
-    for r in range(1, state.round + 1):
-        start = game.board_cards_before(r - 1)
-        groups.append(cards_str(state.board[start : start + game.num_board_cards[r]]))
+    groups += [cards_str(state.board_dealt(r)) for r in range(1, state.round + 1)]
     return "/".join(groups)
 
 
@@ -140,8 +137,8 @@ def generate(
     names = [b.name.replace("|", "_").replace(":", "_").replace(" ", "_") for b in bots]
     if len(set(names)) < len(names):
         names = [f"{name}-{k}" for k, name in enumerate(names, 1)]
+    played = zip(match.states, match.seat_payoffs().tolist(), strict=True)
     if fmt == "phh":
-        return handhistory.write_phh(path, zip(match.states, match.seat_payoffs().tolist(),
-                                               strict=True), names)
-    return write_log(path, zip(match.states, match.seat_payoffs().tolist(), strict=True),
-                     fmt=fmt, match=path.name.split(".")[0], seed=seed, players=names)
+        return handhistory.write_phh(path, played, names)
+    return write_log(path, played, fmt=fmt, match=path.name.split(".")[0], seed=seed,
+                     players=names)

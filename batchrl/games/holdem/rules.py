@@ -88,6 +88,11 @@ class HandState(NamedTuple):
     def visible_board(self) -> tuple[int, ...]:
         return self.board[: self.game.board_cards_before(self.round)]
 
+    def board_dealt(self, round_: int) -> tuple[int, ...]:
+        """The board cards dealt for ``round_`` (none pre-flop)."""
+        start = self.game.board_cards_before(round_ - 1)
+        return self.board[start : start + self.game.num_board_cards[round_]]
+
     def to_call(self, seat: int) -> int:
         """The chips ``seat`` must add to stay in (no more than it has)."""
         return min(self.max_spent, self.stack[seat]) - self.spent[seat]
@@ -120,7 +125,7 @@ def deal(game: GameDef, hole: Sequence[Sequence[int]], board: Sequence[int]) -> 
     if len(hole) != game.num_players:
         raise ValueError(f"{len(hole)} hands of hole cards for {game.num_players} players")
     n = game.num_players
-    stack = tuple(s - a for s, a in zip(game.stacks(), game.posted_antes(), strict=True))
+    stack = game.behind()
     spent = tuple(min(b, s) for b, s in zip(game.blind, stack, strict=True))
     max_spent = max(spent)
     # no-limit: call the big blind and raise by as much, twice the blind (one chip without
