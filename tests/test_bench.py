@@ -16,7 +16,15 @@ from click.testing import CliRunner, Result
 from batchrl.cli import main
 from batchrl.games import GAMES
 from batchrl.learners import register_learner, unregister_learner
-from batchrl.play.bench import DEFAULT_LEARNERS, BenchError, LearnerSpec, normalized, split_learners
+from batchrl.play.bench import (
+    DEFAULT_LEARNERS,
+    BenchError,
+    LearnerSpec,
+    Row,
+    normalized,
+    split_learners,
+    table,
+)
 
 ROW_FIELDS = {"game", "dataset", "learner", "seed", "score", "score_ci", "normalized",
               "normalized_ci", "cpu_seconds"}
@@ -39,7 +47,8 @@ def quick(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path, dict]:
 
 def test_the_quick_grid_scores_every_learner_on_every_game_and_tier(quick) -> None:
     out, cache, document = quick
-    rows = document["rows"]
+    every = document["rows"]
+    rows = [r for r in every if not r["transfer"]]  # each against its logs' own players
     benched = {(name, d.tier) for name, g in GAMES.items() for d in g.bench.datasets}
     assert {(r["game"], r["dataset"]) for r in rows} == benched
     assert {"holdem", "hanabi", "president", "sette-mezzo", "tressette"} <= \
@@ -64,12 +73,54 @@ def test_the_quick_grid_scores_every_learner_on_every_game_and_tier(quick) -> No
     optimal = next(r for r in exact if r["learner"] == "optimal")["score"]
     assert all(r["score"] <= optimal + 1e-12 for r in exact)  # nothing beats the optimum
     # fqi:support=0.3 and bc against fqi on each dataset
-    assert {(p["game"], p["dataset"], p["learner"], p["versus"]) for p in document["paired"]} \
-        == {(g, d, learner, "fqi") for g, d in benched for learner in DEFAULT_LEARNERS[1:]}
+    assert {(p["game"], p["dataset"], p["learner"], p["versus"]) for p in document["paired"]
+            if not p["transfer"]} == \
+        {(g, d, learner, "fqi") for g, d in benched for learner in DEFAULT_LEARNERS[1:]}
     assert not list((out / "models").glob("*"))  # no --keep-models
     assert (out / "bench.json").is_file() and (out / "bench.png").stat().st_size > 1000
-    assert len((out / "results.jsonl").read_text().splitlines()) == len(learned)
+    transfer = [r for r in every if r["transfer"] and r["seed"] is not None]
+    assert len((out / "results.jsonl").read_text().splitlines()) == \
+        len(learned) + len(transfer)
     assert len(list((cache / "bench").glob("*/*/store/store.json"))) == len(benched)
+
+
+def test_each_dataset_is_scored_against_the_players_of_its_logs(quick) -> None:
+    """D4RL's convention: a policy learned from a dataset takes the first seat against
+    the players its logs were played against (hold'em's random logs against random
+    play, Leduc's expert logs against `rule`, Tressette's other team); where the game's
+    standard opponents are others, the transfer table scores it against them too, with
+    its own baselines; Leduc's learned rows give their exact exploitability."""
+    _, _, document = quick
+    rows = document["rows"]
+
+    def opponents(game: str, tier: str, transfer: bool) -> set[str]:
+        return {r["opponents"] for r in rows if (r["game"], r["dataset"], r["transfer"])
+                == (game, tier, transfer)}
+
+    assert opponents("holdem", "random", False) == {"random"}
+    assert opponents("holdem", "expert", False) == {"rule"}
+    assert opponents("holdem", "random", True) == {"rule"}
+    assert opponents("holdem", "expert", True) == set()  # the same players: no transfer
+    assert opponents("leduc", "expert", False) == {"rule"}
+    assert opponents("leduc", "expert", True) == {"random"}
+    assert opponents("tressette", "mixed", False) == {"rule~0.3"}
+    assert opponents("president", "mixed", False) == {"random,rule,random"}
+    assert opponents("hanabi", "mixed", False) == {"simple"}
+    assert opponents("sette-mezzo", "random", False) == {""}
+    for game, tier in {(r["game"], r["dataset"]) for r in rows if r["transfer"]}:
+        base = [r for r in rows if (r["game"], r["dataset"]) == (game, tier)
+                and r["transfer"] and r["seed"] is None]
+        assert [round(r["normalized"], 9) for r in base] == [0.0, 100.0]
+    # the best response to `rule` is not the best response to random play
+    best = {r["transfer"]: r["score"] for r in rows if (r["game"], r["dataset"], r["learner"])
+            == ("leduc", "expert", "best-response")}
+    assert best[False] != best[True]
+    learned = [r for r in rows if r["seed"] is not None]
+    assert all((r["exploitability"] is not None) == (r["game"] == "leduc") for r in learned)
+    assert all(r["exploitability"] > 0 for r in learned if r["game"] == "leduc")  # no Nash
+    shown = table([Row(**r) for r in rows], document["paired"])
+    assert "\ntransfer: the same policies against each game's standard opponents" in shown
+    assert "leduc        expert (rule)" in shown and "expl. " in shown
 
 
 def test_a_rerun_goes_on_where_it_stopped_and_redoes_a_cut_row(quick) -> None:
@@ -94,7 +145,7 @@ def test_a_rerun_goes_on_where_it_stopped_and_redoes_a_cut_row(quick) -> None:
     before = {(r["dataset"], r["learner"]): r["score"] for r in document["rows"]
               if r["game"] == "sette-mezzo"}
     for line in table:  # the same scores: the same seeds learn the same models
-        dataset, player = line.split()[1:3]
+        dataset, _vs, player = line.split()[1:4]  # "random (alone) fqi"
         assert f"{before[(dataset, player)]:+.4f}" in line, line
 
 
@@ -172,7 +223,7 @@ def test_a_row_is_reused_only_where_it_was_measured_the_same_way(quick, monkeypa
     and scored again, into files of its own; the rows measured before stay as they were."""
     out, cache, document = quick
     before = [r for r in document["rows"] if r["game"] == "holdem" and r["dataset"] == "random"
-              and r["learner"] == "fqi"]
+              and r["learner"] == "fqi" and not r["transfer"]]
     monkeypatch.setattr(GAMES["holdem"], "bench",
                         dataclasses.replace(GAMES["holdem"].bench, games=(4_000, 100)))
     args = ("bench", "--quick", "--seeds", "1", "--games", "holdem", "--tiers", "random",
@@ -180,7 +231,7 @@ def test_a_row_is_reused_only_where_it_was_measured_the_same_way(quick, monkeypa
     again = invoke(*args)
     assert again.exit_code == 0, again.output
     rows = json.loads(again.stdout)["rows"]
-    fqi = [r for r in rows if r["learner"] == "fqi"]
+    fqi = [r for r in rows if r["learner"] == "fqi" and not r["transfer"]]
     assert "trained in" in again.stderr and len(fqi) == 1 and fqi[0]["games"] == 100
     assert fqi[0]["scores"] != before[0]["scores"] and Path(before[0]["scores"]).is_file()
     assert before[0]["games"] == 200
@@ -225,16 +276,38 @@ def test_minari_datasets_carry_the_reference_scores(quick, tmp_path: Path,
     monkeypatch.setenv("MINARI_DATASETS_PATH", str(root))
     leduc = minari.load_dataset("batchrl/leduc/random-quick-v0")
     holdem = minari.load_dataset("batchrl/holdem/random-quick-v0")
-    rows = {(r["game"], r["learner"]): r for r in document["rows"] if r["dataset"] == "random"}
+    rows = {(r["game"], r["learner"]): r for r in document["rows"]
+            if r["dataset"] == "random" and not r["transfer"]}
     meta = leduc.storage.metadata
     assert meta["ref_min_score"] == pytest.approx(rows["leduc", "random"]["score"])
     assert meta["ref_max_score"] == pytest.approx(rows["leduc", "best-response"]["score"])
     low, high = holdem.storage.metadata["ref_min_score"], holdem.storage.metadata["ref_max_score"]
     random_bb = rows["holdem", "random"]
     assert abs(low / 10 - random_bb["score"]) < 3 * random_bb["score_ci"] + 0.2  # blinds 5/10
-    assert low < 0 and abs(high) < abs(low)  # rule against rule: about even
+    assert high > 0 and high > low  # rule takes chips from random play
     scores = minari.get_normalized_score(holdem, np.array([low, high]))
     assert scores.tolist() == pytest.approx([0.0, 1.0])
     assert holdem.total_episodes > 0 and leduc.total_episodes > 0
     again = invoke(*args)  # there already: kept, nothing measured again
     assert again.exit_code == 0 and "measuring" not in again.output
+
+
+def test_a_team_game_s_dataset_is_scored_against_the_other_team() -> None:
+    """Tressette scores a team (both its seats) against a team: a dataset's opponents are
+    the second seat's player, and logs whose second team seats two players are refused
+    (there is no one player to score against)."""
+    from batchrl.games import Dataset
+    from batchrl.play.bench import against
+
+    tressette = GAMES["tressette"]
+    assert against(tressette, Dataset("mixed", ("rule", "rule~0.3") * 2, 10, 0, 4)) == \
+        ("rule~0.3",)
+    assert against(GAMES["president"], Dataset("mixed", ("rule", "random") * 2, 10, 0, 4)) == \
+        ("random", "rule", "random")
+    with pytest.raises(BenchError, match="tressette's mixed dataset: tressette scores a team "
+                                         "against a team: rule, random, rule, rule seat two "
+                                         "players in the second team"):
+        against(tressette, Dataset("mixed", ("rule", "random", "rule", "rule"), 10, 0, 4))
+    # given, a dataset's opponents are its own
+    assert against(tressette, Dataset("x", ("rule",) * 4, 10, 0, 4, opponents=("random",))) \
+        == ("random",)

@@ -7,13 +7,14 @@ from __future__ import annotations
 import inspect
 import json
 import sys
+import textwrap
 from pathlib import Path
 
 import click
 
 from batchrl.cli.common import JOBS, OUT_DIR, split_names, stopped
 from batchrl.cluster import ClusterError, scheduler_address
-from batchrl.games import GAMES
+from batchrl.games import GAMES, TIERS
 from batchrl.learners import LearnerError
 from batchrl.play.bench import (
     DEFAULT_LEARNERS,
@@ -21,6 +22,7 @@ from batchrl.play.bench import (
     QUICK_SETTINGS,
     BenchConfig,
     BenchError,
+    against,
     cache_dir,
     run_bench,
     split_learners,
@@ -28,13 +30,18 @@ from batchrl.play.bench import (
 
 
 def _datasets_help() -> str:
-    lines = []
+    lines = ["The tiers, the same in every game:"]
+    lines += [textwrap.fill(text, 88, initial_indent=f"  {tier:<8}", subsequent_indent=" " * 10)
+              for tier, text in TIERS.items()]
+    lines.append("The datasets (each scored against its logs' other players: vs):")
     for game in GAMES.values():
         if game.bench.datasets and game.bench.reference:
             lines.append(f"{game.name} (100 = {game.bench.reference}):")
             lines += [f"  {d.tier:<7} {d.count:>7,} {game.rules.unit} of {','.join(d.players)}"
                       + (f" ({', '.join(f'{k} {v}' for k, v in d.options.items())})"
-                         if d.options else "") for d in game.bench.datasets]
+                         if d.options else "")
+                      + f"; vs {','.join(against(game, d)) or 'none (alone)'}"
+                      for d in game.bench.datasets]
     return "\b\n" + "\n".join(lines)
 
 
@@ -102,12 +109,16 @@ def bench(games: tuple[str, ...], tiers: tuple[str, ...], learners: tuple[str, .
 
     For each game, dataset, learner and training seed: the dataset is generated and
     ingested once (into the cache), the learner trains on it with the game's
-    recommended settings, and its policy plays the game's evaluation opponents on the
-    same deals as random play (normalized 0) and the game's reference (100: the exact
-    optimum where the game has one, else its best bot). Each row gives the score in
-    the game's unit with its 95% interval, the normalized score with its interval
-    (paired on the deals), and the CPU seconds of training; a learner after the first
-    is compared with the first as a paired difference.
+    recommended settings, and its policy takes the first seat against the players its
+    logs were played against (D4RL's convention: a dataset is scored where it was
+    collected), on the same deals as random play (normalized 0) and the game's
+    reference (100: the exact optimum or best response where the game has one, else
+    its best bot). Each row gives the score in the game's unit with its 95% interval,
+    the normalized score with its interval (paired on the deals), and the CPU seconds
+    of training; a learner after the first is compared with the first as a paired
+    difference. Where the game's standard opponents are others, the same policies
+    play them too: the second table, "transfer". Leduc's rows give each policy's
+    exact exploitability.
 
     \b
     Example:
@@ -117,7 +128,7 @@ def bench(games: tuple[str, ...], tiers: tuple[str, ...], learners: tuple[str, .
       batchrl bench --scheduler tcp://HOST:8786        # the full grid on a Dask cluster
       batchrl bench --quick --minari ~/.minari/datasets   # and each dataset for Minari
 
-    The datasets (--quick plays fewer games of each):
+    --quick plays fewer games of each dataset.
     """
     say = (lambda line: click.echo(line, err=True)) if as_json else click.echo
     try:

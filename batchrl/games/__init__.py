@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from batchrl.games.base import (
+    TIERS,
     BenchFace,
     CliFace,
     Dataset,
@@ -48,6 +49,7 @@ from batchrl.registry import Registry
 __all__ = [
     "FORMATS",
     "GAMES",
+    "TIERS",
     "BenchFace",
     "CliFace",
     "Dataset",

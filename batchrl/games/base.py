@@ -92,9 +92,13 @@ class Dataset:
     with ``players``, ``count`` games dealt from ``seed`` (``quick`` under ``--quick``),
     ingested with the game's ``options`` (those of ``ingest`` and ``generate``).
 
-    ``tier`` is the field's name for how the logs were played: ``random`` (uniform
-    random players), ``mixed`` (the best bot beside weaker or ε-random play), ``expert``
-    (the best bot against itself)."""
+    ``tier`` is the field's name for how the logs were played (`TIERS`): ``random``
+    (uniform random players), ``mixed`` (the best bot beside weaker or ε-random play),
+    ``expert`` (the best bot against itself).
+
+    A policy learned from the logs is scored where they were played (D4RL's
+    convention): it takes the first seat, and meets ``opponents``, by default the
+    players of the logs' other seats (`PlayFace.opponents_of`)."""
 
     tier: str
     players: tuple[str, ...]
@@ -102,9 +106,20 @@ class Dataset:
     seed: int
     quick: int
     options: Mapping[str, Any] = field(default_factory=dict)
+    opponents: tuple[str, ...] | None = None  # None: the logs' other seats
 
     def games(self, quick: bool) -> int:
         return self.quick if quick else self.count
+
+
+
+# what a dataset's tier says of its logs, the same in every game (``batchrl bench --help``)
+TIERS: Mapping[str, str] = {
+    "random": "every seat plays uniformly random legal moves",
+    "mixed": "the game's best bot in the first seat, weaker play in the others (uniform "
+             "random, an ε-random best bot, or a weaker bot): the logs hold good and poor "
+             "moves side by side",
+    "expert": "the game's best bot in every seat"}
 
 
 class Report(Protocol):
@@ -353,6 +368,17 @@ class PlayFace(Face):
         """Whom a learned player of a game with ``params`` meets when it is scored: by
         default ``ablation_opponents``."""
         return tuple(self.ablation_opponents)
+
+    def opponents_of(self, players: Sequence[str]) -> tuple[str, ...]:
+        """Whom a player in the first seat of a game of ``players`` (a log's seats, as
+        ``generate`` takes them) meets, as ``score`` takes them after it: by default the
+        other seats' players (a team game: the other team's)."""
+        return tuple(players[1:])
+
+    def exploitability(self, player: str, params: Any) -> float | None:
+        """What a best response to ``player`` wins from it per game, on average over the
+        seats, where the game measures it exactly (Leduc); None where it does not."""
+        return None
 
     def score_count(self, count: int, params: Any) -> str | None:
         """Why ``score`` cannot play ``count`` games with ``params`` (None: it can), said

@@ -31,7 +31,7 @@ GAME = Game(
     bench=BenchFace(
         # mixed: the best bot beside a weaker one (its partner plays as the simple bot)
         datasets=(Dataset("random", ("random", "random"), 2_000, 1, 60),
-                  Dataset("mixed", ("simple", "bot2"), 2_000, 2, 60),
+                  Dataset("mixed", ("bot2", "simple"), 2_000, 2, 60),
                   Dataset("expert", ("bot2", "bot2"), 2_000, 3, 60)),
         reference="bot2",
         games=(1_000, 60)),

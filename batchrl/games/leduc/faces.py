@@ -154,6 +154,12 @@ class LeducPlay(PlayFace):
     def score_count(self, count: int, params: Any) -> str | None:
         return None  # exact: no hand is played
 
+    def exploitability(self, player: str, params: Any = None) -> float:
+        """Half the player's NashConv: what a best response wins from it per hand, on
+        average over the two seats (0 at an equilibrium)."""
+        return nash_conv((self.strategy(player, 0, params),
+                          self.strategy(player, 1, params))) / 2
+
     def evaluate(self, groups: Sequence[Sequence[str]], count: int | None, seed: int,
                  options: Mapping[str, Any],
                  progress: Callable[[int], None] | None = None, tasks: Any = None) -> Any:
@@ -162,7 +168,7 @@ class LeducPlay(PlayFace):
         best = self.exact((BEST_RESPONSE, group[1]))
         own = None
         if group[0] != BEST_RESPONSE:
-            own = nash_conv((self.strategy(group[0], 0), self.strategy(group[0], 1))) / 2
+            own = self.exploitability(group[0])
         return ExactReport(tuple(group), seats, best, own)
 
 

@@ -19,7 +19,10 @@ GAME = Game(
         "bc": {"k": 30, "drop": ("played_*", "table_*")}}),
     bench=BenchFace(
         datasets=(Dataset("random", ("random",) * 4, 10_000, 1, 200, {"suits": "canonical"}),
-                  Dataset("mixed", ("rule~0.3",) * 4, 10_000, 2, 200, {"suits": "canonical"}),
+                  # mixed: `rule`'s team against an ε-random one (rule~0.3: tries every
+                  # move)
+                  Dataset("mixed", ("rule", "rule~0.3") * 2, 10_000, 2, 200,
+                          {"suits": "canonical"}),
                   Dataset("expert", ("rule",) * 4, 10_000, 3, 200, {"suits": "canonical"})),
         reference="rule",
         games=(2_000, 40)),

@@ -175,6 +175,14 @@ class TressettePlay(PlayFace):
 
     ablation_opponents = ("rule",)
 
+    def opponents_of(self, players: Sequence[str]) -> tuple[str, ...]:
+        """The other team: the second seat's player (seats 1 and 3 are a team; a team is
+        scored playing both its seats, so both must be one player)."""
+        if len(players) != 4 or players[1] != players[3]:
+            raise GameError(f"tressette scores a team against a team: {', '.join(players)} "
+                            "seat two players in the second team (seats 2 and 4)")
+        return (players[1],)
+
     def score_count(self, count: int, params: Any) -> str | None:
         return None if count >= 4 and count % 2 == 0 else \
             "want an even number, at least 4 (each deal is played from both sides)"

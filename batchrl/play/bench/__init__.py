@@ -10,11 +10,17 @@ for each (game, dataset, learner, training seed):
 1. the dataset is built once into the cache (`cache_dir`) and reused;
 2. the learner is trained on it with the game's recommended settings (`batchrl.learning`),
    its CPU seconds counted;
-3. its policy plays the game's evaluation opponents (``Game.ablation_players``) on the
-   deals of one evaluation seed, as ``random`` and the reference do: the three are
-   paired deal by deal (``PlayFace.score``'s common random numbers), so the normalized score
-   ``100 * (score - random) / (reference - random)`` has an interval from the same deals
-   (the delta method on the paired units) and learners compare as paired differences.
+3. its policy plays the dataset's evaluation opponents (``Dataset.against``: by default
+   the players its logs were played against, D4RL's convention that a dataset is scored
+   where it was collected) on the deals of one evaluation seed, as ``random`` and the
+   reference do: the three are paired deal by deal (``PlayFace.score``'s common random
+   numbers), so the normalized score ``100 * (score - random) / (reference - random)``
+   has an interval from the same deals (the delta method on the paired units) and
+   learners compare as paired differences;
+4. where the game's standard opponents (``PlayFace.ablation_players``) are others, it
+   plays them too: the second table, "transfer" (how a policy learned against some
+   players does against others); and where the game measures it exactly
+   (``PlayFace.exploitability``: Leduc), the policy's exploitability.
 
 The steps run as tasks (`batchrl.blocks.Tasks`): each dataset's build, then each
 baseline, then each learner's training seed; here one after the other, or on a Dask
@@ -49,6 +55,7 @@ from batchrl.evaluation import mean_ci
 from batchrl.export import ExportError
 from batchrl.filenames import safe_name
 from batchrl.games import GAMES, Dataset, Game, GameError, Scores, get_game
+from batchrl.games import TIERS as TIER_MEANINGS
 from batchrl.learners import EXPLICIT_NONE, LEARNERS, Learner, LearnerError, get_learner
 from batchrl.learning import Settings, settings
 from batchrl.play.bench.datasets import (
@@ -64,10 +71,28 @@ from batchrl.play.bench.report import Row, json_default, plot, summary, table
 from batchrl.play.bench.tasks import EVAL_SEED, Job, as_scores, built, score, train_and_score
 from batchrl.store import Store
 
-__all__ = ["EVAL_SEED", "PEERS", "QUICK_SETTINGS", "TIERS", "BenchConfig", "BenchError",
-           "BenchResult", "LearnerSpec", "Row", "build_dataset", "cache_dir",
-           "dataset_folder", "normalized", "plot", "run_bench", "split_learners", "summary",
-           "table", "units"]
+__all__ = [
+    "EVAL_SEED",
+    "PEERS",
+    "QUICK_SETTINGS",
+    "TIERS",
+    "BenchConfig",
+    "BenchError",
+    "BenchResult",
+    "LearnerSpec",
+    "Row",
+    "against",
+    "build_dataset",
+    "cache_dir",
+    "dataset_folder",
+    "normalized",
+    "plot",
+    "run_bench",
+    "split_learners",
+    "summary",
+    "table",
+    "units",
+]
 
 # what --quick changes in a learner's settings, where it takes them and they were not given
 QUICK_SETTINGS: Mapping[str, Any] = {"trees": 10, "iters": 3, "epochs": 2, "steps": 200}
@@ -75,7 +100,7 @@ QUICK_SETTINGS: Mapping[str, Any] = {"trees": 10, "iters": 3, "epochs": 2, "step
 PEERS: Mapping[str, tuple[str, ...]] = {
     "d3rlpy": ("d3rlpy:algo=cql", "d3rlpy:algo=bcq", "d3rlpy:algo=dqn", "d3rlpy:algo=bc")}
 CONFIDENCE = 0.95
-TIERS = ("random", "mixed", "expert")
+TIERS = tuple(TIER_MEANINGS)  # what each means: batchrl.games.TIERS
 # the fewest games (full, --quick) whose mean return is a Minari dataset's reference score
 MINARI_GAMES = (2_000, 100)
 
@@ -213,6 +238,18 @@ def plan(config: BenchConfig) -> list[tuple[Game, Dataset]]:
     return pairs
 
 
+def against(game: Game, dataset: Dataset) -> tuple[str, ...]:
+    """Whom a policy learned from ``dataset`` meets when it is scored: the dataset's
+    ``opponents``, else the players its logs were played against (the seats after the
+    first, which the policy takes: `PlayFace.opponents_of`)."""
+    if dataset.opponents is not None:
+        return tuple(dataset.opponents)
+    try:
+        return game.play.opponents_of(dataset.players)
+    except GameError as exc:
+        raise BenchError(f"{game.name}'s {dataset.tier} dataset: {exc}") from None
+
+
 def units(scores: Scores) -> NDArray[np.float64]:
     """The independent samples of ``scores``: each ``per_unit`` values' mean."""
     values = np.asarray(scores.values, dtype=np.float64)
@@ -253,7 +290,7 @@ class Bench:
         self.out = config.out.resolve()
         self.results = self.out / "results.jsonl"
         self.scores = self.out / "scores"
-        self.done: dict[tuple[str, str, str, int | None, str, bool, str], Row] = {}
+        self.done: dict[Key, Row] = {}
         if self.results.exists() or self.results.is_symlink():
             # a line cut by a kill, or one no bench wrote: its row is done again
             rows, cut = load_rows(self.results, say)
@@ -313,9 +350,10 @@ class Bench:
         rows: list[Row] = []
         paired: list[dict[str, Any]] = []
         for setup in sets:
-            ours = [*setup.baselines, *(self.done[k] for k in setup.keys)]
-            rows += ours
-            paired += self._paired(setup.game, setup.dataset, ours, specs)
+            for e in setup.evaluations:
+                ours = [*e.baselines, *(self.done[k] for k in e.keys)]
+                rows += ours
+                paired += self._paired(setup.game, setup.dataset, e, ours, specs)
         result = BenchResult(rows, paired, self.config)
         document = result.as_dict()
         tmp = self.out / f".bench.json.tmp-{os.getpid()}"
@@ -328,20 +366,30 @@ class Bench:
         return result
 
     def _setup(self, game: Game, dataset: Dataset, store: Path) -> _Setup:
-        """What every player of the dataset is scored on: the opponents, the games, the
-        deals, and the setup its rows record."""
+        """What every player of the dataset is scored on: the games, the deals, and each
+        set of opponents (the logs' own; the game's standard ones, where they are
+        others) with the setup its rows record."""
         schema = Store.open(store).schema
         params = game.log.params_from_store(schema.game, schema.game_params)
-        opponents = tuple(game.play.ablation_players(params))
         count = game.bench.games[1 if self.config.quick else 0]
         if (why := game.play.score_count(count, params)) is not None:
             raise BenchError(f"{game.name}: bench_games {count}: {why}")
-        evaluation = json.dumps({"games": count, "seed": EVAL_SEED, "opponents": opponents,
-                                 "params": schema.game_params}, sort_keys=True, default=str)
-        setup = f"{dataset_folder(game, dataset, self.config.quick, self.cache).name} " \
-                f"{evaluation}"
-        return _Setup(game, dataset, store, (schema.game, dict(schema.game_params)),
-                      opponents, count, evaluation, setup)
+        own, standard = against(game, dataset), tuple(game.play.ablation_players(params))
+        if len(own) != len(standard):
+            raise BenchError(f"{game.name}'s {dataset.tier} dataset is scored against "
+                             f"{len(own)} opponents ({', '.join(own) or 'none'}), its game "
+                             f"against {len(standard)}: give the dataset opponents= for "
+                             "the store's seats")
+        folder = dataset_folder(game, dataset, self.config.quick, self.cache).name
+        evaluations = []
+        for opponents, transfer in ((own, False), (standard, True))[:1 + (standard != own)]:
+            evaluation = json.dumps({"games": count, "seed": EVAL_SEED,
+                                     "opponents": opponents, "params": schema.game_params},
+                                    sort_keys=True, default=str)
+            evaluations.append(_Evaluation(opponents, transfer, evaluation,
+                                           f"{folder} {evaluation}"))
+        return _Setup(game, dataset, store, (schema.game, dict(schema.game_params)), count,
+                      evaluations)
 
     def _baselines(self, sets: Sequence[_Setup], tasks: Any,
                    say: Callable[[str], None] | None) -> None:
@@ -349,31 +397,34 @@ class Bench:
         every tier of a game: each scored once, kept in the scores folder)."""
         wanted: dict[Path, Task] = {}
         for s in sets:
-            for name in ("random", s.game.bench.reference or "random"):
-                path = self.scores / f"{s.game.name}-{safe_name(name)}-" \
-                                     f"{_digest(s.evaluation)}.npz"
-                s.baseline_paths.append(path)
-                wanted.setdefault(path, Task(score, str(path), s.game.name, name,
-                                             s.opponents, s.count, s.params, say, size=1))
+            for e in s.evaluations:
+                for name in ("random", s.game.bench.reference or "random"):
+                    path = self.scores / f"{s.game.name}-{safe_name(name)}-" \
+                                         f"{_digest(e.evaluation)}.npz"
+                    e.baseline_paths.append(path)
+                    wanted.setdefault(path, Task(score, str(path), s.game.name, name,
+                                                 e.opponents, s.count, s.params, say, size=1))
         got = dict(zip(wanted, tasks.run(list(wanted.values())), strict=True))
         for s in sets:
-            base = [as_scores(got[p]) for p in s.baseline_paths]
-            s.random, s.reference = units(base[0]), units(base[1])
-            s.exact = base[0].exact and base[1].exact
-            for name, scores, path in zip(("random", s.game.bench.reference or "random"), base,
-                                          s.baseline_paths, strict=True):
-                s.baselines.append(self._row(s.game, s.dataset, name, None, scores,
-                                             units(scores), s.random, s.reference, s.exact,
-                                             0.0, scores=str(path)))
+            for e in s.evaluations:
+                base = [as_scores(got[p]) for p in e.baseline_paths]
+                e.random, e.reference = units(base[0]), units(base[1])
+                e.exact = base[0].exact and base[1].exact
+                for name, scores, path in zip(("random", s.game.bench.reference or "random"),
+                                              base, e.baseline_paths, strict=True):
+                    e.baselines.append(self._row(s.game, s.dataset, e, name, None, scores,
+                                                 units(scores), 0.0, scores=str(path)))
 
     def _minari(self, sets: Sequence[_Setup], root: Path) -> None:
         """Each dataset exported under ``root`` as ``batchrl/<game>/<tier>-v0``, its
         reference scores set (`batchrl.play.bench.minari`)."""
         for s in sets:
-            exact = (float(s.random.mean()), float(s.reference.mean())) if s.exact else None
+            own = s.evaluations[0]
+            exact = (float(own.random.mean()), float(own.reference.mean())) \
+                if own.exact else None
             count = max(s.count, MINARI_GAMES[self.config.quick])
             try:
-                export_dataset(s.game, s.dataset, s.store, s.params, s.opponents, count,
+                export_dataset(s.game, s.dataset, s.store, s.params, own.opponents, count,
                                self.config.quick, root, exact, self.say)
             except ExportError as exc:
                 raise BenchError(f"--minari: {exc}") from None
@@ -381,62 +432,81 @@ class Bench:
     def _learners(self, sets: Sequence[_Setup], specs: Sequence[LearnerSpec], tasks: Any,
                   say: Callable[[str], None] | None) -> None:
         """Each learner's training seeds on each dataset not done before: trained and
-        scored (a task each), each row kept as it lands."""
-        todo: list[tuple[_Setup, LearnerSpec, int, Task]] = []
+        scored against each set of opponents whose row is not done (a task each), each
+        row kept as it lands."""
+        todo: list[tuple[_Setup, LearnerSpec, int, list[_Evaluation], Task]] = []
         for s in sets:
             for spec in specs:
                 seeds = range(self.config.seeds) if spec.learner.takes("seed") else range(1)
                 for seed in seeds:
                     chosen = self._settings(spec, s.store, seed)
                     said = chosen.said.removeprefix("settings: ")
-                    key = (s.game.name, s.dataset.tier, spec.label, seed, said,
-                           self.config.quick, s.setup)
-                    s.keys.append(key)
-                    if key in self.done:
-                        if not (why := self._disagrees(self.done[key], s)):
-                            continue
-                        self.say(f"{s.game.name}/{s.dataset.tier} {spec.label} seed {seed}: "
-                                 f"the row in {self.results} {why}: trained and scored again")
-                        del self.done[key]
-                        self._rewrite_results()
-                    name = (f"{s.game.name}-{s.dataset.tier}-{safe_name(spec.label)}-seed"
-                            f"{seed}-{_digest(f'{s.setup} {said} {self.config.quick}')}")
+                    wanted: list[_Evaluation] = []
+                    for e in s.evaluations:
+                        key = (s.game.name, s.dataset.tier, spec.label, seed, said,
+                               self.config.quick, e.setup)
+                        e.keys.append(key)
+                        if key in self.done:
+                            if not (why := self._disagrees(self.done[key], s, e)):
+                                continue
+                            self.say(f"{s.game.name}/{s.dataset.tier} {spec.label} seed "
+                                     f"{seed}: the row in {self.results} {why}: trained and "
+                                     "scored again")
+                            del self.done[key]
+                            self._rewrite_results()
+                        wanted.append(e)
+                    if not wanted:
+                        continue
+                    stem = f"{s.game.name}-{s.dataset.tier}-{safe_name(spec.label)}-seed{seed}"
+                    scored = tuple((str(self.scores / self._file(stem, e, said)), e.opponents)
+                                   for e in wanted)
+                    model = self.out / "models" / self._file(stem, s.evaluations[0], said)
                     job = Job(s.game.name, s.dataset.tier, spec.label, spec.learner, seed,
-                               str(s.store),
-                               chosen, str((self.out / "models" / f"{name}.npz").resolve()),
-                               str(self.scores / f"{name}.npz"), s.opponents, s.count,
-                               s.params, s.exact, self.config.jobs,
-                               self.config.keep_models)
-                    todo.append((s, spec, seed, Task(train_and_score, job, say, size=1)))
+                              str(s.store), chosen, str(model.resolve()),
+                              scored, s.count, s.params,
+                              all(e.exact for e in wanted), self.config.jobs,
+                              self.config.keep_models)
+                    todo.append((s, spec, seed, wanted,
+                                 Task(train_and_score, job, say, size=1)))
         if not todo:
             return
         if say is None:
             self.say(f"{len(todo)} learners' training seeds as tasks on the cluster")
 
         def landed(i: int, got: Mapping[str, Any]) -> None:
-            s, spec, seed, task = todo[i]
+            s, spec, seed, wanted, task = todo[i]
             job = task.args[0]
-            mine = as_scores(got["scores"])
-            row = self._row(s.game, s.dataset, spec.label, seed, mine, units(mine),
-                            s.random, s.reference, s.exact and mine.exact, got["cpu"],
-                            job.settings.said.removeprefix("settings: "), got["model"],
-                            self.config.quick, round(got["wall"], 3), s.setup, job.scores)
-            self._append(row)
-            self.say(f"{s.game.name}/{s.dataset.tier} {spec.label} seed {seed}: "
-                     f"{row.score:+.4f} {row.unit}, normalized {row.normalized:.1f} ± "
-                     f"{row.normalized_ci:.1f}")
+            for e, made, (path, _) in zip(wanted, got["scores"], job.evaluations,
+                                          strict=True):
+                mine = as_scores(made)
+                row = self._row(s.game, s.dataset, e, spec.label, seed, mine, units(mine),
+                                got["cpu"], job.settings.said.removeprefix("settings: "),
+                                got["model"], self.config.quick, round(got["wall"], 3),
+                                path, got.get("exploitability"))
+                self._append(row)
+                versus = " (transfer: against " + ",".join(e.opponents) + ")" \
+                    if e.transfer else ""
+                worth = "" if row.exploitability is None else \
+                    f", exploitability {row.exploitability:.4f}"
+                self.say(f"{s.game.name}/{s.dataset.tier} {spec.label} seed {seed}{versus}: "
+                         f"{row.score:+.4f} {row.unit}, normalized {row.normalized:.1f} ± "
+                         f"{row.normalized_ci:.1f}{worth}")
 
         tasks.run([t for *_, t in todo], landed=landed)
 
-    def _disagrees(self, row: Row, s: _Setup) -> str:
+    def _file(self, stem: str, e: _Evaluation, said: str) -> str:
+        """A model's, or its scores', file name: named by all it was measured in."""
+        return f"{stem}-{_digest(f'{e.setup} {said} {self.config.quick}')}.npz"
+
+    def _disagrees(self, row: Row, s: _Setup, e: _Evaluation) -> str:
         """Why a row read back from the results is not what its scores file and the
         baselines give ("" if it is): a row edited by hand, or scores replaced."""
         got = load_scores(self._own(row.scores))
         if got is None:
             return "has no sound scores file (missing, not a regular file, or not scores)"
         mine = units(as_scores(got))
-        again = self._row(s.game, s.dataset, row.learner, row.seed, as_scores(got), mine,
-                          s.random, s.reference, s.exact and bool(got["exact"]), 0.0)
+        again = self._row(s.game, s.dataset, e, row.learner, row.seed, as_scores(got), mine,
+                          0.0, exact=bool(got["exact"]))
         for name in ("score", "score_ci", "normalized", "normalized_ci", "games"):
             held, made = getattr(row, name), getattr(again, name)
             if not (math.isclose(held, made, rel_tol=1e-9, abs_tol=1e-9) or
@@ -461,17 +531,21 @@ class Bench:
                      **given}
         return settings(spec.learner, store, given)
 
-    def _row(self, game: Game, dataset: Dataset, learner: str, seed: int | None,
-             got: Scores, mine: NDArray[np.float64], r: NDArray[np.float64],
-             e: NDArray[np.float64], exact: bool, cpu: float, said: str = "",
-             model: str = "", quick: bool = False, wall: float = 0.0, setup: str = "",
-             scores: str = "") -> Row:
+    def _row(self, game: Game, dataset: Dataset, e: _Evaluation, learner: str,
+             seed: int | None, got: Scores, mine: NDArray[np.float64], cpu: float,
+             said: str = "", model: str = "", quick: bool = False, wall: float = 0.0,
+             scores: str = "", exploitability: float | None = None,
+             exact: bool | None = None) -> Row:
+        """A scored player's row against ``e``'s opponents, normalized between their
+        random and reference scores."""
+        exact = e.exact and (got.exact if exact is None else exact)
         raw = mean_ci(mine)
-        norm, norm_ci = normalized(mine, r, e, exact)
+        norm, norm_ci = normalized(mine, e.random, e.reference, exact)
         return Row(game.name, dataset.tier, learner, seed, raw.mean,
                    0.0 if exact or len(mine) < 2 else raw.half_width, norm, norm_ci,
                    round(cpu, 3), got.unit, len(got.values), exact, said, model, quick,
-                   wall, setup, scores)
+                   wall, e.setup if seed is not None else "", scores, ",".join(e.opponents),
+                   e.transfer, exploitability)
 
     def _append(self, row: Row) -> None:
         line = row_line(row).encode()
@@ -490,7 +564,7 @@ class Bench:
             os.close(fd)
         self.done[row.key()] = row
 
-    def _paired(self, game: Game, dataset: Dataset, rows: Sequence[Row],
+    def _paired(self, game: Game, dataset: Dataset, e: _Evaluation, rows: Sequence[Row],
                 specs: Sequence[LearnerSpec]) -> list[dict[str, Any]]:
         """Each learner against the first, on the same deals: the difference of their
         scores (each learner's mean over its seeds, deal by deal), with its interval."""
@@ -514,28 +588,41 @@ class Bench:
             diff = mean_ci(other - first)
             out.append({"game": game.name, "dataset": dataset.tier, "learner": spec.label,
                         "versus": specs[0].label, "difference": diff.mean,
-                        "difference_ci": 0.0 if diff.n < 2 else diff.half_width})
+                        "difference_ci": 0.0 if diff.n < 2 else diff.half_width,
+                        "transfer": e.transfer})
         return out
+
+
+Key = tuple[str, str, str, int | None, str, bool, str]  # Row.key()
+
+
+@dataclass
+class _Evaluation:
+    """One set of opponents a dataset's players are scored against (the logs' own, or
+    the game's standard ones: ``transfer``), its baselines and its rows as they come."""
+
+    opponents: tuple[str, ...]
+    transfer: bool
+    evaluation: str  # the games, seed, opponents and params, as JSON
+    setup: str  # the dataset's folder and the evaluation: what a row was measured in
+    baseline_paths: list[Path] = field(default_factory=list)
+    baselines: list[Row] = field(default_factory=list)
+    keys: list[Key] = field(default_factory=list)
+    random: NDArray[np.float64] = field(default_factory=lambda: np.zeros(0))
+    reference: NDArray[np.float64] = field(default_factory=lambda: np.zeros(0))
+    exact: bool = False
 
 
 @dataclass
 class _Setup:
-    """One dataset as the benchmark scores it, and its rows as they come."""
+    """One dataset as the benchmark scores it: the logs' own opponents first."""
 
     game: Game
     dataset: Dataset
     store: Path
     params: tuple[str, dict[str, Any]]  # the store's game and game_params
-    opponents: tuple[str, ...]
     count: int
-    evaluation: str
-    setup: str
-    baseline_paths: list[Path] = field(default_factory=list)
-    baselines: list[Row] = field(default_factory=list)
-    keys: list[tuple[str, str, str, int | None, str, bool, str]] = field(default_factory=list)
-    random: NDArray[np.float64] = field(default_factory=lambda: np.zeros(0))
-    reference: NDArray[np.float64] = field(default_factory=lambda: np.zeros(0))
-    exact: bool = False
+    evaluations: list[_Evaluation]
 
 
 def _digest(text: str) -> str:

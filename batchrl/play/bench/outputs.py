@@ -118,6 +118,9 @@ def row_of(data: Any) -> Row:
                                               not isinstance(value, bool)),
               "int": isinstance(value, int) and not isinstance(value, bool),
               "bool": isinstance(value, bool),
+              "float | None": value is None or (isinstance(value, int | float) and
+                                                not isinstance(value, bool)
+                                                and math.isfinite(value)),
               "float": isinstance(value, int | float) and not isinstance(value, bool)
               and math.isfinite(value)}.get(kind, True)
         if not ok:

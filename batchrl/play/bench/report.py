@@ -36,6 +36,10 @@ class Row:
     # games, seed and opponents): a rerun reuses a row only where all of it is the same
     setup: str = ""
     scores: str = ""  # the file of its scores game by game
+    opponents: str = ""  # whom it was scored against, comma-separated
+    transfer: bool = False  # against the game's standard opponents, not the logs' own
+    # the policy's exact exploitability where its game measures it (Leduc)
+    exploitability: float | None = None
 
     def key(self) -> tuple[str, str, str, int | None, str, bool, str]:
         """What makes a row the same as one done before: its settings and its setup too,
@@ -53,15 +57,18 @@ def json_default(value: Any) -> Any:
 
 
 def summary(rows: Sequence[Row]) -> list[dict[str, Any]]:
-    """Per (game, dataset, learner): the mean over its seeds of the score and of the
-    normalized score, and the normalized score's spread over the seeds (sd)."""
-    groups: dict[tuple[str, str, str], list[Row]] = {}
+    """Per (game, dataset, learner, table): the mean over its seeds of the score and of
+    the normalized score, and the normalized score's spread over the seeds (sd)."""
+    groups: dict[tuple[str, str, str, bool], list[Row]] = {}
     for row in rows:
-        groups.setdefault((row.game, row.dataset, row.learner), []).append(row)
+        groups.setdefault((row.game, row.dataset, row.learner, row.transfer), []).append(row)
     out = []
-    for (g, d, learner), held in groups.items():
+    for (g, d, learner, transfer), held in groups.items():
         norms = np.array([r.normalized for r in held])
+        worth = [r.exploitability for r in held if r.exploitability is not None]
         out.append({"game": g, "dataset": d, "learner": learner, "seeds": len(held),
+                    "transfer": transfer, "opponents": held[0].opponents,
+                    "exploitability": float(np.mean(worth)) if worth else None,
                     "score": float(np.mean([r.score for r in held])),
                     "score_ci": float(np.mean([r.score_ci for r in held])),
                     "normalized": float(norms.mean()),
@@ -73,8 +80,27 @@ def summary(rows: Sequence[Row]) -> list[dict[str, Any]]:
 
 
 def table(rows: Sequence[Row], paired: Sequence[Mapping[str, Any]] = ()) -> str:
-    """The summary as text: one line per game, dataset and player."""
-    lines = [f"{'game':<12} {'dataset':<8} {'player':<22} {'seeds':>5} "
+    """The summary as text: one line per game, dataset and player, each dataset scored
+    against its logs' own opponents; then the transfer table, where a game's standard
+    opponents are others."""
+    lines = _table([r for r in rows if not r.transfer],
+                   [p for p in paired if not p.get("transfer")])
+    if transfer := [r for r in rows if r.transfer]:
+        lines += ["", "transfer: the same policies against each game's standard opponents "
+                      "(not the logs' own)",
+                  *_table(transfer, [p for p in paired if p.get("transfer")])]
+    units_seen = sorted({f"{r.game}: {r.unit}" for r in rows})
+    lines.append("scores in " + "; ".join(units_seen) + "; normalized: 0 = random, 100 = "
+                 "the reference (the row after random), each against the opponents named "
+                 "after the dataset; a learner's score and CI are its "
+                 "seeds' means, sd their spread over the seeds; its difference from the "
+                 "first learner is on the same deals, its seeds' scores averaged; expl.: "
+                 "the policy's exact exploitability, where the game measures it")
+    return "\n".join(lines)
+
+
+def _table(rows: Sequence[Row], paired: Sequence[Mapping[str, Any]]) -> list[str]:
+    lines = [f"{'game':<12} {'dataset (vs)':<22} {'player':<22} {'seeds':>5} "
              f"{'score ± 95% CI':>22} {'normalized ± CI':>18} {'sd':>6} {'CPU s':>8}"]
     against = {(p["game"], p["dataset"], p["learner"]): p for p in paired}
     for s in summary(rows):
@@ -84,18 +110,16 @@ def table(rows: Sequence[Row], paired: Sequence[Mapping[str, Any]] = ()) -> str:
                                              f"± {s['normalized_ci']:.1f}")
         cpu = f"{s['cpu_seconds']:.1f}" if s["cpu_seconds"] else ""
         sd = f"{s['normalized_sd']:.1f}" if s["seeds"] > 1 else ""
-        line = (f"{s['game']:<12} {s['dataset']:<8} {s['learner'][:22]:<22} "
+        dataset = f"{s['dataset']} ({s['opponents'] or 'alone'})"
+        line = (f"{s['game']:<12} {dataset[:22]:<22} {s['learner'][:22]:<22} "
                 f"{s['seeds']:>5} {raw:>22} {norm:>18} {sd:>6} {cpu:>8}")
+        if s["exploitability"] is not None:
+            line += f"  expl. {s['exploitability']:.4f}"
         if (p := against.get((s["game"], s["dataset"], s["learner"]))) is not None:
             line += (f"  vs {p['versus']}: {p['difference']:+.4f} ± "
                      f"{p['difference_ci']:.4f}")
         lines.append(line)
-    units_seen = sorted({f"{r.game}: {r.unit}" for r in rows})
-    lines.append("scores in " + "; ".join(units_seen) + "; normalized: 0 = random, 100 = "
-                 "the reference (the row after random); a learner's score and CI are its "
-                 "seeds' means, sd their spread over the seeds; its difference from the "
-                 "first learner is on the same deals, its seeds' scores averaged")
-    return "\n".join(lines)
+    return lines
 
 
 def plot(rows: Sequence[Row], path: Path) -> str | None:
@@ -108,7 +132,7 @@ def plot(rows: Sequence[Row], path: Path) -> str | None:
         import matplotlib.pyplot as plt  # after use("Agg"): no display needed
     except ImportError:
         return "no plot: pip install matplotlib to draw bench.png"
-    learned = [s for s in summary([r for r in rows if r.seed is not None])]
+    learned = summary([r for r in rows if r.seed is not None and not r.transfer])
     if not learned:
         return None
     datasets = list(dict.fromkeys((s["game"], s["dataset"]) for s in learned))

@@ -44,8 +44,8 @@ class Job:
     store: str
     settings: Settings
     model: str
-    scores: str
-    opponents: tuple[str, ...]
+    # each (scores file, opponents) the policy is scored against
+    evaluations: tuple[tuple[str, tuple[str, ...]], ...]
     count: int
     params: tuple[str, dict[str, Any]]  # the store's game and game_params
     exact: bool
@@ -112,13 +112,19 @@ def train_and_score(job: Job, say: Callable[[str], None] | None,
     except ValueError as exc:  # settings the learner takes but cannot fit with
         raise BenchError(f"{job.spec} on {where}: {str(exc)[:400]}") from None
     cpu, wall = _cpu() - started, time.perf_counter() - clock
-    against = ",".join(job.opponents) or "the dealer"
-    how = "exactly" if job.exact else f"on {job.count:,} {get_game(job.game).rules.unit}"
+    game = get_game(job.game)
+    against = "; ".join(",".join(o) or "the dealer" for _, o in job.evaluations)
+    how = "exactly" if job.exact else f"on {job.count:,} {game.rules.unit}"
     tell(f"{where} {job.spec} seed {job.seed}: trained in {wall:.1f} s ({cpu:.1f} CPU s); "
          f"scoring {how} against {against}")
-    scores = score(job.scores, job.game, f"model:{Path(path).resolve()}", job.opponents,
-                    job.count, job.params)
+    player = f"model:{Path(path).resolve()}"
+    scores = [score(held, job.game, player, opponents, job.count, job.params)
+              for held, opponents in job.evaluations]
+    try:
+        worth = game.play.exploitability(player, game.log.params_from_store(*job.params))
+    except GameError as exc:
+        raise BenchError(f"{job.spec} on {where}: {exc}") from None
     if not job.keep_model:  # the row keeps its scores; a grid's models fill a disk
         Path(path).unlink(missing_ok=True)
-    return {"scores": scores, "cpu": cpu, "wall": wall,
+    return {"scores": scores, "cpu": cpu, "wall": wall, "exploitability": worth,
             "model": str(path) if job.keep_model else ""}
