@@ -89,6 +89,17 @@ class Settings:
     view: Mapping[str, Any] | None = None  # the game's view of the features (LearnFace.view)
 
 
+def recommended_learner(store: Path | str) -> tuple[str, str]:
+    """The learner the store's game recommends (`LearnFace.learner`) and the game's name;
+    FQI for a store of a game this batchrl does not have."""
+    schema = Store.open(store).schema
+    try:
+        game = game_for(schema.game, schema.game_params)
+    except GameError:
+        return "fqi", schema.game
+    return game.learn.learner, game.name
+
+
 def settings(learner: Learner, store: Path | str, given: Mapping[str, Any],
              features: tuple[str, ...] | None = None, drop: tuple[str, ...] | None = None,
              view: Mapping[str, Any] | None = None, views: bool = True) -> Settings:

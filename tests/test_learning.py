@@ -83,3 +83,29 @@ def test_info_says_what_fqi_runs_with_no_flags(store: Path) -> None:
     said = json.loads(result.output)["fqi"]
     assert said["trees"] == 100 and said["iters"] == 11 and said["freeze_after"] is None
     assert said["features"] is None and said["drop"] == []
+
+
+def test_learn_with_no_learner_named_runs_the_game_s_recommended_one(
+        store: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """``batchrl learn --store S``: the learner the store's game recommends (data on its
+    LearnFace), said on the first line, with the game's settings and any flag given."""
+    from click.testing import CliRunner
+
+    from batchrl.cli import main
+    from batchrl.games import GAMES
+
+    def run(*args: object) -> object:
+        return CliRunner().invoke(main, ["learn", *map(str, args)], catch_exceptions=False)
+
+    result = run("--store", store, "--trees", 3, "--iters", 1)
+    assert result.exit_code == 0, result.output
+    assert result.output.startswith("learner: fqi (holdem's recommended learner")
+    assert (store / "models" / "fqi-M3-nmin20-N1.npz").is_file()
+    monkeypatch.setattr(GAMES["holdem"].learn, "learner", "bc")
+    result = run(f"--store={store}", "--trees", 3)
+    assert result.exit_code == 0, result.output
+    assert result.output.startswith("learner: bc (holdem's recommended learner")
+    assert (store / "models" / "bc-trees3.npz").is_file()
+    result = run("--store", tmp_path / "nowhere")
+    assert result.exit_code == 1 and "no batchrl store at" in result.output
+    assert "learner" in run("--help").output  # the group's help, no store needed

@@ -41,7 +41,14 @@ from batchrl.learners.network.report import (
     write_figures,
 )
 from batchrl.learners.network.training import split_by_game
-from batchrl.learning import checkpoints_of, deal_groups, model_path, settings, settings_name
+from batchrl.learning import (
+    checkpoints_of,
+    deal_groups,
+    model_path,
+    recommended_learner,
+    settings,
+    settings_name,
+)
 from batchrl.learning import learn as fit
 from batchrl.play.ablation import AblationConfig, load_groups, run_ablation
 from batchrl.policy import ModelError
@@ -59,6 +66,26 @@ class LearnGroup(click.Group):
 
     def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
         return command_of(cmd_name)
+
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        """No learner named (``batchrl learn --store S``): the store's game's recommended
+        one (`batchrl.learning.recommended_learner`), said first."""
+        if not args or not args[0].startswith("-") or \
+                any(a in ("-h", "--help") for a in args):
+            return super().parse_args(ctx, args)
+        store: str | Path = default_store_path()
+        for i, arg in enumerate(args):
+            if arg == "--store" and i + 1 < len(args):
+                store = args[i + 1]
+            elif arg.startswith("--store="):
+                store = arg.split("=", 1)[1]
+        try:
+            name, game = recommended_learner(store)
+        except (StoreError, ValueError) as exc:
+            raise click.ClickException(str(exc)) from None
+        click.echo(f"learner: {name} ({game}'s recommended learner; batchrl learn NAME for "
+                   "another)")
+        return super().parse_args(ctx, [name, *args])
 
     def resolve_command(self, ctx: click.Context, args: list[str]
                         ) -> tuple[str | None, click.Command | None, list[str]]:
@@ -92,13 +119,16 @@ def command_of(name: str) -> click.Command | None:
 def learn() -> None:
     """Learn a policy from a store with any learner: batchrl learn NAME --store S.
 
-    Each learner's settings are its options (batchrl learn NAME --help); with no
-    flags it uses the store's game's recommended settings and prints them. The
-    model file plays wherever a model does: batchrl evaluate --model PATH, or
-    model:PATH among --players.
+    With no learner named (batchrl learn --store S), the store's game's recommended
+    one: the learner the benchmark shows best across the game's datasets. Each
+    learner's settings are its options (batchrl learn NAME --help); with no flags it
+    uses the store's game's recommended settings and prints them. The model file plays
+    wherever a model does: batchrl evaluate --model PATH, or model:PATH among
+    --players.
 
     \b
     Examples:
+      batchrl learn --store datasets/store             # the game's recommended learner
       batchrl learn fqi --store datasets/store         # fitted Q-iteration (batchrl fqi)
       batchrl learn bc --store datasets/store          # behaviour cloning
       batchrl policy show datasets/store/models/bc.npz

@@ -409,11 +409,15 @@ class LearnFace(Face):
     """What a game says to the learners, as data (`batchrl.learning` reads it): the
     settings that suit it, keyed by learner name (``{"fqi": {"trees": 50, "fast":
     True}}``: a mapping of the learner's config's fields, ``features`` / ``drop`` for the
-    features it reads), and its own readings of its features (``view``)."""
+    features it reads), its own readings of its features (``view``), and the learner
+    ``batchrl learn`` runs when none is named (``learner``: the one ``batchrl bench``
+    shows best across the game's tiers)."""
 
-    def __init__(self, rules: Rules, recommended: Mapping[str, Any] | None = None) -> None:
+    def __init__(self, rules: Rules, recommended: Mapping[str, Any] | None = None,
+                 learner: str = "fqi") -> None:
         super().__init__(rules)
         self.recommended: Mapping[str, Any] = dict(recommended or {})
+        self.learner = learner
 
     def settings_for(self, learner: str, params: Any = None) -> dict[str, Any]:
         """``recommended[learner]`` as a dict of settings ({} where the game says none), for

@@ -57,15 +57,17 @@ class BCConfig:
 
 def behaviour_model(states: NDArray[np.float32], actions: NDArray[np.int64], n_actions: int,
                     trees: int = 50, nmin: int = 20, seed: int = 0, jobs: int = -1,
-                    k: int | None = None) -> ExtraTreesRegressor:
+                    k: int | None = None, weights: NDArray[np.float64] | None = None
+                    ) -> ExtraTreesRegressor:
     """How likely the logged players were to take each action in a state: trees on the
-    one-hot actions (``k`` None: every feature is a candidate at each split)."""
+    one-hot actions (``k`` None: every feature is a candidate at each split); with
+    ``weights``, each row counts as much as its weight (advantage-weighted cloning)."""
     onehot = np.zeros((len(actions), n_actions), dtype=np.float32)
     onehot[np.arange(len(actions)), actions] = 1
     model = ExtraTreesRegressor(n_estimators=trees, min_samples_split=nmin,
                                 max_features=1.0 if k is None else k, n_jobs=jobs,
                                 random_state=seed)
-    return model.fit(states, onehot)
+    return model.fit(states, onehot, sample_weight=weights)
 
 
 
@@ -83,11 +85,14 @@ def probabilities(behaviour: Any, states: Any) -> NDArray[np.float64]:
     return out
 
 class ClonedPolicy(ScoredPolicy):
-    """The likeliest legal action under the behaviour model (ties: the lowest index)."""
+    """The likeliest legal action under the behaviour model (ties: the lowest index);
+    ``kind``: what its files say they are (a weighted clone's, its learner's own)."""
 
-    def __init__(self, model: ExtraTreesRegressor, meta: Mapping[str, Any]) -> None:
+    def __init__(self, model: ExtraTreesRegressor, meta: Mapping[str, Any],
+                 kind: str = KIND) -> None:
         super().__init__(meta)
         self.model = model
+        self.kind = kind
 
     def scores(self, states: NDArray[np.floating[Any]]) -> NDArray[np.float64]:
         return self.probabilities(states)
@@ -103,7 +108,7 @@ class ClonedPolicy(ScoredPolicy):
     def save(self, path: str | Path) -> Path:
         """Arrays and JSON (`batchrl.modelfile`), written atomically."""
         specs, arrays = modeltrees.encode_models([self.model], f"{path}")
-        return modelfile.write(path, KIND, {"version": VERSION, "model": specs[0],
+        return modelfile.write(path, self.kind, {"version": VERSION, "model": specs[0],
                                             "meta": modelfile.to_json(self.meta,
                                                                       f"{path}: meta")},
                                arrays)
@@ -137,14 +142,20 @@ class BehaviourCloning(Learner):
                                     "params": asdict(config)})
 
     def read(self, path: str | Path) -> ClonedPolicy:
-        document, arrays, meta = modelfile.read_learned(
-            path, KIND, VERSION, "bc model", "retrain it with batchrl learn bc")
-        (model,) = modeltrees.decode_models([document.get("model")], arrays, path)
-        if model is None or model.n_features_in_ != len(meta["feature_names"]) or \
-                model.n_outputs_ != len(meta["action_names"]):
-            raise ModelError(f"{path}: its forest does not map its {len(meta['feature_names'])} "
-                             f"features to its {len(meta['action_names'])} actions")
-        return ClonedPolicy(model, meta)
+        return read_forest(path, KIND, self.name)
+
+
+def read_forest(path: str | Path, kind: str, learner: str) -> ClonedPolicy:
+    """A cloned policy's forest back from a model file of ``kind`` (``learner`` trains
+    one again), checked against its feature and action names."""
+    document, arrays, meta = modelfile.read_learned(
+        path, kind, VERSION, f"{learner} model", f"retrain it with batchrl learn {learner}")
+    (model,) = modeltrees.decode_models([document.get("model")], arrays, path)
+    if model is None or model.n_features_in_ != len(meta["feature_names"]) or \
+            model.n_outputs_ != len(meta["action_names"]):
+        raise ModelError(f"{path}: its forest does not map its {len(meta['feature_names'])} "
+                         f"features to its {len(meta['action_names'])} actions")
+    return ClonedPolicy(model, meta, kind)
 
 
 LEARNER = BehaviourCloning()
