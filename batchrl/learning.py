@@ -120,6 +120,10 @@ def settings(learner: Learner, store: Path | str, given: Mapping[str, Any],
     except GameError:
         recommended, name = {}, schema.game
     whose = f"{name}'s recommended settings" if recommended else f"{learner.name}'s defaults"
+    if not recommended and game is not None and learner.settings_from is not None:
+        recommended = game.learn.settings_for(learner.settings_from, params)
+        if recommended:
+            whose = f"{name}'s recommended settings for {learner.settings_from}"
     values = {k: v for k, v in recommended.items() if learner.takes(k)}
     asked = {k: v for k, v in given.items() if v is not None}  # EXPLICIT_NONE kept
     config = learner.config(**{**values, **asked})

@@ -91,6 +91,9 @@ class Learner:
     # features leaves them out), and the groups of a held-out split (Transitions.group)
     uses_next_state: ClassVar[bool] = True
     holds_out: ClassVar[bool] = False
+    # a learner whose settings are another's and more (lcb: fqi's and kappa) takes that
+    # one's recommended settings where a game recommends none of its own
+    settings_from: ClassVar[str | None] = None
 
     def config(self, **values: Any) -> Any:
         """The learner's config.

@@ -206,7 +206,7 @@ class FittedQIteration(Learner):
         fqi = FQI(extra_trees(config.trees, config.nmin, config.k, jobs),
                   n_iterations=config.iters, gamma=config.gamma,
                   per_action=config.per_action, freeze_after=config.freeze_after,
-                  random_state=config.seed)
+                  random_state=config.seed, pessimism=self.pessimism(config))
         if checkpoints is not None:
             checkpoint_directory(checkpoints, resume)
             # --support changes the legal next actions: a resume with another is refused
@@ -228,7 +228,13 @@ class FittedQIteration(Learner):
         return GreedyPolicy(ModelArtifact(q, {
             "learner": self.name, "feature_names": names, "action_names": actions,
             "rows": count, "params": asdict(config),
-            "history": [asdict(h) for h in fqi.history_], "max_abs_return": largest}))
+            "history": [asdict(h) for h in fqi.history_], "max_abs_return": largest},
+            kind=self.kind))
+
+    def pessimism(self, config: Any) -> float:
+        """How many of its trees' standard deviations a move's value is lowered by, in
+        the backups and at play (0: FQI's plain forest; `batchrl.learners.lcb`)."""
+        return 0.0
 
     def history_length(self, config: Any) -> int | None:
         return int(config.iters)
@@ -262,10 +268,10 @@ class FittedQIteration(Learner):
         return checkpoint_done(checkpoints, config.iters) or 0
 
     def read(self, path: str | Path) -> GreedyPolicy:
-        return GreedyPolicy.load(path)
+        return GreedyPolicy.load(path, self.kind)
 
     def meta_of(self, path: str | Path) -> dict[str, Any]:
-        return ModelArtifact.meta_of(path)
+        return ModelArtifact.meta_of(path, self.kind)
 
 
 LEARNER = FittedQIteration()

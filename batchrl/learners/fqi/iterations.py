@@ -49,9 +49,16 @@ from batchrl.learners.fqi.checkpoints import (
 )
 from batchrl.learners.fqi.cluster import RemoteFits
 from batchrl.learners.fqi.inputs import Inputs, return_to_go
-from batchrl.learners.fqi.leaves import Frozen, check_values, leaf_means, leaves_of, mean_values
+from batchrl.learners.fqi.leaves import (
+    Frozen,
+    check_values,
+    leaf_means,
+    leaves_of,
+    lower_values,
+    mean_values,
+)
 from batchrl.learners.fqi.model import QFunction
-from batchrl.modeltrees import predict
+from batchrl.modeltrees import lower_bound, predict
 from batchrl.store import Transitions
 
 
@@ -109,6 +116,7 @@ class FQI:
         per_action: bool = False,
         freeze_after: int | None = None,
         random_state: int | None = None,
+        pessimism: float = 0.0,
     ) -> None:
         self.regressor = regressor
         self.n_iterations = n_iterations
@@ -116,6 +124,9 @@ class FQI:
         self.per_action = per_action
         self.freeze_after = freeze_after
         self.random_state = random_state
+        # kappa: each next move is valued at its lower confidence bound, the forest's
+        # prediction less kappa times its trees' spread (0: plain FQI)
+        self.pessimism = pessimism
         self._run = _Run()
         self._remote: Any = None  # learners.fqi.cluster.RemoteFits while a run holds the cluster
 
@@ -223,7 +234,8 @@ class FQI:
             self.models_ = [m.load() if isinstance(m, _Aside) else m for m in self.models_]
             if self._values is not None:
                 _write_leaf_values(self.models_, self._values)
-        return QFunction(self.models_, self.per_action, self.n_actions_)
+        return QFunction(self.models_, self.per_action, self.n_actions_,
+                         pessimism=self.pessimism)
 
     def q_values(self, states: NDArray[np.floating[Any]]) -> NDArray[np.float64]:
         """Q of every action in each state, shape (n, actions)."""
@@ -238,6 +250,8 @@ class FQI:
             raise ValueError(f"gamma must be in [0, 1], not {self.gamma}")
         if self.freeze_after is not None and self.freeze_after < 0:
             raise ValueError(f"freeze_after must be 0 or more, not {self.freeze_after}")
+        if not self.pessimism >= 0:
+            raise ValueError(f"pessimism must be 0 or more, not {self.pessimism}")
         if self.freeze_after is not None and getattr(self._base(), "bootstrap", False):
             raise ValueError("fast mode recomputes leaf means from all rows: it needs trees "
                              "grown without bootstrap")
@@ -356,12 +370,15 @@ class FQI:
                 q_probe[inputs.probe_of[m]] = mean_values(values, frozen.probe[m], offsets)
                 for a, leaves in frozen.nxt[m].items():
                     _raise_to(best_next, inputs.next_rows[a],
-                              mean_values(values, leaves, offsets))
+                              lower_values(values, leaves, offsets, self.pessimism)
+                              if self.pessimism else mean_values(values, leaves, offsets))
             else:
                 q_probe[inputs.probe_of[m]] = predict(model, inputs.probe_x(m))
                 for a, x in inputs.next_inputs(m):
                     if len(x):
-                        _raise_to(best_next, inputs.next_rows[a], predict(model, x))
+                        _raise_to(best_next, inputs.next_rows[a],
+                                  lower_bound(model, x, self.pessimism) if self.pessimism
+                                  else predict(model, x))
         return q_probe, np.where(np.isfinite(best_next), best_next, 0.0)
 
     # --- checkpoints -----------------------------------------------------------
@@ -374,7 +391,8 @@ class FQI:
             base.set_params(n_jobs=None)
         return {"regressor": repr(base), "n_iterations": self.n_iterations,
                 "gamma": self.gamma, "per_action": self.per_action,
-                "freeze_after": self.freeze_after, "random_state": self.random_state}
+                "freeze_after": self.freeze_after, "random_state": self.random_state,
+                **({"pessimism": self.pessimism} if self.pessimism else {})}
 
     def _save_checkpoint(self, done: int, frozen: Frozen | None) -> None:
         if self._run.checkpoints is None:

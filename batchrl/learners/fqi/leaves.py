@@ -75,6 +75,26 @@ def leaf_means(leaves: NDArray[np.integer[Any]], offsets: NDArray[np.int64],
     return np.divide(sums, counts, out=np.zeros_like(sums), where=counts > 0)
 
 
+def lower_values(values: NDArray[np.float64], leaves: NDArray[np.integer[Any]],
+                 offsets: NDArray[np.int64], kappa: float) -> NDArray[np.float64]:
+    """The forest's prediction less ``kappa`` times the standard deviation of its trees'
+    leaf values (`batchrl.modeltrees.lower_bound` from frozen leaves), in chunks."""
+    out = np.empty(len(leaves))
+    trees = leaves.shape[1]
+    for lo in range(0, len(leaves), CHUNK_ROWS):
+        block = leaves[lo : lo + CHUNK_ROWS]
+        total = np.zeros(len(block))
+        squares = np.zeros(len(block))
+        for t in range(trees):
+            part = values[offsets[t] : offsets[t + 1]][block[:, t]]
+            total += part
+            squares += part * part
+        mean = total / trees
+        out[lo : lo + CHUNK_ROWS] = mean - kappa * np.sqrt(
+            np.maximum(squares / trees - mean * mean, 0.0))
+    return out
+
+
 def mean_values(values: NDArray[np.float64], leaves: NDArray[np.integer[Any]],
                  offsets: NDArray[np.int64]) -> NDArray[np.float64]:
     """The forest's prediction: the mean over trees of each row's leaf value, in chunks."""

@@ -32,7 +32,7 @@ from numpy.typing import NDArray
 from batchrl import modelfile, modeltrees
 from batchrl.learners.fqi.support import supported
 from batchrl.modelfile import ModelError
-from batchrl.modeltrees import predict
+from batchrl.modeltrees import lower_bound, predict
 
 # 2: arrays and JSON (batchrl.modelfile); 1 was a joblib pickle, no longer read.
 ARTIFACT_VERSION = 2
@@ -50,6 +50,12 @@ class QFunction:
     # frequencies, and the share of the likeliest an action needs to be chosen
     behaviour: Any = None
     support: float | None = None
+    # kappa: Q is the lower confidence bound, the forest's prediction less kappa times
+    # its trees' spread (``batchrl learn lcb``); 0: the prediction
+    pessimism: float = 0.0
+
+    def _predict(self, model: Any, x: NDArray[np.float32]) -> NDArray[np.float64]:
+        return lower_bound(model, x, self.pessimism) if self.pessimism else predict(model, x)
 
     def q_values(self, states: NDArray[np.floating[Any]],
                  only: NDArray[np.bool_] | None = None) -> NDArray[np.float64]:
@@ -65,10 +71,10 @@ class QFunction:
                 continue
             if self.per_action:
                 if self.models[a] is not None:
-                    q[rows, a] = predict(self.models[a], part)
+                    q[rows, a] = self._predict(self.models[a], part)
             else:
                 x = np.column_stack([part, np.full(len(part), a, dtype=np.float32)])
-                q[rows, a] = predict(self.models[0], x)
+                q[rows, a] = self._predict(self.models[0], x)
         return q
 
 
@@ -80,6 +86,7 @@ class ModelArtifact:
     q: QFunction
     meta: dict[str, Any]
     version: int = ARTIFACT_VERSION
+    kind: str = KIND  # what the file says it is (a pessimistic FQI's: its learner's own)
 
     def save(self, path: str | Path) -> Path:
         """Write as arrays and JSON (`batchrl.modelfile`), atomically (a temporary name,
@@ -94,37 +101,40 @@ class ModelArtifact:
             "meta": modelfile.to_json(self.meta, f"{path}: meta")}
         if extra:
             document["support"] = {"tau": self.q.support, "behaviour": models[-1]}
-        return modelfile.write(path, KIND, document, arrays)
+        if self.q.pessimism:
+            document["q"]["pessimism"] = self.q.pessimism
+        return modelfile.write(path, self.kind, document, arrays)
 
     @classmethod
-    def load(cls, path: str | Path) -> ModelArtifact:
+    def load(cls, path: str | Path, kind: str = KIND) -> ModelArtifact:
         """The model at ``path``; a file read before, unchanged since, is not read again
         (a command that checks a model's game and then plays it reads it once)."""
         try:
             stat = os.stat(path)
         except OSError:
             stat = None
-        key = (str(Path(path).resolve()), stat.st_mtime_ns, stat.st_size) if stat else None
+        key = (str(Path(path).resolve()), stat.st_mtime_ns, stat.st_size, kind) \
+            if stat else None
         if key is not None and key in _LOADED:
             return _LOADED[key]
-        artifact = cls._read(path)
+        artifact = cls._read(path, kind)
         if key is not None:
             _LOADED.clear()  # one model held: a sweep loads many, one after another
             _LOADED[key] = artifact
         return artifact
 
     @classmethod
-    def meta_of(cls, path: str | Path) -> dict[str, Any]:
+    def meta_of(cls, path: str | Path, kind: str = KIND) -> dict[str, Any]:
         """The metadata of the model at ``path`` (its game, features, store...), read
         from the file's JSON alone: milliseconds, where `load` reads every tree."""
-        return cls._document(path, with_arrays=False)[0]["meta"]  # type: ignore[no-any-return]
+        return cls._document(path, kind, with_arrays=False)[0]["meta"]  # type: ignore[no-any-return]
 
     @classmethod
-    def _document(cls, path: str | Path, with_arrays: bool = True
+    def _document(cls, path: str | Path, kind: str = KIND, with_arrays: bool = True
                   ) -> tuple[dict[str, Any], dict[str, NDArray[Any]]]:
         """A model file's document, checked, and its arrays (`batchrl.modelfile.read`)."""
         try:
-            document, arrays = modelfile.read(path, KIND, with_arrays=with_arrays)
+            document, arrays = modelfile.read(path, kind, with_arrays=with_arrays)
         except FileNotFoundError:
             raise ModelError(f"no model at {path}: train one with batchrl fqi") from None
         version = document.get("version")
@@ -139,10 +149,13 @@ class ModelArtifact:
         return document, arrays
 
     @classmethod
-    def _read(cls, path: str | Path) -> ModelArtifact:
+    def _read(cls, path: str | Path, kind: str = KIND) -> ModelArtifact:
         """Arrays and JSON only: nothing in the file is run (`batchrl.modelfile.read`)."""
-        document, arrays = cls._document(path)
+        document, arrays = cls._document(path, kind)
         q, meta, version = document["q"], document["meta"], document["version"]
+        pessimism = q.get("pessimism", 0.0)
+        if type(pessimism) not in (int, float) or not 0 <= pessimism < float("inf"):
+            raise ModelError(f"{path}: its pessimism is not a number of 0 or more")
         per_action, n_actions = q.get("per_action"), q.get("n_actions")
         specs = q.get("models")
         support = document.get("support")
@@ -179,10 +192,11 @@ class ModelArtifact:
             if behaviour is not None and behaviour.n_features_in_ != len(features):
                 raise ModelError(f"{path}: its behaviour model does not take the "
                                  f"{len(features)} features its names say")
-        return cls(QFunction(models, per_action, n_actions, behaviour, tau), meta, version)
+        return cls(QFunction(models, per_action, n_actions, behaviour, tau, float(pessimism)),
+                   meta, version, kind)
 
 
-_LOADED: dict[tuple[str, int, int], ModelArtifact] = {}
+_LOADED: dict[tuple[str, int, int, str], ModelArtifact] = {}
 
 
 class GreedyPolicy:
@@ -194,8 +208,8 @@ class GreedyPolicy:
         self.action_names: tuple[str, ...] = tuple(artifact.meta["action_names"])
 
     @classmethod
-    def load(cls, path: str | Path) -> GreedyPolicy:
-        return cls(ModelArtifact.load(path))
+    def load(cls, path: str | Path, kind: str = KIND) -> GreedyPolicy:
+        return cls(ModelArtifact.load(path, kind))
 
     @property
     def meta(self) -> dict[str, Any]:
