@@ -374,7 +374,9 @@ def run_case(fmt: str, seed: Path, mutations: Sequence[Mutation], folder: Path,
     outcome = Outcome()
     try:
         case = prepare(seed, mutations, folder)
-        options = {"jobs": 0} if fmt == "tressette" else {}
+        # President's judge reads the logged returns: the seed's time reward adds up to them
+        options = {"jobs": 0} if fmt == "tressette" else \
+            {"placement": False} if fmt == "president" else {}
         for on_error in ("skip", "fail"):
             store = folder / f"store-{on_error}"
             config = IngestConfig(paths=(case,), store=store, fmt=fmt if forced else "auto",

@@ -146,7 +146,9 @@ class Store:
                 if store._part_files():
                     raise StoreError(f"store {root} holds "
                                      f"{describe_difference(store.schema, schema)}: "
-                                     "use another --store directory")
+                                     "use another --store directory, or ingest with the "
+                                     "options its rows were ingested with (a game's "
+                                     "default may have changed: batchrl ingest --help)")
                 # A store without parts has no rows to protect: it takes the new schema.
             tmp = root / f".store.json.tmp-{os.getpid()}"
             # the store's own name, which each part it writes carries: a part another store

@@ -23,6 +23,7 @@ GAME = Game(
         "fqi": {"trees": 30, "nmin": 50, "k": 30, "iters": 60, "per_action": True,
                 "fast": True},
         "bc": {"k": 30},
+        "iql": {"k": 30},
         # the report's network (its Figure 3) on the colour-ordered states and the focus
         # convention's facts: 99.7% of the teacher's moves, 1.00x its score
         # (docs/games/hanabi.md)

@@ -69,7 +69,9 @@ class PresidentLog(LogFace):
                            state_dtype="int8", next_state="following", legal=True)
 
     def open_source(self, records: Iterator[Any], context: SourceContext) -> SourcePlan:
-        reward = "placement" if context.options.get("placement") else "time"
+        # the placement reward unless the seed's is asked for (--time-reward): FQI learns
+        # the game's goal from it (docs/games/president.md)
+        reward = "placement" if context.options.get("placement", True) else "time"
         pending: list[Any] = []
         first = None
         for record in records:  # the first game says how many play

@@ -23,7 +23,8 @@ GAME = Game(
     # games, M=100 n_min=20 N=11 on them reach the optimum within 0.0012
     # (docs/games/sette-mezzo.md)
     learn=LearnFace(RULES, {"fqi": {"features": ("total", "opponent_card")},
-                            "bc": {"features": ("total", "opponent_card")}}),
+                            "bc": {"features": ("total", "opponent_card")},
+                            "iql": {"features": ("total", "opponent_card")}}),
     # scored exactly (through the game tree): the reference is the optimum itself; the
     # stick's expected reward takes the dealer's draws' noise out of the data
     # (docs/games/sette-mezzo.md)

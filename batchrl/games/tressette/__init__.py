@@ -16,7 +16,8 @@ GAME = Game(
     learn=LearnFace(RULES, {
         "fqi": {"trees": 50, "nmin": 20, "k": 30, "iters": 10, "per_action": True,
                 "fast": True, "drop": ("played_*", "table_*")},
-        "bc": {"k": 30, "drop": ("played_*", "table_*")}}),
+        "bc": {"k": 30, "drop": ("played_*", "table_*")},
+        "iql": {"k": 30, "drop": ("played_*", "table_*")}}),
     bench=BenchFace(
         datasets=(Dataset("random", ("random",) * 4, 10_000, 1, 200, {"suits": "canonical"}),
                   # mixed: `rule`'s team against an ε-random one (rule~0.3: tries every

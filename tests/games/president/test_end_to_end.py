@@ -26,12 +26,12 @@ def test_generate_ingest_fqi_evaluate(players, tmp_path):
                     "--seed", 4, "-o", log)
     assert result.exit_code == 0, result.output
     assert "60 games written" in result.output
-    result = invoke("ingest", log, "--store", store)
+    result = invoke("ingest", log, "--store", store, "--time-reward")
     assert result.exit_code == 0, result.output
     opened = Store.open(store)
     assert opened.schema.game == "president"
     assert dict(opened.schema.game_params)["players"] == players
-    # each seat's rewards add up to its logged result
+    # each seat's rewards (the seed's time penalty) add up to its logged result
     rows = pd.read_parquet(store / "parts", columns=["episode", "player", "reward", "line"])
     logged = [json.loads(line) for line in log.read_text().splitlines()]
     sums = rows.groupby(["line", "player"])["reward"].sum()
@@ -122,10 +122,14 @@ def test_a_long_match_round_trips_and_a_pass_rule_is_kept_with_the_model(tmp_pat
 def test_placement_reward_and_player_counts_of_a_store(tmp_path):
     log = tmp_path / "p.jsonl"
     log.write_text("".join(g.to_json() + "\n" for g in play_games(["rule", "random"], 10, 3)))
-    assert invoke("ingest", log, "--store", tmp_path / "s", "--placement").exit_code == 0
+    # the placement reward is ingest's default (FQI learns the game's goal from it)
+    assert invoke("ingest", log, "--store", tmp_path / "s").exit_code == 0
     rows = pd.read_parquet(tmp_path / "s" / "parts", columns=["line", "player", "reward"])
     totals = rows.groupby(["line", "player"])["reward"].sum().unstack()
     assert sorted(np.unique(totals.to_numpy()).tolist()) == [0.0, 1.0]  # n - 1 - p
+    assert dict(Store.open(tmp_path / "s").schema.game_params)["reward"] == "placement"
+    refused = invoke("ingest", log, "--store", tmp_path / "s", "--time-reward")
+    assert refused.exit_code != 0 and "a game's default may have changed" in refused.output
     four = tmp_path / "four.jsonl"
     four.write_text(play_games(["random"] * 4, 1, 3)[0].to_json() + "\n")
     result = invoke("ingest", four, "--store", tmp_path / "s", "--placement")
@@ -143,7 +147,7 @@ def test_matches_from_generate_to_evaluate(tmp_path):
     line = json.loads(log.read_text().splitlines()[0])
     assert line["rules"]["match"] == 3 and len(line["next_deals"]) == 2
     assert len(line["orders"]) == 3
-    assert invoke("ingest", log, "--store", store).exit_code == 0
+    assert invoke("ingest", log, "--store", store, "--time-reward").exit_code == 0
     opened = Store.open(store)
     assert {"exchange", "game_no", "last_place"} <= set(opened.schema.feature_names)
     rows = pd.read_parquet(store / "parts", columns=["line", "player", "reward", "exchange"])
