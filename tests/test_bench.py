@@ -56,7 +56,7 @@ def test_the_quick_grid_scores_every_learner_on_every_game_and_tier(quick) -> No
     learned = [r for r in rows if r["seed"] is not None]
     assert {(r["game"], r["dataset"], r["learner"]) for r in learned} == \
         {(g, d, learner) for g, d in benched for learner in DEFAULT_LEARNERS}
-    assert DEFAULT_LEARNERS == ("fqi", "fqi:support=0.3", "bc")
+    assert DEFAULT_LEARNERS == ("fqi", "fqi:support=0.3", "iql", "bc")
     for row in rows:
         assert set(row) >= ROW_FIELDS, row
         assert np.isfinite(row["score"]) and row["score_ci"] >= 0, row

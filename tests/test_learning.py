@@ -109,3 +109,25 @@ def test_learn_with_no_learner_named_runs_the_game_s_recommended_one(
     result = run("--store", tmp_path / "nowhere")
     assert result.exit_code == 1 and "no batchrl store at" in result.output
     assert "learner" in run("--help").output  # the group's help, no store needed
+
+
+def test_a_game_recommending_another_learner_says_so_in_info_and_learn(tmp_path: Path) -> None:
+    """Leduc recommends iql (the benchmark's best or level on each tier, at beta 3):
+    ``info`` shows it beside FQI's settings, and ``learn`` with no name runs it."""
+    from click.testing import CliRunner
+
+    from batchrl.cli import main
+
+    def run(*args: object) -> object:
+        return CliRunner().invoke(main, [*map(str, args)], catch_exceptions=False)
+
+    log, store = tmp_path / "l.log", tmp_path / "s"
+    assert run("generate", "--game", "leduc", "--players", "rule,random", "--hands", 300,
+               "-o", log).exit_code == 0
+    assert run("ingest", log, "--store", store).exit_code == 0
+    shown = run("info", store).output
+    assert "\nlearn     iql, " in shown and "beta=3.0" in shown and "\nfqi       " in shown
+    result = run("learn", "--store", store, "--trees", 3, "--iters", 1)
+    assert result.exit_code == 0, result.output
+    assert result.output.startswith("learner: iql (leduc's recommended learner")
+    assert "beta=3.0" in result.output and "iql-M3-" in result.output

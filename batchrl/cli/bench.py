@@ -55,7 +55,8 @@ def _datasets_help() -> str:
                    "over the game's recommended settings; the first is the one the others' "
                    "paired differences are taken against [default: "
                    f"{','.join(DEFAULT_LEARNERS)}: FQI, FQI that plays only moves the logs "
-                   "make (discrete BCQ's support constraint), behaviour cloning].")
+                   "make (discrete BCQ's support constraint), implicit Q-learning on trees "
+                   "(no max over moves the logs did not make), behaviour cloning].")
 @click.option("--peers", multiple=True, metavar="LIBRARY", type=click.Choice(list(PEERS)),
               help="Other libraries' learners too: d3rlpy's DiscreteCQL, DiscreteBCQ, DQN "
                    "and DiscreteBC (the d3rlpy learner, batchrl learn d3rlpy --help; needs "

@@ -37,7 +37,7 @@ from batchrl.games import FORMATS
 from batchrl.ingest import IngestConfig, IngestError, SourceReport, source_bytes
 from batchrl.ingest import ingest as run_ingest
 from batchrl.learners import LEARNERS, get_learner
-from batchrl.learning import settings
+from batchrl.learning import recommended_learner, settings
 from batchrl.modelfile import kind_of
 from batchrl.policy import ModelError, load_policy
 from batchrl.records import printable, terminal_safe
@@ -284,6 +284,10 @@ def info(store: Path | str | None, whole: bool, as_json: bool, quick: bool) -> N
         _echo("legal     not recorded (a store made before rows recorded their own legal "
                    "actions): exports mark each seat's first mask unknown; ingest the logs "
                    "into a new store to record them")
+    name, _ = recommended_learner(root)
+    if name != "fqi":  # the game's recommended learner (batchrl learn), where not FQI
+        said = settings(get_learner(name), root, {}).said.removeprefix("settings: ")
+        _echo(f"learn     {name}, {said}: batchrl learn with no flags")
     said = settings(get_learner("fqi"), root, {}).said.removeprefix("settings: ")
     _echo(f"fqi       {said}: batchrl fqi with no flags")
     _echo(f"sources   {len(summary.sources)}")

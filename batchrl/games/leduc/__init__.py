@@ -9,7 +9,10 @@ GAME = Game(
     RULES,
     log=LeducLog(RULES),
     play=LeducPlay(RULES),
-    learn=LearnFace(RULES, {"fqi": {"trees": 100, "nmin": 20, "iters": 6, "fast": True}}),
+    # iql is the learner with no flags: the benchmark's best or level on every tier
+    # (docs/benchmark.md); beta 3 keeps it near the logs' moves where they are a bot's
+    learn=LearnFace(RULES, {"fqi": {"trees": 100, "nmin": 20, "iters": 6, "fast": True},
+                            "iql": {"beta": 3.0}}, learner="iql"),
     bench=BenchFace(
         datasets=(Dataset("random", ("random", "random"), 100_000, 1, 2_000),
                   Dataset("mixed", ("rule", "random"), 100_000, 2, 2_000),

@@ -177,10 +177,11 @@ def _parse_value(spec: str, key: str, raw: str, kind: type) -> Any:
             from None
 
 
-# The three: FQI with the game's recommended settings, FQI under discrete BCQ's
-# support constraint at its usual share (only moves the logs make at least 0.3 times as
-# often as their likeliest, which on uniform logs is every move), and behaviour cloning.
-DEFAULT_LEARNERS = ("fqi", "fqi:support=0.3", "bc")
+# FQI with the game's recommended settings, FQI under discrete BCQ's support constraint
+# at its usual share (only moves the logs make at least 0.3 times as often as their
+# likeliest, which on uniform logs is every move), implicit Q-learning on trees (no max
+# over moves the logs did not make), and behaviour cloning.
+DEFAULT_LEARNERS = ("fqi", "fqi:support=0.3", "iql", "bc")
 
 
 @dataclass(frozen=True)
