@@ -311,3 +311,23 @@ def test_a_team_game_s_dataset_is_scored_against_the_other_team() -> None:
     # given, a dataset's opponents are its own
     assert against(tressette, Dataset("x", ("rule",) * 4, 10, 0, 4, opponents=("random",))) \
         == ("random",)
+
+
+def test_an_older_batchrl_s_row_is_measured_again_saying_why(tmp_path: Path) -> None:
+    """A row written before rows named their opponents (its digest taken without the
+    fields added since) is done again, and the line says it is an older batchrl's, not
+    that it was edited."""
+    from batchrl.play.bench.outputs import LATER_FIELDS, _digest, load_rows
+
+    row = Row("leduc", "random", "fqi", 0, 1.0, 0.0, 50.0, 0.0, 1.0, "u", 2, True)
+    old = {k: v for k, v in dataclasses.asdict(row).items() if k not in LATER_FIELDS}
+    edited = old | {"score": 2.0}
+    results = tmp_path / "results.jsonl"
+    results.write_text(json.dumps(old | {"digest": _digest(old)}) + "\n"
+                       + json.dumps(edited | {"digest": _digest(old)}) + "\n")
+    said: list[str] = []
+    rows, cut = load_rows(results, said.append)
+    assert rows == [] and cut
+    assert "results.jsonl:1: not a result (an older batchrl's row (before rows named whom " \
+           "they were scored against))" in said[0]
+    assert "results.jsonl:2: not a result (edited since it was written" in said[1]

@@ -4,6 +4,7 @@ kappa 0 is FQI exactly; the bound travels in the model file (kind ``lcb``)."""
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 
 import numpy as np
@@ -87,3 +88,64 @@ def test_the_model_file_keeps_the_bound(tmp_path: Path) -> None:
         get_learner("fqi").read(path)  # an FQI reader would play it without its bound
     assert lcb.file_name(lcb.config(kappa=2.0), None, (), (), "") == \
         "lcb-kappa2-M100-nmin20-N11"
+
+
+def two_step_data(n: int = 4000, seed: int = 0) -> Transitions:
+    """Step one: a single move ('safe', action 0) into step two, where the rare noisy
+    'gamble' waits: a backup's max over step two's moves carries its lucky tries back."""
+    one = noisy_data(n, seed)
+    x = np.random.default_rng(seed + 1).random((n, 1)).astype(np.float32)
+    first = np.column_stack([x, np.zeros((n, 1), np.float32)])
+    second = np.column_stack([x, np.ones((n, 1), np.float32)])
+    both = np.ones((n, 2), bool)
+    return Transitions(
+        state=np.concatenate([first, second]), action=np.concatenate([np.zeros(n, int),
+                                                                      one.action]),
+        reward=np.concatenate([np.zeros(n), one.reward]),
+        next_state=np.concatenate([second, second]),
+        next_legal=np.concatenate([both, np.zeros((n, 2), bool)]),
+        terminal=np.concatenate([np.zeros(n, bool), np.ones(n, bool)]),
+        truncated=np.zeros(2 * n, bool), episode=np.concatenate([np.arange(n)] * 2),
+        episode_ids=np.array([str(i) for i in range(n)], object),
+        step=np.concatenate([np.zeros(n, np.int32), np.ones(n, np.int32)]),
+        player=np.zeros(2 * n, np.int8), feature_names=("x", "step"),
+        action_names=("safe", "gamble"))
+
+
+@pytest.mark.parametrize("fast", [False, True], ids=["refit", "fast"])
+def test_the_backup_takes_the_bound_over_the_next_moves(fast: bool) -> None:
+    """The first step's value is a backup over the second step's moves: FQI carries the
+    gamble's lucky tries back (most first states worth more than the 1 'safe' pays),
+    the lower bound does not; in full refits and in fast mode's frozen leaves."""
+    data = two_step_data()
+    states = np.column_stack([np.random.default_rng(5).random(300),
+                              np.zeros(300)]).astype(np.float32)
+
+    def first_step(name: str, **given: object) -> float:
+        """The first move's value by the forest's mean (no bound at play): what the
+        targets it was fitted to carried back."""
+        learner = get_learner(name)
+        config = learner.config(trees=50, nmin=2, iters=2, per_action=True,
+                                freeze_after=0 if fast else None, **given)
+        policy = learner.fit(config, data, jobs=1)
+        policy.artifact.q = dataclasses.replace(policy.artifact.q, pessimism=0.0)
+        return float(policy.values(states)[:, 0].mean())
+
+    plain, bounded = first_step("fqi"), first_step("lcb", kappa=2.0)
+    assert plain > 1.5 and bounded < plain - 1.0, (plain, bounded)
+
+
+def test_a_bound_its_file_does_not_account_for_is_refused(tmp_path: Path) -> None:
+    """An FQI file (kind ``model``) carries no bound, and an lcb file's bound is the kappa
+    its settings record: either way round, one that differs is refused."""
+    from batchrl.learners.fqi.model import ModelArtifact
+
+    lcb = get_learner("lcb")
+    policy = lcb.fit(lcb.config(trees=3, nmin=2, iters=1, kappa=2.0), noisy_data(200), jobs=1)
+    as_fqi = dataclasses.replace(policy.artifact, kind="model")
+    with pytest.raises(ModelError, match=r"pessimism \(2.0\) is not the kappa"):
+        ModelArtifact.load(as_fqi.save(tmp_path / "f.npz"))
+    other = dataclasses.replace(policy.artifact, q=dataclasses.replace(policy.artifact.q,
+                                                                        pessimism=1.0))
+    with pytest.raises(ModelError, match=r"pessimism \(1.0\) is not the kappa"):
+        lcb.read(other.save(tmp_path / "l.npz"))

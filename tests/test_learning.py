@@ -99,8 +99,11 @@ def test_learn_with_no_learner_named_runs_the_game_s_recommended_one(
 
     result = run("--store", store, "--trees", 3, "--iters", 1)
     assert result.exit_code == 0, result.output
-    assert result.output.startswith("learner: fqi (holdem's recommended learner")
-    assert (store / "models" / "fqi-M3-nmin20-N1.npz").is_file()
+    assert result.output.startswith("learner: iql (holdem's recommended learner")
+    assert "beta=0.1" in result.output  # hold'em's recommended settings for it
+    assert (store / "models" / "iql-M3-nmin20-N1-tau0.9-beta0.1-clip100.npz").is_file()
+    helped = run("--store", store, "--help")  # the recommended learner's help
+    assert helped.exit_code == 0 and "--expectile" in helped.output, helped.output
     monkeypatch.setattr(GAMES["holdem"].learn, "learner", "bc")
     result = run(f"--store={store}", "--trees", 3)
     assert result.exit_code == 0, result.output
@@ -109,6 +112,7 @@ def test_learn_with_no_learner_named_runs_the_game_s_recommended_one(
     result = run("--store", tmp_path / "nowhere")
     assert result.exit_code == 1 and "no batchrl store at" in result.output
     assert "learner" in run("--help").output  # the group's help, no store needed
+    assert "Commands:" in run("--store", tmp_path / "nowhere", "--help").output
 
 
 def test_a_game_recommending_another_learner_says_so_in_info_and_learn(tmp_path: Path) -> None:

@@ -69,10 +69,11 @@ class LearnGroup(click.Group):
 
     def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
         """No learner named (``batchrl learn --store S``): the store's game's recommended
-        one (`batchrl.learning.recommended_learner`), said first."""
-        if not args or not args[0].startswith("-") or \
-                any(a in ("-h", "--help") for a in args):
-            return super().parse_args(ctx, args)
+        one (`batchrl.learning.recommended_learner`), said first; with ``--help``, that
+        learner's help where the store opens, else the group's."""
+        if not args or not args[0].startswith("-") or ctx.resilient_parsing:
+            return super().parse_args(ctx, args)  # a learner named, or shell completion
+        helped = any(a in ("-h", "--help") for a in args)
         store: str | Path = default_store_path()
         for i, arg in enumerate(args):
             if arg == "--store" and i + 1 < len(args):
@@ -82,6 +83,8 @@ class LearnGroup(click.Group):
         try:
             name, game = recommended_learner(store)
         except (StoreError, ValueError) as exc:
+            if helped:
+                return super().parse_args(ctx, ["--help"])
             raise click.ClickException(str(exc)) from None
         click.echo(f"learner: {name} ({game}'s recommended learner; batchrl learn NAME for "
                    "another)")

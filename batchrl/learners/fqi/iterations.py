@@ -362,23 +362,28 @@ class FQI:
         actions) matrix."""
         q_probe = np.zeros(len(inputs.probe))
         best_next = np.full(inputs.n_next, -np.inf)
+        kappa = self.pessimism  # Q is its lower bound (0: the forest's prediction)
+
+        def leaf_q(values: Any, leaves: Any, offsets: Any) -> NDArray[np.float64]:
+            return lower_values(values, leaves, offsets, kappa) if kappa else \
+                mean_values(values, leaves, offsets)
+
+        def tree_q(model: Any, x: NDArray[np.float32]) -> NDArray[np.float64]:
+            return lower_bound(model, x, kappa) if kappa else predict(model, x)
+
         for m, model in enumerate(self.models_):
             if model is None:
                 continue
             if frozen is not None and frozen.values:
                 values, offsets = frozen.values[m], frozen.offsets[m]
-                q_probe[inputs.probe_of[m]] = mean_values(values, frozen.probe[m], offsets)
+                q_probe[inputs.probe_of[m]] = leaf_q(values, frozen.probe[m], offsets)
                 for a, leaves in frozen.nxt[m].items():
-                    _raise_to(best_next, inputs.next_rows[a],
-                              lower_values(values, leaves, offsets, self.pessimism)
-                              if self.pessimism else mean_values(values, leaves, offsets))
+                    _raise_to(best_next, inputs.next_rows[a], leaf_q(values, leaves, offsets))
             else:
-                q_probe[inputs.probe_of[m]] = predict(model, inputs.probe_x(m))
+                q_probe[inputs.probe_of[m]] = tree_q(model, inputs.probe_x(m))
                 for a, x in inputs.next_inputs(m):
                     if len(x):
-                        _raise_to(best_next, inputs.next_rows[a],
-                                  lower_bound(model, x, self.pessimism) if self.pessimism
-                                  else predict(model, x))
+                        _raise_to(best_next, inputs.next_rows[a], tree_q(model, x))
         return q_probe, np.where(np.isfinite(best_next), best_next, 0.0)
 
     # --- checkpoints -----------------------------------------------------------

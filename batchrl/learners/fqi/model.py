@@ -156,6 +156,11 @@ class ModelArtifact:
         pessimism = q.get("pessimism", 0.0)
         if type(pessimism) not in (int, float) or not 0 <= pessimism < float("inf"):
             raise ModelError(f"{path}: its pessimism is not a number of 0 or more")
+        params = meta.get("params") if isinstance(meta, dict) else None
+        kappa = params.get("kappa", 0.0) if isinstance(params, dict) else 0.0
+        if pessimism != (kappa if kind != KIND else 0.0):
+            raise ModelError(f"{path}: its Q-function's pessimism ({pessimism}) is not the "
+                             f"kappa its settings record ({kappa}) for a {kind!r} model")
         per_action, n_actions = q.get("per_action"), q.get("n_actions")
         specs = q.get("models")
         support = document.get("support")

@@ -32,6 +32,8 @@ except ImportError:  # pragma: no cover - Windows: a bench's folder is not locke
 LOCK = ".bench.lock"
 # a normalized score is undefined (NaN) where the reference scores as random play does
 UNDEFINED_AT_TIMES = ("normalized", "normalized_ci")
+# a row's fields an earlier batchrl's rows did not have (its digest was taken without them)
+LATER_FIELDS = ("opponents", "transfer", "exploitability")
 
 
 @contextlib.contextmanager
@@ -92,10 +94,14 @@ def load_rows(results: Path, say: Callable[[str], None]) -> tuple[list[Row], boo
             data = json.loads(line)
             digest = data.pop("digest", None) if isinstance(data, dict) else None
             row = row_of(data)
-            if digest != _digest(dataclasses.asdict(row)):
-                raise ValueError("edited since it was written (its digest differs)"
-                                 if digest is not None else
-                                 "no digest (an older batchrl's row, or edited)")
+            fields = dataclasses.asdict(row)
+            if digest != _digest(fields):
+                before = {k: v for k, v in fields.items() if k not in LATER_FIELDS}
+                raise ValueError(
+                    "no digest (an older batchrl's row, or edited)" if digest is None else
+                    "an older batchrl's row (before rows named whom they were scored "
+                    "against)" if digest == _digest(before) else
+                    "edited since it was written (its digest differs)")
             rows.append(row)
         except (ValueError, TypeError, RecursionError) as exc:
             say(f"{results}:{n}: not a result ({printable(str(exc), 80)}); that row is run "
