@@ -9,6 +9,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from test_support import one_decision
 
 from batchrl.learners import get_learner
 from batchrl.learners.fqi.leaves import leaves_of, lower_values
@@ -25,13 +26,7 @@ def noisy_data(n: int = 4000, seed: int = 0) -> Transitions:
     state = rng.random((n, 2)).astype(np.float32)
     action = (rng.random(n) < 0.01).astype(np.int64)
     reward = np.where(action == 0, 1.0, rng.normal(-1.0, 30.0, n))
-    return Transitions(
-        state=state, action=action, reward=reward, next_state=np.zeros_like(state),
-        next_legal=np.zeros((n, 2), bool), terminal=np.ones(n, bool),
-        truncated=np.zeros(n, bool), episode=np.arange(n),
-        episode_ids=np.array([str(i) for i in range(n)], object),
-        step=np.zeros(n, np.int32), player=np.zeros(n, np.int8), feature_names=("x", "y"),
-        action_names=("safe", "gamble"))
+    return one_decision(state, action, reward)
 
 
 def _gambles(name: str, **given: object) -> float:

@@ -21,6 +21,12 @@ def lucky_data(n=4000, seed=0):
     reward = np.where(action == 0, 1.0, -1.0)
     lucky = (action == 1) & (state[:, 0] > 0.5)
     reward[lucky] = 30.0
+    return one_decision(state, action, reward)
+
+
+def one_decision(state, action, reward):
+    """Hands of one decision each, 'safe' or 'gamble', on two features: a row a hand."""
+    n = len(state)
     return Transitions(
         state=state, action=action, reward=reward, next_state=np.zeros_like(state),
         next_legal=np.zeros((n, 2), bool), terminal=np.ones(n, bool),

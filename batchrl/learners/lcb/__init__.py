@@ -10,17 +10,10 @@ cautiously (``kappa`` 0 is plain FQI). Everything else is FQI's (`batchrl.learne
 fast mode, checkpoints, a Dask cluster, the support constraint); the model file (kind
 ``lcb``) is FQI's with the bound's ``kappa``.
 
->>> import numpy as np
->>> from batchrl.store import Transitions
->>> one = np.ones(4, bool)  # four one-step hands: action 1 pays 1, action 0 nothing
->>> data = Transitions(
-...     np.zeros((4, 1), np.float32), np.array([0, 1, 0, 1]), np.array([0., 1., 0., 1.]),
-...     np.zeros((4, 1), np.float32), np.zeros((4, 2), bool), one, ~one, np.arange(4),
-...     np.array(list("abcd"), object), np.zeros(4, np.int32), np.zeros(4, np.int8),
-...     ("x",), ("pass", "bet"))
->>> policy = LEARNER.fit(LCBConfig(trees=5, nmin=2, iters=2), data, jobs=1)
->>> policy.act(np.zeros((1, 1))).tolist()
-[1]
+>>> LEARNER.file_name(LCBConfig(kappa=2.0, trees=50), None, (), (), "")
+'lcb-kappa2-M50-nmin20-N11'
+>>> LEARNER.settings_from  # a game's FQI settings are its own where it names none
+'fqi'
 """
 
 from __future__ import annotations
