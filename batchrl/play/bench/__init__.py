@@ -29,7 +29,8 @@ the rows are the ones made here. Each finished row is appended to ``OUT/results.
 as it lands, so a run that stops goes on where it stopped; ``OUT/bench.json`` holds the
 whole, ``OUT/bench.png`` the plot. A learner added with
 `batchrl.learners.register_learner` is benchmarked by naming it. The datasets' cache is
-``datasets``; the rows, the table and the plot are ``report``.
+``datasets``; the rows, the table and the plot are ``report``; how a learner is
+named (``NAME:SETTING=VALUE``) is ``specs``.
 """
 
 from __future__ import annotations
@@ -56,7 +57,6 @@ from batchrl.export import ExportError
 from batchrl.filenames import safe_name
 from batchrl.games import GAMES, Dataset, Game, GameError, Scores, get_game
 from batchrl.games import TIERS as TIER_MEANINGS
-from batchrl.learners import EXPLICIT_NONE, LEARNERS, Learner, LearnerError, get_learner
 from batchrl.learning import Settings, settings
 from batchrl.play.bench.datasets import (
     BenchError,
@@ -68,6 +68,7 @@ from batchrl.play.bench.datasets import (
 from batchrl.play.bench.minari import export_dataset
 from batchrl.play.bench.outputs import load_rows, load_scores, one_bench, replaceable, row_line
 from batchrl.play.bench.report import Row, json_default, plot, summary, table
+from batchrl.play.bench.specs import LearnerSpec, split_learners
 from batchrl.play.bench.tasks import EVAL_SEED, Job, as_scores, built, score, train_and_score
 from batchrl.store import Store
 
@@ -103,78 +104,6 @@ CONFIDENCE = 0.95
 TIERS = tuple(TIER_MEANINGS)  # what each means: batchrl.games.TIERS
 # the fewest games (full, --quick) whose mean return is a Minari dataset's reference score
 MINARI_GAMES = (2_000, 100)
-
-
-@dataclass(frozen=True)
-class LearnerSpec:
-    """A learner as the benchmark names it: ``NAME`` or ``NAME:SETTING=VALUE,...``
-    (``fqi:support=0.3``): the learner, the settings given over the game's recommended
-    ones, and the label its rows carry."""
-
-    label: str
-    learner: Learner
-    given: Mapping[str, Any]
-
-    @classmethod
-    def parse(cls, spec: str) -> LearnerSpec:
-        name, _, rest = spec.partition(":")
-        try:
-            learner = get_learner(name.strip())
-        except LearnerError as exc:
-            raise BenchError(str(exc)) from None
-        types = {s[0]: s[1] for s in learner.settings()}
-        given: dict[str, Any] = {}
-        items: list[str] = []
-        for piece in filter(None, (p.strip() for p in rest.split(","))):
-            if "=" not in piece and items:  # a value with commas (hidden=64,64)
-                items[-1] += f",{piece}"
-            else:
-                items.append(piece)
-        for item in items:
-            key, eq, raw = item.partition("=")
-            if not eq or key not in types:
-                raise BenchError(f"{spec}: {item!r} is no SETTING=VALUE of {learner.name} (its "
-                                 f"settings: {', '.join(sorted(types))})")
-            given[key] = _parse_value(spec, key, raw, types[key])
-        try:  # what its config refuses, refused before any dataset is built
-            learner.config(**given)
-        except LearnerError as exc:
-            raise BenchError(f"{spec}: {exc}") from None
-        return cls(spec.strip(), learner, given)
-
-
-def split_learners(values: Sequence[str]) -> tuple[str, ...]:
-    """Learner specs given comma-separated or repeated: a piece ``SETTING=VALUE`` with no
-    ``:`` belongs to the spec before it.
-
-    >>> split_learners(["fqi,bc", "fqi:support=0.3,trees=50"])
-    ('fqi', 'bc', 'fqi:support=0.3,trees=50')
-    """
-    out: list[str] = []
-    for value in values:
-        for piece in filter(None, (p.strip() for p in value.split(","))):
-            setting = "=" in piece and ":" not in piece  # NAME=VALUE of the spec before
-            more = ":" not in piece and "=" not in piece and piece not in LEARNERS
-            if (setting or more) and out and ":" in out[-1]:
-                out[-1] += f",{piece}"  # more of a value with commas (hidden=64,64)
-            else:
-                out.append(piece)
-    return tuple(out)
-
-
-def _parse_value(spec: str, key: str, raw: str, kind: type) -> Any:
-    if raw.lower() == "none":
-        return EXPLICIT_NONE
-    try:
-        if kind is bool:
-            if raw.lower() not in ("true", "false", "1", "0", "yes", "no"):
-                raise ValueError(raw)
-            return raw.lower() in ("true", "1", "yes")
-        return kind(raw)
-    except ValueError:
-        what = {int: "a whole number", float: "a number", bool: "true or false"}
-        raise BenchError(f"{spec}: {key}={raw} is not {what.get(kind, kind.__name__)}") \
-            from None
 
 
 # FQI with the game's recommended settings, FQI under discrete BCQ's support constraint
