@@ -22,7 +22,7 @@ from locations import ROOT
 COMMANDS = ("batchrl.cli", "batchrl.cli.main", "batchrl.cli.common", "batchrl.cli.play",
             "batchrl.cli.export", "batchrl.cli.learn", "batchrl.cli.bench", "batchrl.ingest",
             "batchrl.play.bench", "batchrl.play.bench.datasets", "batchrl.play.bench.tasks",
-            "batchrl.play.bench.outputs")
+            "batchrl.play.bench.outputs", "batchrl.play.bench.specs")
 
 
 def _module_name(path: Path) -> str:
