@@ -49,7 +49,7 @@ class Inputs:
             self._joint: NDArray[np.float32] | None = None
         else:
             self.rows = [np.arange(self.n)]
-            self._joint = _with_action(data.state, data.action)
+            self._joint = with_action(data.state, data.action)
         rng = np.random.default_rng(seed)
         self.probe = np.sort(rng.choice(self.n, min(self.n, PROBE_ROWS), replace=False))
         in_probe = np.zeros(self.n, dtype=bool)
@@ -81,10 +81,11 @@ class Inputs:
             if self.per_action:
                 yield a, states
             else:
-                yield a, _with_action(states, np.full(len(states), a))
+                yield a, with_action(states, np.full(len(states), a))
 
 
-def _with_action(states: NDArray[np.float32], actions: NDArray[Any]) -> NDArray[np.float32]:
+def with_action(states: NDArray[np.float32], actions: NDArray[Any]) -> NDArray[np.float32]:
+    """The joint model's inputs: each state with its action as a last column."""
     return np.column_stack([states, actions.astype(np.float32)]).astype(np.float32)
 
 

@@ -30,11 +30,11 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar
 
-import numpy as np
 
 from batchrl.filenames import safe_name
 from batchrl.learners.base import Learner, LearnerError
 from batchrl.learners.bc import ClonedPolicy, behaviour_model, read_forest
+from batchrl.learners.fqi.inputs import with_action
 from batchrl.learners.iql.fit import Values, awr_weights, iterate
 from batchrl.store import Transitions
 
@@ -112,7 +112,7 @@ class ImplicitQLearning(Learner):
             raise LearnerError(f"iql: k {config.k} is more than the {inputs} inputs of Q "
                                f"(the {inputs - 1} features and the move): give --k "
                                f"{inputs} or fewer")
-        x_q = np.column_stack([rows.state, rows.action.astype(np.float32)]).astype(np.float32)
+        x_q = with_action(rows.state, rows.action)
         values: Values | None = None
         for got in iterate(rows, x_q, trees=config.trees, nmin=config.nmin, k=config.k,
                            iters=config.iters, gamma=config.gamma, tau=config.expectile,
