@@ -30,7 +30,6 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar
 
-
 from batchrl.filenames import safe_name
 from batchrl.learners.base import Learner, LearnerError
 from batchrl.learners.bc import ClonedPolicy, behaviour_model, read_forest
