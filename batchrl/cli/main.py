@@ -31,6 +31,7 @@ from batchrl.cli.common import (
 )
 from batchrl.cli.export import export
 from batchrl.cli.learn import ablate, command_of, imitate, learn
+from batchrl.cli.ope import ope
 from batchrl.cli.play import evaluate, generate, solve
 from batchrl.cluster import ClusterError
 from batchrl.games import FORMATS
@@ -380,6 +381,7 @@ main.add_command(ablate)
 main.add_command(imitate)
 main.add_command(learn)
 main.add_command(bench)
+main.add_command(ope)
 
 if __name__ == "__main__":
     main()
