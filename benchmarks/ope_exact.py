@@ -2,8 +2,11 @@
 (sette e mezzo's and Leduc's), each learner's policy is valued from the logs alone
 (``batchrl ope``: FQE, weighted importance sampling, doubly robust, 95% bootstrap) and
 exactly through the game tree (the baseline, computed in the same run), against the
-logs' own players in the seats it does not take. Printed: the exact value, each
-estimate with its interval, its error, and whether the interval covers the truth.
+logs' own players in the seats it does not take (a mixed tier: it takes the first
+player's decisions, by name, and meets the other). Printed: the exact value, each
+estimate with its interval, its error, whether the interval covers the truth, the
+weights' effective sample size and the share of decisions where the policy's move is
+off the logs' support (where no estimator can know it).
 
     python benchmarks/ope_exact.py                          # fqi and bc, every tier
     python benchmarks/ope_exact.py --games leduc --tiers random --learners fqi,bc,iql
@@ -31,16 +34,22 @@ from batchrl.play.bench import LearnerSpec, build_dataset, cache_dir, split_lear
 from batchrl.play.ope import OPEConfig, evaluate_offline
 
 
+def taken(players: tuple[str, ...]) -> tuple[str, ...]:
+    """Whose decisions the policy takes: every seat's where one player played them all,
+    else the first player's, by name (Leduc's logs alternate seats hand by hand)."""
+    return () if len(set(players)) == 1 else (players[0],)
+
+
 def exact(game_name: str, model: Path, players: tuple[str, ...]) -> float:
-    """The model's exact value in the logs' seats, the others' players as logged (Leduc's
-    logs alternate the two players' seats hand by hand: each seat meets each half the
-    time), averaged over the seats."""
+    """The model's exact value where the estimate puts it (`taken`), against the logs'
+    other players, averaged over the seats it takes."""
     game = GAMES[game_name]
     if game_name == "sette-mezzo":
         return float(game.play.score((f"model:{model}",), 1, 0, {}).values[0])
     spec = f"model:{model}"
-    values = [game.play.exact((spec, other)) for other in players]
-    return sum(v[seat] for v in values for seat in (0, 1)) / (2 * len(players))
+    others = players[1:] if taken(players) else players[:1]
+    values = [game.play.exact((spec, other)) for other in others]
+    return sum(v[seat] for v in values for seat in (0, 1)) / (2 * len(others))
 
 
 def main() -> None:
@@ -56,7 +65,7 @@ def main() -> None:
     specs = [LearnerSpec.parse(s) for s in split_learners([args.learners])]
     cache = args.cache or cache_dir()
     print(f"{'dataset':<20} {'learner':<8} {'exact':>8}  {'estimator':<4} {'estimate':>8} "
-          f"{'95% interval':>20} {'error':>8} {'covers':>6} {'ESS':>8} {'s':>6}")
+          f"{'95% interval':>20} {'error':>8} {'covers':>6} {'ESS':>8} {'off':>6} {'s':>6}")
     for name in args.games.split(","):
         game = GAMES[name]
         for dataset in game.bench.datasets:
@@ -72,15 +81,18 @@ def main() -> None:
                                     out=Path(tmp) / f"{spec.learner.name}.npz")
                     truth = exact(name, Path(path), dataset.players)
                     began = time.perf_counter()
-                    report = evaluate_offline(OPEConfig(Path(path), store, boot=args.boot))
+                    report = evaluate_offline(OPEConfig(Path(path), store, boot=args.boot,
+                                                        players=taken(dataset.players)))
                     took = time.perf_counter() - began
                     ess = min(s.ess for s in report.seats)
+                    off = max(s.unsupported for s in report.seats)
                     for v in (report.mean or report.seats[0].values):
                         covers = v.low <= truth <= v.high
                         print(f"{name + '/' + dataset.tier:<20} {spec.label[:8]:<8} "
                               f"{truth:>+8.4f}  {v.estimator:<4} {v.value:>+8.4f} "
                               f"[{v.low:>+8.4f}, {v.high:>+8.4f}] {v.value - truth:>+8.4f} "
-                              f"{'yes' if covers else 'NO':>6} {ess:>8.0f} {took:>6.1f}",
+                              f"{'yes' if covers else 'NO':>6} {ess:>8.0f} {off:>6.1%} "
+                              f"{took:>6.1f}",
                               flush=True)
 
 

@@ -20,7 +20,7 @@ from batchrl.play.ope import OPEConfig, evaluate_offline
 from batchrl.play.ope.fqe import FrozenFQE
 from batchrl.play.ope.steps import seat_steps
 from batchrl.play.ope.weighting import ratios, weighted
-from batchrl.store import Transitions
+from batchrl.store import StoreError, Transitions
 
 
 def _store(tmp: Path, game: str, players: tuple[str, ...], count: int, seed: int,
@@ -198,9 +198,35 @@ def test_leduc_fqe_covers_the_exact_value_over_both_seats(tmp_path: Path) -> Non
     truth = float(np.mean(GAMES["leduc"].play.exact((f"model:{model}", "random"))))
     report = evaluate_offline(OPEConfig(model, store, boot=40, jobs=1,
                                         estimators=("fqe",)))
-    assert [s.seat for s in report.seats] == [0, 1]
+    assert [s.who for s in report.seats] == ["seat 0", "seat 1"]
     fqe = report.value("fqe")
     assert abs(fqe.value - truth) < 0.15 and fqe.low <= truth <= fqe.high, (fqe, truth)
+
+
+def test_a_player_by_name_is_valued_against_the_others_and_off_support_is_said(
+        tmp_path: Path) -> None:
+    """Leduc's mixed logs (rule and random, seats alternating hand by hand): a clone of
+    rule's moves takes rule's decisions by name, in both seats, and is valued against the
+    logged random player, as exactly; FQI's policy leaves rule's moves in many states,
+    and the report says that there no estimator sees what it earns."""
+    store = _store(tmp_path, "leduc", ("rule", "random"), 20_000, 2)
+    learner = get_learner("bc")
+    clone, _ = learn(learner, store, settings(learner, store, {"trees": 20}),
+                     players=("rule",), jobs=1, out=tmp_path / "rule.npz")
+    truth = float(np.mean(GAMES["leduc"].play.exact((f"model:{clone}", "random"))))
+    report = evaluate_offline(OPEConfig(Path(clone), store, players=("rule",), boot=30,
+                                        jobs=1))
+    (rule,) = report.seats
+    assert rule.who == "rule" and rule.episodes == 20_000 and rule.unsupported == 0
+    fqe = report.value("fqe")
+    assert fqe.low <= truth <= fqe.high, (fqe, truth)
+    fqi = _learned(store, tmp_path / "fqi.npz", "fqi")
+    off = evaluate_offline(OPEConfig(fqi, store, players=("rule",), boot=0, jobs=1,
+                                     estimators=("fqe",)))
+    assert off.seats[0].unsupported > 0.1
+    assert "no estimator sees what it earns" in off.table()
+    with pytest.raises(StoreError, match="nobody"):
+        evaluate_offline(OPEConfig(fqi, store, players=("nobody",), boot=0, jobs=1))
 
 
 def test_the_command_line_values_a_model_and_refuses_a_seat_that_never_decides(

@@ -42,6 +42,10 @@ def _estimators(text: str) -> tuple[str, ...]:
 @click.option("--seat", "seats", default=None, metavar="N[,N...]",
               help="The seats the policy takes, one at a time, the others playing as "
                    "logged [default: every seat that decides in the logs].")
+@click.option("--player", "players", multiple=True, metavar="NAME",
+              help="A logged player, by name, whose decisions the policy takes (in whatever "
+                   "seat it sat), the others playing as logged; repeat for more, each valued "
+                   "alone (the store's names: batchrl info).")
 @click.option("--estimators", default=",".join(ESTIMATORS), show_default=True,
               metavar="NAMES", help="Of: " + "; ".join(f"{k}, {v}" for k, v in
                                                       TITLES.items()) + ".")
@@ -66,7 +70,8 @@ def _estimators(text: str) -> tuple[str, ...]:
 @click.option("--jobs", "-j", type=JOBS, default=-1, show_default=True,
               help="Threads that grow the forests (-1: every core).")
 @click.option("--json", "as_json", is_flag=True, help="One JSON object, for scripts.")
-def ope(model: Path, store: Path | str | None, seats: str | None, estimators: str,
+def ope(model: Path, store: Path | str | None, seats: str | None, players: tuple[str, ...],
+        estimators: str,
         boot: int, behaviour: Path | None, clip: float, trees: int, nmin: int, gamma: float,
         seed: int, jobs: int, as_json: bool) -> None:
     """Value a policy from the logs alone: off-policy evaluation.
@@ -87,11 +92,12 @@ def ope(model: Path, store: Path | str | None, seats: str | None, estimators: st
     Example:
       batchrl ope --model models/fqi.npz --store datasets/store
       batchrl ope --model bc.npz --store logs/store --seat 0 --json
+      batchrl ope --model fqi.npz --store room/store --player Pluribus
     """
     try:
         config = OPEConfig(model, store if store is not None else default_store_path(),
-                           _seats(seats), _estimators(estimators), boot, seed, gamma, trees,
-                           nmin, clip, behaviour, jobs)
+                           _seats(seats), players, _estimators(estimators), boot, seed,
+                           gamma, trees, nmin, clip, behaviour, jobs)
         with progress(max(boot, 1) * max(len(config.seats), 1), "bootstrap",
                       lines=not as_json) as advance:
 

@@ -464,15 +464,33 @@ class Store:
             raise StoreError(f"{self.place} does not record player names ({self.schema.game} "
                              "logs have none): learn from every row instead")
 
-    def _only_players(self, table: pa.Table, players: Sequence[str],
-                      keep_name: bool = False) -> pa.Table:
-        names = table.column("name")
+    def rows_of(self, players: Sequence[str]) -> NDArray[np.bool_]:
+        """Which of `arrays`'s rows (read without ``players``, in its order) are decisions
+        of the players named (as ``arrays``'s ``players`` takes them): a player's rows
+        among everyone's, where what follows a decision matters (a team's rewards).
+
+        Raises:
+            StoreError: a store that records no names, or a name it does not hold.
+        """
+        self._check_names(players)
+        names = self._read_table(["name"]).column("name")
+        chosen = self._chosen(names, players)
+        return np.asarray(pc.is_in(names, value_set=pa.array(chosen, pa.string()))
+                          .to_numpy(zero_copy_only=False), dtype=bool)
+
+    def _chosen(self, names: Any, players: Sequence[str]) -> list[str]:
         known = _decisions_by_name(names)
         chosen = select_names(players, list(known))
         if isinstance(chosen, str):
             raise StoreError(f"{chosen} in {self.place}; its players are "
                              + ", ".join(f"{printable(n)} ({c:,} decisions)"
                                          for n, c in known.items()))
+        return chosen
+
+    def _only_players(self, table: pa.Table, players: Sequence[str],
+                      keep_name: bool = False) -> pa.Table:
+        names = table.column("name")
+        chosen = self._chosen(names, players)
         kept = table.filter(pc.is_in(names, value_set=pa.array(chosen, pa.string())))
         return kept if keep_name else kept.drop_columns(["name"])
 

@@ -33,7 +33,7 @@ from numpy.typing import NDArray
 from batchrl.games import GameError, game_for, seats_of
 from batchrl.learners.bc import behaviour_model, probabilities
 from batchrl.play.ope.fqe import FrozenFQE
-from batchrl.play.ope.steps import SeatSteps, seat_steps
+from batchrl.play.ope.steps import SeatSteps, player_steps
 from batchrl.play.ope.weighting import ratios, weighted
 from batchrl.policy import LoadedModel, ModelError, load_policy
 from batchrl.store import Store, StoreError, Transitions
@@ -53,7 +53,10 @@ class OPEConfig:
         model: the model file whose policy is valued.
         store: the logs.
         seats: the seats the policy takes, one at a time (others as logged); empty:
-            every seat that decides in the logs.
+            every seat that decides in the logs (or ``players``).
+        players: the logged players, by name, whose decisions the policy takes, one at
+            a time, in whatever seat they sit (a store that records names); a name in
+            both seats of an episode: the policy takes each.
         estimators: of `ESTIMATORS`.
         boot: bootstrap replicates (0: no interval).
         seed: the bootstrap's and the forests' randomness.
@@ -69,6 +72,7 @@ class OPEConfig:
     model: Path
     store: Path | str
     seats: tuple[int, ...] = ()
+    players: tuple[str, ...] = ()
     estimators: tuple[str, ...] = ESTIMATORS
     boot: int = 100
     seed: int = 0
@@ -85,6 +89,8 @@ class OPEConfig:
                              f"{', '.join(ESTIMATORS)}")
         if not self.estimators:
             raise ValueError("name at least one estimator")
+        if self.seats and self.players:
+            raise ValueError("take seats (--seat) or players by name (--player), not both")
         if self.boot < 0 or self.boot == 1:
             raise ValueError(f"--boot {self.boot}: 0 (no interval) or at least 2 replicates")
         if not 0 < self.clip <= 1:
@@ -122,7 +128,7 @@ class SeatResult:
     whose every logged move is the policy's; ``ess``: the importance weights' effective
     sample size (of ``episodes``)."""
 
-    seat: int
+    who: str  # "seat 0", or a player's name
     decisions: int
     episodes: int
     left_out: int
@@ -134,7 +140,7 @@ class SeatResult:
     iterations: int = 0
 
     def as_dict(self) -> dict[str, Any]:
-        return {"seat": self.seat, "decisions": self.decisions, "episodes": self.episodes,
+        return {"who": self.who, "decisions": self.decisions, "episodes": self.episodes,
                 "left_out": self.left_out, "unsupported": self.unsupported,
                 "unvalued": self.unvalued, "follows": self.follows, "ess": self.ess,
                 "fqe_iterations": self.iterations,
@@ -166,19 +172,23 @@ class OPEReport:
                      f"{self.boot} replicates" if self.boot else "none asked (--boot 0)")]
         width = max(len(TITLES[v.estimator]) for s in self.seats for v in s.values)
         for s in self.seats:
-            lines.append(f"seat {s.seat}: {s.episodes:,} episodes, {s.decisions:,} decisions"
+            lines.append(f"{s.who}: {s.episodes:,} episodes, {s.decisions:,} decisions"
                          + (f" ({s.left_out:,} episodes where it never decides left out)"
                             if s.left_out else ""))
             for v in s.values:
                 lines.append(f"  {v.estimator:<4} {TITLES[v.estimator]:<{width}}  "
                              f"{_shown(v)}")
-            lines.append(f"  support: the policy's move is one the logs hardly make (under "
-                         f"the clip) in {s.unsupported:.1%} of decisions"
-                         + (f", never at all in {s.unvalued:.1%}" if s.unvalued else "")
-                         + f"; {s.follows:.1%} of episodes follow it throughout; effective "
-                           f"sample size {s.ess:,.1f}")
+            lines.append(f"  support: {s.follows:.1%} of episodes follow the policy "
+                         f"throughout; effective sample size {s.ess:,.1f}")
+            if s.unsupported:
+                lines.append(f"  warning: in {s.unsupported:.1%} of decisions the policy plays "
+                             f"a move the logs hardly make there (probability under the "
+                             f"clip{f'; never at all in {s.unvalued:.1%}' if s.unvalued else ''}"
+                             f"): no estimator sees what it earns; FQE and DR extrapolate "
+                             f"the trees, WIS leaves those episodes out, and the intervals "
+                             f"do not hold that")
         if len(self.seats) > 1:
-            lines.append(f"mean over seats {', '.join(str(s.seat) for s in self.seats)}:")
+            lines.append(f"mean over {', '.join(s.who for s in self.seats)}:")
             for v in self.mean:
                 lines.append(f"  {v.estimator:<4} {TITLES[v.estimator]:<{width}}  "
                              f"{_shown(v)}")
@@ -215,15 +225,16 @@ def evaluate_offline(config: OPEConfig,
     data = opened.arrays(seats=seats_of(schema.game, schema.game_params))
     model = _on_store(loaded, data)
     decided = sorted(int(s) for s in np.unique(data.player))
-    seats = list(config.seats) or decided
-    if missing := [s for s in seats if s not in decided]:
+    if missing := [s for s in config.seats if s not in decided]:
         raise StoreError(f"{config.store}: seat {missing[0]} takes no decision in its logs "
                          f"(the seats that do: {', '.join(map(str, decided))})")
+    takers = [(name, opened.rows_of([name])) for name in config.players] or \
+        [(f"seat {s}", data.player == s) for s in (config.seats or decided)]
     rng = np.random.default_rng(config.seed)
     draws = rng.exponential(size=(config.boot, len(data.episode_ids)))
     results, replicates = [], []
-    for seat in seats:
-        result, reps = _seat(config, data, seat, model, draws, say)
+    for who, mine in takers:
+        result, reps = _seat(config, data, player_steps(data, mine, who), model, draws, say)
         results.append(result)
         replicates.append(reps)
     mean: tuple[Value, ...] = ()
@@ -246,11 +257,12 @@ def _on_store(loaded: LoadedModel, data: Transitions) -> LoadedModel:
                                               dtype=np.intp))
 
 
-def _seat(config: OPEConfig, data: Transitions, seat: int, model: LoadedModel,
+def _seat(config: OPEConfig, data: Transitions, steps: SeatSteps, model: LoadedModel,
           draws: NDArray[np.float64], say: Callable[[str, int, int], None]
           ) -> tuple[SeatResult, dict[str, NDArray[np.float64]]]:
-    """One seat's result, and each estimator's bootstrap replicates."""
-    steps = seat_steps(data, seat)
+    """The result of the policy taking ``steps``, and each estimator's bootstrap
+    replicates."""
+    seat = steps.who
     n_actions = len(data.action_names)
     moves = model.act_batch(steps.state, steps.legal)
     weights = draws[:, data.episode[steps.rows[steps.first]]]
@@ -261,10 +273,10 @@ def _seat(config: OPEConfig, data: Transitions, seat: int, model: LoadedModel,
     wanted = set(config.estimators)
     fqe = logged_q = policy_v = None
     if wanted & {"fqe", "dr"}:
-        say(f"seat {seat}: forests grown", 0, 1)
+        say(f"{seat}: forests grown", 0, 1)
         fqe = FrozenFQE(steps, moves, n_actions, config.gamma, config.trees, config.nmin,
                         config.seed, config.jobs)
-        say(f"seat {seat}: forests grown", 1, 1)
+        say(f"{seat}: forests grown", 1, 1)
         logged_q, policy_v = fqe.solve()
     tables = weighted(steps, ratio, config.gamma, logged_q, policy_v)
     point: dict[str, float] = {}
@@ -273,7 +285,7 @@ def _seat(config: OPEConfig, data: Transitions, seat: int, model: LoadedModel,
 
     def tick(n: int) -> None:
         done[0] += n
-        say(f"seat {seat}: bootstrap", done[0], len(weights))
+        say(f"{seat}: bootstrap", done[0], len(weights))
 
     if fqe is not None and policy_v is not None:
         point["fqe"] = fqe.estimate(policy_v)

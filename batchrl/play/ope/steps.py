@@ -32,12 +32,13 @@ class SeatSteps:
     ``rows``: their store rows; ``state``/``action``/``legal``: the state (every stored
     feature), the logged move and the moves allowed there; ``reward``: what the seat
     earned from this step to its next; ``nxt``: the index of the seat's next step in the
-    episode (-1: none); ``episode``: 0.. over the episodes kept; ``t``: the step's
-    number within its episode; ``first``: each episode's first step; ``before``: each
-    episode's reward before its first step; ``left_out``: episodes where the seat never
-    decides."""
+    episode (-1: none); ``episode``: 0.. over the chains kept, a chain being one
+    episode's decisions of one seat (a player by name who sits in both seats of an
+    episode has two); ``t``: the step's number within its chain; ``first``: each chain's
+    first step; ``before``: each chain's reward before its first step; ``left_out``:
+    episodes where no step is taken."""
 
-    seat: int
+    who: str  # "seat 0", or "rule" (a player by name)
     rows: NDArray[np.int64]
     state: NDArray[np.float32]
     action: NDArray[np.int64]
@@ -67,41 +68,54 @@ class SeatSteps:
 def seat_steps(data: Transitions, seat: int) -> SeatSteps:
     """``data``'s decisions of ``seat`` as `SeatSteps`; a ValueError where the seat takes
     none."""
-    team = grouping(data) == "episode"
-    ordered = episodes_of(data, "seat")  # rows by (episode, seat, step), masks per step
-    mine = data.player[ordered.rows] == seat
-    rows = ordered.rows[mine]
-    if not len(rows):
+    mine = data.player == seat
+    if not mine.any():
         seats = ", ".join(str(int(s)) for s in np.unique(data.player))
         raise ValueError(f"seat {seat} takes no decision in these rows (the seats that do: "
                          f"{seats})")
-    legal = ordered.legal_mask[mine]
+    return player_steps(data, mine, f"seat {seat}")
+
+
+def player_steps(data: Transitions, mine: NDArray[np.bool_], who: str) -> SeatSteps:
+    """The decisions of the rows ``mine`` marks (one player's, in whatever seat it sits
+    in each episode) as `SeatSteps`, ``who`` naming them."""
+    team = grouping(data) == "episode"
+    ordered = episodes_of(data, "seat")  # rows by (episode, seat, step), masks per step
+    kept = mine[ordered.rows]
+    rows = ordered.rows[kept]
+    if not len(rows):
+        raise ValueError(f"{who} takes no decision in these rows")
+    legal = ordered.legal_mask[kept]
     codes = data.episode[rows]
-    starts = np.ones(len(rows), dtype=bool)
-    starts[1:] = codes[1:] != codes[:-1]
+    seats = data.player[rows]
+    starts = np.ones(len(rows), dtype=bool)  # a chain: one episode's decisions of one seat
+    starts[1:] = (codes[1:] != codes[:-1]) | (seats[1:] != seats[:-1])
+    if team and len(np.unique(codes[starts])) < int(starts.sum()):
+        raise ValueError(f"{who} sits in more than one seat of an episode of a team game: "
+                         "take one seat (--seat) instead")
     episode = np.cumsum(starts) - 1
     first = np.flatnonzero(starts)
     t = np.arange(len(rows)) - first[episode]
     nxt = np.arange(1, len(rows) + 1, dtype=np.int64)
     nxt[np.append(first[1:], len(rows)) - 1] = -1
     if team:
-        reward, before = _team_rewards(data, seat, rows, codes[first])
+        reward, before = _team_rewards(data, mine, rows, codes[first])
     else:
         reward, before = data.reward[rows].astype(np.float64), np.zeros(len(first))
-    return SeatSteps(seat, rows, np.asarray(data.state[rows], dtype=np.float32),
+    return SeatSteps(who, rows, np.asarray(data.state[rows], dtype=np.float32),
                      data.action[rows].astype(np.int64), legal, reward, nxt,
                      episode.astype(np.int64), t.astype(np.int64), first.astype(np.int64),
-                     before, len(data.episode_ids) - len(first), team)
+                     before, len(data.episode_ids) - len(np.unique(codes)), team)
 
 
-def _team_rewards(data: Transitions, seat: int, rows: NDArray[np.int64],
+def _team_rewards(data: Transitions, mine: NDArray[np.bool_], rows: NDArray[np.int64],
                   kept: NDArray[np.int64]) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
     """Each of the seat's steps' reward from its row up to its next decision (every row's
     reward is the team's), and each kept episode's reward before the seat's first."""
     order = np.argsort(data.episode, kind="stable")  # an episode's rows as played
     reward = data.reward[order].astype(np.float64)
     # each row of the played order belongs to the seat's latest decision at or before it
-    is_mine = data.player[order] == seat
+    is_mine = mine[order]
     codes = data.episode[order]
     new_episode = np.ones(len(order), dtype=bool)
     new_episode[1:] = codes[1:] != codes[:-1]
