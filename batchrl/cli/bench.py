@@ -74,6 +74,12 @@ def _datasets_help() -> str:
               help="Where results.jsonl (a row as each lands; a rerun goes on from it), "
                    "bench.json, bench.png and the models' scores go (and the models, "
                    "with --keep-models).")
+@click.option("--ope", is_flag=True,
+              help="Also value each policy from its dataset's logs alone (batchrl ope: FQE, "
+                   "weighted importance sampling, doubly robust) beside its measured score, "
+                   "and report how well each estimator ranks and sizes the learners: rank "
+                   "correlation, regret@1 and mean absolute error, per dataset and pooled, "
+                   "in normalized points.")
 @click.option("--keep-models", is_flag=True,
               help="Keep each trained model under OUT/models (to evaluate or search over "
                    "later); by default it is removed once scored: a full grid's forests "
@@ -105,7 +111,7 @@ def _datasets_help() -> str:
 def bench(games: tuple[str, ...], tiers: tuple[str, ...], learners: tuple[str, ...],
           peers: tuple[str, ...], seeds: int, quick: bool, as_json: bool, out: Path,
           cache: Path | None, jobs: int, scheduler: str | None, minari: Path | None,
-          keep_models: bool) -> None:
+          ope: bool, keep_models: bool) -> None:
     """Score every learner on every game's datasets, between random play and the best.
 
     For each game, dataset, learner and training seed: the dataset is generated and
@@ -128,6 +134,7 @@ def bench(games: tuple[str, ...], tiers: tuple[str, ...], learners: tuple[str, .
       batchrl bench --games leduc --peers d3rlpy       # and d3rlpy's four
       batchrl bench --scheduler tcp://HOST:8786        # the full grid on a Dask cluster
       batchrl bench --quick --minari ~/.minari/datasets   # and each dataset for Minari
+      batchrl bench --games leduc --ope                # and each policy's value from its logs
 
     --quick plays fewer games of each dataset.
     """
@@ -137,7 +144,7 @@ def bench(games: tuple[str, ...], tiers: tuple[str, ...], learners: tuple[str, .
                              learners=split_learners(learners) or DEFAULT_LEARNERS,
                              peers=peers, seeds=seeds, quick=quick, out=out, cache=cache, jobs=jobs,
                              scheduler=scheduler_address(scheduler), minari=minari,
-                             keep_models=keep_models)
+                             keep_models=keep_models, ope=ope)
     except ClusterError as exc:
         raise click.ClickException(str(exc)) from None
     try:

@@ -375,6 +375,15 @@ class PlayFace(Face):
         other seats' players (a team game: the other team's)."""
         return tuple(players[1:])
 
+    def return_of_score(self, params: Any) -> tuple[float, float] | None:
+        """``(a, b)``: a player's expected return in a store's rewards (of ``params``) is
+        ``a * score + b``, its ``score`` as `score` measures it, where the two are one
+        quantity in two units (hold'em: bb/hand and chips); None where the score is
+        another quantity than the rewards add up to (Tressette's hands won, four-player
+        President's first places). What compares an estimate from the logs with a score
+        (``batchrl bench --ope``) reads it."""
+        return None
+
     def exploitability(self, player: str, params: Any) -> float | None:
         """What a best response to ``player`` wins from it per game, on average over the
         seats, where the game measures it exactly (Leduc); None where it does not."""

@@ -146,6 +146,9 @@ class HanabiPlay(PlayFace):
             raise GameError(str(exc)) from None
         return Scores(report.scores.astype(np.float64), "cards_played", "cards played")
 
+    def return_of_score(self, params: HanabiParams) -> tuple[float, float]:
+        return 1.0, 0.0  # cards played: the rows' rewards add up to the score
+
     def evaluate(self, groups: Sequence[Sequence[str]], count: int | None, seed: int,
                  options: Mapping[str, Any],
                  progress: Callable[[int], None] | None = None,

@@ -145,6 +145,9 @@ class HoldemPlay(PlayFace):
     def ablation_players(self, params: HoldemParams) -> tuple[str, ...]:
         return (self.ablation_opponents[0],) * (params.gamedef.num_players - 1)
 
+    def return_of_score(self, params: HoldemParams) -> tuple[float, float]:
+        return float(params.gamedef.big_blind), 0.0  # bb/hand into the rows' chips
+
     def score_count(self, count: int, params: HoldemParams) -> str | None:
         seats = params.gamedef.num_players
         if count < seats or count % seats:

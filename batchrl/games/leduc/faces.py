@@ -151,6 +151,9 @@ class LeducPlay(PlayFace):
         return Scores(np.asarray(seats, dtype=np.float64), "chips_per_hand",
                       "chips per hand", per_unit=2, exact=True)
 
+    def return_of_score(self, params: Any) -> tuple[float, float]:
+        return 1.0, 0.0  # chips per hand, as the rows' rewards
+
     def score_count(self, count: int, params: Any) -> str | None:
         return None  # exact: no hand is played
 

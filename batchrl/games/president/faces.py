@@ -226,6 +226,13 @@ class PresidentPlay(PlayFace):
         return Scores((placed[:, 0] == 0).astype(np.float64), "first_place",
                       "share of games won", per_unit=params.players * params.match)
 
+    def return_of_score(self, params: PresidentParams) -> tuple[float, float] | None:
+        """Two players, one game a match, the placement reward: a game's reward is 1 for
+        first place, 0 for last, the score's own indicator; otherwise another quantity."""
+        if params.players == 2 and params.match == 1 and params.reward == "placement":
+            return 1.0, 0.0
+        return None
+
     def _placements(self, names: Sequence[str], params: PresidentParams, count: int,
                     seed: int, progress: Callable[[int], None] | None = None,
                     tasks: Tasks | None = None) -> NDArray[np.int64]:

@@ -135,6 +135,9 @@ class SetteMezzoPlay(PlayFace):
 
     ablation_opponents = ()
 
+    def return_of_score(self, params: Any) -> tuple[float, float]:
+        return 1.0, 0.0  # stakes a game (the expected-result reward has the same mean)
+
     def score_count(self, count: int, params: Any) -> str | None:
         return None  # exact: no game is played
 

@@ -67,7 +67,7 @@ from batchrl.play.bench.datasets import (
 )
 from batchrl.play.bench.minari import export_dataset
 from batchrl.play.bench.outputs import load_rows, load_scores, one_bench, replaceable, row_line
-from batchrl.play.bench.report import Row, json_default, plot, summary, table
+from batchrl.play.bench.report import Row, json_default, ope_summary, plot, summary, table
 from batchrl.play.bench.specs import LearnerSpec, split_learners
 from batchrl.play.bench.tasks import EVAL_SEED, Job, as_scores, built, score, train_and_score
 from batchrl.store import Store
@@ -127,6 +127,7 @@ class BenchConfig:
     scheduler: str | None = None  # a Dask scheduler's address: the grid's steps as tasks
     minari: Path | None = None  # also each dataset as a Minari dataset under this root
     keep_models: bool = False  # each model file left under OUT/models once scored
+    ope: bool = False  # each policy also valued from its dataset's logs alone
 
 
 @dataclass
@@ -139,7 +140,8 @@ class BenchResult:
     def as_dict(self) -> dict[str, Any]:
         return {"quick": self.config.quick, "seeds": self.config.seeds,
                 "evaluation_seed": EVAL_SEED, "rows": [dataclasses.asdict(r) for r in self.rows],
-                "paired": self.paired, "summary": summary(self.rows)}
+                "paired": self.paired, "summary": summary(self.rows),
+                **({"ope": got} if (got := ope_summary(self.rows)) else {})}
 
     def table(self) -> str:
         return table(self.rows, self.paired)
@@ -319,7 +321,32 @@ class Bench:
             evaluations.append(_Evaluation(opponents, transfer, evaluation,
                                            f"{folder} {evaluation}"))
         return _Setup(game, dataset, store, (schema.game, dict(schema.game_params)), count,
-                      evaluations)
+                      evaluations, self._ope_takers(game, dataset, params, schema))
+
+    def _ope_takers(self, game: Game, dataset: Dataset, params: Any, schema: Any
+                    ) -> tuple[str, ...] | None:
+        """Whose decisions a policy takes when --ope values it from the dataset's logs
+        (() every seat's; the first player's by name where the logs mix players); None
+        where it is not valued: --ope not asked, a score that is not what the rewards add
+        up to (`PlayFace.return_of_score`), or mixed logs that do not name players."""
+        if not self.config.ope:
+            return None
+        if game.play.return_of_score(params) is None:
+            self.say(f"{game.name}/{dataset.tier}: --ope leaves it out (its score is "
+                     f"another quantity than its rewards add up to)")
+            return None
+        if dataset.opponents is not None and \
+                tuple(dataset.opponents) != game.play.opponents_of(dataset.players):
+            self.say(f"{game.name}/{dataset.tier}: --ope leaves it out (it is scored against "
+                     "other players than its logs' own)")
+            return None
+        if len(set(dataset.players)) == 1:
+            return ()
+        if "name" not in schema.audit_columns:
+            self.say(f"{game.name}/{dataset.tier}: --ope leaves it out (its logs mix "
+                     "players and do not name them)")
+            return None
+        return (dataset.players[0],)
 
     def _baselines(self, sets: Sequence[_Setup], tasks: Any,
                    say: Callable[[str], None] | None) -> None:
@@ -377,8 +404,11 @@ class Bench:
                                self.config.quick, e.setup)
                         e.keys.append(key)
                         if key in self.done:
-                            if not (why := self._disagrees(self.done[key], s, e)):
+                            if not (why := self._disagrees(self.done[key], s, e)) and not (
+                                    s.ope is not None and not e.transfer
+                                    and self.done[key].ope is None):
                                 continue
+                            why = why or "has no value from the logs (--ope)"
                             self.say(f"{s.game.name}/{s.dataset.tier} {spec.label} seed "
                                      f"{seed}: the row in {self.results} {why}: trained and "
                                      "scored again")
@@ -395,7 +425,10 @@ class Bench:
                               str(s.store), chosen, str(model.resolve()),
                               scored, s.count, s.params,
                               all(e.exact for e in wanted), self.config.jobs,
-                              self.config.keep_models)
+                              self.config.keep_models,
+                              s.ope if any(not e.transfer for e in wanted) else None,
+                              20 if self.config.quick else 50,
+                              10 if self.config.quick else 50)
                     todo.append((s, spec, seed, wanted,
                                  Task(train_and_score, job, say, size=1)))
         if not todo:
@@ -412,7 +445,8 @@ class Bench:
                 row = self._row(s.game, s.dataset, e, spec.label, seed, mine, units(mine),
                                 got["cpu"], job.settings.said.removeprefix("settings: "),
                                 got["model"], self.config.quick, round(got["wall"], 3),
-                                path, got.get("exploitability"))
+                                path, got.get("exploitability"),
+                                ope=None if e.transfer else self._ope_row(s, e, got.get("ope")))
                 self._append(row)
                 versus = " (transfer: against " + ",".join(e.opponents) + ")" \
                     if e.transfer else ""
@@ -461,11 +495,31 @@ class Bench:
                      **given}
         return settings(spec.learner, store, given)
 
+    def _ope_row(self, s: _Setup, e: _Evaluation, got: Mapping[str, Any] | None
+                 ) -> dict[str, Any] | None:
+        """A task's values from the logs as a row keeps them: each estimate normalized as
+        the scores are, its random and reference scores turned into the rows' rewards
+        (`PlayFace.return_of_score`)."""
+        if got is None:
+            return None
+        a, b = s.game.play.return_of_score(s.game.log.params_from_store(*s.params)) or (1, 0)
+        low, high = a * float(e.random.mean()) + b, a * float(e.reference.mean()) + b
+
+        def number(x: float) -> float | None:
+            return float(x) if math.isfinite(x) else None
+
+        estimates = {}
+        for name, (value, lo, hi) in got["values"].items():
+            norm = 100 * (value - low) / (high - low) if high != low else float("nan")
+            estimates[name] = [number(value), number(lo), number(hi), number(norm)]
+        return {"estimates": estimates, "unsupported": float(got["unsupported"]),
+                "ess": float(got["ess"])}
+
     def _row(self, game: Game, dataset: Dataset, e: _Evaluation, learner: str,
              seed: int | None, got: Scores, mine: NDArray[np.float64], cpu: float,
              said: str = "", model: str = "", quick: bool = False, wall: float = 0.0,
              scores: str = "", exploitability: float | None = None,
-             exact: bool | None = None) -> Row:
+             exact: bool | None = None, ope: dict[str, Any] | None = None) -> Row:
         """A scored player's row against ``e``'s opponents, normalized between their
         random and reference scores."""
         exact = e.exact and (got.exact if exact is None else exact)
@@ -475,7 +529,7 @@ class Bench:
                    0.0 if exact or len(mine) < 2 else raw.half_width, norm, norm_ci,
                    round(cpu, 3), got.unit, len(got.values), exact, said, model, quick,
                    wall, e.setup if seed is not None else "", scores, ",".join(e.opponents),
-                   e.transfer, exploitability)
+                   e.transfer, exploitability, ope)
 
     def _append(self, row: Row) -> None:
         line = row_line(row).encode()
@@ -553,6 +607,7 @@ class _Setup:
     params: tuple[str, dict[str, Any]]  # the store's game and game_params
     count: int
     evaluations: list[_Evaluation]
+    ope: tuple[str, ...] | None = None  # whose decisions --ope takes (None: not valued)
 
 
 def _digest(text: str) -> str:

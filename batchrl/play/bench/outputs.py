@@ -34,6 +34,9 @@ LOCK = ".bench.lock"
 UNDEFINED_AT_TIMES = ("normalized", "normalized_ci")
 # a row's fields an earlier batchrl's rows did not have (its digest was taken without them)
 LATER_FIELDS = ("opponents", "transfer", "exploitability")
+# fields added after those, digested only where they hold something (a row of ``bench``
+# without --ope digests as before them)
+OPTIONAL_FIELDS = ("ope",)
 
 
 @contextlib.contextmanager
@@ -77,6 +80,9 @@ def row_line(row: Row) -> str:
 
 
 def _digest(fields: dict[str, Any]) -> str:
+    """The row's digest; a field added since (``OPTIONAL_FIELDS``) counts only where it
+    holds something, so the rows written before it keep theirs."""
+    fields = {k: v for k, v in fields.items() if not (k in OPTIONAL_FIELDS and v is None)}
     text = json.dumps(fields, sort_keys=True, default=json_default)
     return hashlib.sha256(text.encode()).hexdigest()[:16]
 
@@ -131,7 +137,24 @@ def row_of(data: Any) -> Row:
               and math.isfinite(value)}.get(kind, True)
         if not ok:
             raise ValueError(f"its {f.name} is {printable(repr(value), 40)}")
+    if row.ope is not None and not _sound_ope(row.ope):
+        raise ValueError(f"its ope is {printable(repr(row.ope), 40)}")
     return row
+
+
+def _sound_ope(ope: Any) -> bool:
+    """An ``ope`` field as the bench writes it: estimators' [value, low, high, normalized]
+    (numbers or None) and the two finite figures."""
+    if not isinstance(ope, dict) or set(ope) != {"estimates", "unsupported", "ess"}:
+        return False
+    number = (int, float)
+    estimates = ope["estimates"]
+    return isinstance(estimates, dict) and all(
+        isinstance(k, str) and isinstance(v, list) and len(v) == 4 and all(
+            x is None or (isinstance(x, number) and not isinstance(x, bool)
+                          and math.isfinite(x)) for x in v)
+        for k, v in estimates.items()) and all(
+        isinstance(ope[k], number) and math.isfinite(ope[k]) for k in ("unsupported", "ess"))
 
 
 def replaceable(path: Path) -> None:

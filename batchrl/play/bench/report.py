@@ -10,6 +10,8 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+import pandas as pd
+from numpy.typing import NDArray
 
 
 @dataclass
@@ -40,6 +42,11 @@ class Row:
     transfer: bool = False  # against the game's standard opponents, not the logs' own
     # the policy's exact exploitability where its game measures it (Leduc)
     exploitability: float | None = None
+    # its value from the logs alone (bench --ope): per estimator [value, low, high,
+    # normalized] (None where it has none), "unsupported" (the largest share of decisions
+    # where the policy leaves the logs' support) and "ess" (the weights' smallest
+    # effective sample size); None: not asked
+    ope: dict[str, Any] | None = None
 
     def key(self) -> tuple[str, str, str, int | None, str, bool, str]:
         """What makes a row the same as one done before: its settings and its setup too,
@@ -96,7 +103,7 @@ def table(rows: Sequence[Row], paired: Sequence[Mapping[str, Any]] = ()) -> str:
                  "seeds' means, sd their spread over the seeds; its difference from the "
                  "first learner is on the same deals, its seeds' scores averaged; expl.: "
                  "the policy's exact exploitability, where the game measures it")
-    return "\n".join(lines)
+    return "\n".join([*lines, *ope_table(rows)])
 
 
 def _table(rows: Sequence[Row], paired: Sequence[Mapping[str, Any]]) -> list[str]:
@@ -119,6 +126,100 @@ def _table(rows: Sequence[Row], paired: Sequence[Mapping[str, Any]]) -> list[str
             line += (f"  vs {p['versus']}: {p['difference']:+.4f} ± "
                      f"{p['difference_ci']:.4f}")
         lines.append(line)
+    return lines
+
+
+REGRET_POINTS = 5.0  # regret@1 this small or smaller: the estimates chose well
+
+
+def ope_summary(rows: Sequence[Row]) -> dict[str, Any]:
+    """How well the values from the logs alone (``bench --ope``) rank and size the
+    measured scores (DOPE's yardsticks, Fu et al. 2021), per estimator: on each dataset
+    over its learners (each the mean over its seeds, normalized points), Spearman's rank
+    correlation, regret@1 (the best learner's measured score less that of the one the
+    estimates put first) and the mean absolute error; pooled, the rank correlation and
+    error over every dataset's learners and the share of datasets whose regret@1 is
+    at most `REGRET_POINTS`. {} where no row has values from the logs."""
+    held = [r for r in rows if r.ope is not None and r.seed is not None and not r.transfer]
+    if not held:
+        return {}
+    estimators = list(dict.fromkeys(k for r in held for k in (r.ope or {})["estimates"]))
+    per: dict[tuple[str, str], dict[str, list[tuple[float, float]]]] = {}
+    for (game, dataset, _), group in _groups(held).items():
+        measured = float(np.mean([r.normalized for r in group]))
+        for name in estimators:
+            values = [(r.ope or {})["estimates"].get(name, [None] * 4)[3] for r in group]
+            if any(v is None for v in values):
+                continue
+            per.setdefault((game, dataset), {}).setdefault(name, []).append(
+                (measured, float(np.mean(values))))
+    out: dict[str, Any] = {"datasets": [], "pooled": {}}
+    pooled: dict[str, list[tuple[float, float]]] = {}
+    regrets: dict[str, list[float]] = {}
+    for (game, dataset), by_name in per.items():
+        entry: dict[str, Any] = {"game": game, "dataset": dataset}
+        for name, pairs in by_name.items():
+            truth, guess = np.array(pairs).T
+            regret = float(truth.max() - truth[int(np.argmax(guess))])
+            entry[name] = {"learners": len(pairs), "rank_correlation": _spearman(truth, guess),
+                           "regret_at_1": regret,
+                           "mean_abs_error": float(np.mean(np.abs(guess - truth)))}
+            pooled.setdefault(name, []).extend(pairs)
+            regrets.setdefault(name, []).append(regret)
+        out["datasets"].append(entry)
+    for name, pairs in pooled.items():
+        truth, guess = np.array(pairs).T
+        out["pooled"][name] = {
+            "pairs": len(pairs), "rank_correlation": _spearman(truth, guess),
+            "mean_abs_error": float(np.mean(np.abs(guess - truth))),
+            "regret_within": float(np.mean(np.array(regrets[name]) <= REGRET_POINTS))}
+    return out
+
+
+def _groups(rows: Sequence[Row]) -> dict[tuple[str, str, str], list[Row]]:
+    out: dict[tuple[str, str, str], list[Row]] = {}
+    for r in rows:
+        out.setdefault((r.game, r.dataset, r.learner), []).append(r)
+    return out
+
+
+def _spearman(a: NDArray[np.float64], b: NDArray[np.float64]) -> float | None:
+    """Spearman's rank correlation (ties at their mean rank); None from fewer than 3
+    points or a constant side."""
+    if len(a) < 3:
+        return None
+    ra, rb = (pd.Series(x).rank().to_numpy() for x in (a, b))
+    if ra.std() == 0 or rb.std() == 0:
+        return None
+    return float(np.corrcoef(ra, rb)[0, 1])
+
+
+def ope_table(rows: Sequence[Row]) -> list[str]:
+    """`ope_summary` as text lines ([] where no row has values from the logs)."""
+    got = ope_summary(rows)
+    if not got:
+        return []
+
+    def shown(x: float | None, form: str) -> str:
+        return "" if x is None else format(x, form)
+
+    lines = ["", "values from the logs alone (--ope), against the measured scores, "
+                 "normalized points: rank correlation, regret@1, mean absolute error",
+             f"{'game':<12} {'dataset':<10} {'estimator':<9} {'learners':>8} {'rank corr':>9} "
+             f"{'regret@1':>9} {'abs error':>9}"]
+    for entry in got["datasets"]:
+        for name, m in entry.items():
+            if name in ("game", "dataset"):
+                continue
+            lines.append(f"{entry['game']:<12} {entry['dataset']:<10} {name:<9} "
+                         f"{m['learners']:>8} {shown(m['rank_correlation'], '.2f'):>9} "
+                         f"{m['regret_at_1']:>9.1f} {m['mean_abs_error']:>9.1f}")
+    for name, m in got["pooled"].items():
+        lines.append(f"{'pooled':<12} {'':<10} {name:<9} {m['pairs']:>8} "
+                     f"{shown(m['rank_correlation'], '.2f'):>9} "
+                     f"{m['regret_within']:>8.0%}* {m['mean_abs_error']:>9.1f}")
+    lines.append(f"* pooled regret@1: the share of datasets where it is at most "
+                 f"{REGRET_POINTS:g} points")
     return lines
 
 

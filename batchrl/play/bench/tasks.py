@@ -19,6 +19,7 @@ from batchrl.learners import Learner
 from batchrl.learning import Settings, learn
 from batchrl.play.bench.datasets import BenchError, build_dataset
 from batchrl.play.bench.outputs import load_scores, replaceable, scores_digest
+from batchrl.play.ope import OPEConfig, evaluate_offline
 
 # the deals every player of a dataset is scored on: one seed, apart from the data's
 EVAL_SEED = 2_000_003
@@ -51,6 +52,11 @@ class Job:
     exact: bool
     jobs: int
     keep_model: bool = False  # the model file left under OUT/models after its scoring
+    # the policy also valued from the logs alone (`batchrl.play.ope`), taking these
+    # players' decisions by name (() every seat's); None: not
+    ope: tuple[str, ...] | None = None
+    ope_boot: int = 50
+    ope_trees: int = 50
 
 
 def built(game: str, dataset: Dataset, quick: bool, cache: Path,
@@ -124,7 +130,21 @@ def train_and_score(job: Job, say: Callable[[str], None] | None,
         worth = game.play.exploitability(player, game.log.params_from_store(*job.params))
     except GameError as exc:
         raise BenchError(f"{job.spec} on {where}: {exc}") from None
+    valued = None if job.ope is None else offline_value(job, Path(path))
     if not job.keep_model:  # the row keeps its scores; a grid's models fill a disk
         Path(path).unlink(missing_ok=True)
     return {"scores": scores, "cpu": cpu, "wall": wall, "exploitability": worth,
-            "model": str(path) if job.keep_model else ""}
+            "model": str(path) if job.keep_model else "", "ope": valued}
+
+
+def offline_value(job: Job, model: Path) -> dict[str, Any]:
+    """The model's value from the dataset's logs alone, each estimator's with its
+    interval (over the seats or players taken), the largest share of decisions off the
+    logs' support and the smallest effective sample size."""
+    report = evaluate_offline(OPEConfig(model, job.store, players=job.ope or (),
+                                        boot=job.ope_boot, trees=job.ope_trees,
+                                        jobs=job.jobs))
+    values = report.mean or report.seats[0].values
+    return {"values": {v.estimator: [v.value, v.low, v.high] for v in values},
+            "unsupported": max(s.unsupported for s in report.seats),
+            "ess": min(s.ess for s in report.seats)}
