@@ -10,7 +10,7 @@ import click
 
 from batchrl.cli.common import JOBS, STORE, STORE_HELP, progress
 from batchrl.games import GameError
-from batchrl.play.ope import ESTIMATORS, TITLES, OPEConfig, evaluate_offline
+from batchrl.play.ope import ESTIMATORS, TITLES, OPEConfig, evaluate_offline, takers
 from batchrl.policy import ModelError
 from batchrl.store import StoreError, default_store_path
 
@@ -98,8 +98,9 @@ def ope(model: Path, store: Path | str | None, seats: str | None, players: tuple
         config = OPEConfig(model, store if store is not None else default_store_path(),
                            _seats(seats), players, _estimators(estimators), boot, seed,
                            gamma, trees, nmin, clip, behaviour, jobs)
-        with progress(max(boot, 1) * max(len(config.seats), 1), "bootstrap",
-                      lines=not as_json) as advance:
+        # a bar of the bootstrap's replicates, every seat's (none without a bootstrap)
+        with progress(boot * takers(config), "bootstrap",
+                      lines=not as_json and boot > 0) as advance:
 
             def heard(what: str, done: int, total: int) -> None:
                 if what.endswith("bootstrap"):

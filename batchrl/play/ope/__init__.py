@@ -38,7 +38,8 @@ from batchrl.play.ope.weighting import ratios, weighted
 from batchrl.policy import LoadedModel, ModelError, load_policy
 from batchrl.store import Store, StoreError, Transitions
 
-__all__ = ["ESTIMATORS", "OPEConfig", "OPEReport", "SeatResult", "Value", "evaluate_offline"]
+__all__ = ["ESTIMATORS", "OPEConfig", "OPEReport", "SeatResult", "Value", "evaluate_offline",
+           "takers"]
 
 ESTIMATORS = ("fqe", "wis", "dr")
 TITLES = {"fqe": "fitted Q evaluation", "wis": "weighted importance sampling (per decision)",
@@ -201,6 +202,15 @@ class OPEReport:
                 "mean": [v.as_dict() for v in self.mean]}
 
 
+def takers(config: OPEConfig) -> int:
+    """How many results ``config`` asks for (the players or seats taken), from the store's
+    schema alone: what a progress bar counts bootstraps by."""
+    if config.players or config.seats:
+        return len(config.players or config.seats)
+    schema = Store.open(config.store).schema
+    return seats_of(schema.game, schema.game_params) or 1
+
+
 def evaluate_offline(config: OPEConfig,
                      progress: Callable[[str, int, int], None] | None = None) -> OPEReport:
     """The model's policy valued from the store's logs (see the module doc).
@@ -240,7 +250,7 @@ def evaluate_offline(config: OPEConfig,
     mean: tuple[Value, ...] = ()
     if len(results) > 1:
         mean = tuple(_value(e, float(np.mean([r.values[i].value for r in results])),
-                            np.mean([reps[e] for reps in replicates], axis=0),
+                            _paired_mean([reps.get(e, np.zeros(0)) for reps in replicates]),
                             next((r.values[i].why for r in results if r.values[i].why), ""))
                      for i, e in enumerate(config.estimators))
     return OPEReport(game.name, game.log.reward_unit(params), str(config.model),
@@ -287,19 +297,23 @@ def _seat(config: OPEConfig, data: Transitions, steps: SeatSteps, model: LoadedM
         done[0] += n
         say(f"{seat}: bootstrap", done[0], len(weights))
 
+    # a move the seat's logs never make has no Q: FQE and DR (which rests on it) then
+    # give no value rather than a number that counted it as 0
+    unvalued = fqe is not None and bool(fqe.unvalued.any())
     if fqe is not None and policy_v is not None:
-        point["fqe"] = fqe.estimate(policy_v)
-        if "fqe" in wanted:
+        point["fqe"] = float("nan") if unvalued else fqe.estimate(policy_v)
+        if "fqe" in wanted and not unvalued:
             reps["fqe"] = fqe.bootstrap(weights, policy_v, tick)
     point["wis"] = tables.wis()
     reps["wis"] = np.array([tables.wis(w) for w in weights])
     if "dr" in wanted:
-        point["dr"] = tables.dr()
-        reps["dr"] = np.array([tables.dr(w) for w in weights])
+        point["dr"] = float("nan") if unvalued else tables.dr()
+        reps["dr"] = np.array([]) if unvalued else np.array([tables.dr(w) for w in weights])
     why = {"fqe": "the policy plays moves the logs never make",
            "wis": "no logged episode follows the policy throughout",
            "dr": "the policy plays moves the logs never make"}
-    values = tuple(_value(e, point[e], reps[e], why[e]) for e in config.estimators)
+    values = tuple(_value(e, point[e], reps.get(e, np.zeros(0)), why[e])
+                   for e in config.estimators)
     follows = float(np.mean(tables.w[:, -1] > 0)) if tables.w.size else 0.0
     return SeatResult(seat, len(steps), steps.episodes, steps.left_out,
                       float(np.mean(mu_policy < config.clip)),
@@ -334,6 +348,14 @@ def _propensities(config: OPEConfig, steps: SeatSteps, names: Sequence[str],
     total = p.sum(axis=1, keepdims=True)
     uniform = steps.legal / np.maximum(steps.legal.sum(axis=1, keepdims=True), 1)
     out: NDArray[np.float64] = np.where(total > 0, p / np.where(total > 0, total, 1), uniform)
+    return out
+
+
+def _paired_mean(replicates: list[NDArray[np.float64]]) -> NDArray[np.float64]:
+    """The seats' replicates averaged draw by draw (none where a seat has none)."""
+    if any(len(r) != len(replicates[0]) or not len(r) for r in replicates):
+        return np.zeros(0)
+    out: NDArray[np.float64] = np.mean(replicates, axis=0)
     return out
 
 

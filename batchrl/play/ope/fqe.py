@@ -27,7 +27,7 @@ from sklearn.ensemble import ExtraTreesRegressor
 from batchrl.play.ope.steps import SeatSteps
 
 MAX_ITERATIONS = 200
-TOLERANCE = 1e-7  # the largest change of Q, relative to the returns' scale, that stops
+TOLERANCE = 1e-5  # the largest change of Q, relative to the returns' scale, that stops
 
 
 @dataclass
