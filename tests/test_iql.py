@@ -10,27 +10,13 @@ from pathlib import Path
 import numpy as np
 import pytest
 from click.testing import CliRunner
+from exact_games import bench_store, learned
 
 from batchrl.cli import main
-from batchrl.games import GAMES, Dataset
+from batchrl.games import GAMES
 from batchrl.learners import get_learner
 from batchrl.learners.iql.fit import awr_weights, leaf_expectiles
-from batchrl.learning import learn, settings
 from batchrl.modelfile import ModelError
-from batchrl.play.bench import build_dataset
-
-
-def _store(tmp: Path, game: str, players: tuple[str, ...], count: int, seed: int,
-           options: dict[str, str] | None = None) -> Path:
-    dataset = Dataset("t", players, count, seed, count, options or {})
-    return build_dataset(GAMES[game], dataset, False, tmp / "cache", lambda _: None)
-
-
-def _learned(store: Path, out: Path, name: str, **given: object) -> Path:
-    learner = get_learner(name)
-    path, _ = learn(learner, store, settings(learner, store, {"trees": 20, **given}), jobs=1,
-                    out=out)
-    return Path(path)
 
 
 def _exact(game: str, path: Path, *opponents: str) -> float:
@@ -46,8 +32,8 @@ def _optimum() -> float:
 @pytest.fixture(scope="module")
 def sette(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path, Path]:
     tmp = tmp_path_factory.mktemp("sette")
-    return (tmp, _store(tmp, "sette-mezzo", ("random",), 20_000, 0, {"reward": "expected"}),
-            _store(tmp, "sette-mezzo", ("optimal",), 5_000, 1, {"reward": "expected"}))
+    return (tmp, bench_store(tmp, "sette-mezzo", ("random",), 20_000, 0, {"reward": "expected"}),
+            bench_store(tmp, "sette-mezzo", ("optimal",), 5_000, 1, {"reward": "expected"}))
 
 
 def test_sette_e_mezzo_from_random_games_comes_near_the_optimum(sette) -> None:
@@ -55,8 +41,8 @@ def test_sette_e_mezzo_from_random_games_comes_near_the_optimum(sette) -> None:
     move's value, and the policy near the exact optimum (cloning stays random)."""
     tmp, random_logs, _ = sette
     optimum = _optimum()
-    iql = _exact("sette-mezzo", _learned(random_logs, tmp / "iql.npz", "iql"))
-    bc = _exact("sette-mezzo", _learned(random_logs, tmp / "bc.npz", "bc"))
+    iql = _exact("sette-mezzo", learned(random_logs, tmp / "iql.npz", "iql"))
+    bc = _exact("sette-mezzo", learned(random_logs, tmp / "bc.npz", "bc"))
     assert optimum - 0.03 < iql <= optimum + 1e-12, (iql, optimum)
     assert iql - bc > 0.3, (iql, bc)
 
@@ -66,7 +52,7 @@ def test_lcb_from_random_games_is_as_near_the_optimum_as_fqi(sette) -> None:
     sette e mezzo's exact optimum from 20,000 random games."""
     tmp, random_logs, _ = sette
     optimum = _optimum()
-    lcb = _exact("sette-mezzo", _learned(random_logs, tmp / "lcb.npz", "lcb"))
+    lcb = _exact("sette-mezzo", learned(random_logs, tmp / "lcb.npz", "lcb"))
     assert optimum - 0.01 < lcb <= optimum + 1e-12, (lcb, optimum)
 
 
@@ -75,16 +61,16 @@ def test_sette_e_mezzo_from_the_optimum_s_games_plays_the_optimum(sette) -> None
     nothing pulls the policy off them (plain FQI's 64.9 on the benchmark's expert tier)."""
     tmp, _, optimal_logs = sette
     optimum = _optimum()
-    iql = _exact("sette-mezzo", _learned(optimal_logs, tmp / "iql-opt.npz", "iql"))
+    iql = _exact("sette-mezzo", learned(optimal_logs, tmp / "iql-opt.npz", "iql"))
     assert abs(iql - optimum) < 0.002, (iql, optimum)
 
 
 def test_leduc_from_random_hands_takes_most_of_the_best_response(tmp_path: Path) -> None:
     """Leduc's exact best response to random play is the known value to reach: from
     20,000 random hands IQL takes most of it (cloning random play takes none)."""
-    store = _store(tmp_path, "leduc", ("random", "random"), 20_000, 1)
+    store = bench_store(tmp_path, "leduc", ("random", "random"), 20_000, 1)
     best = float(np.mean(GAMES["leduc"].play.exact(("best-response", "random"))))
-    path = _learned(store, tmp_path / "iql.npz", "iql")
+    path = learned(store, tmp_path / "iql.npz", "iql")
     got = _exact("leduc", path, "random")
     assert 0.85 * best < got <= best + 1e-12, (got, best)
     worth = GAMES["leduc"].play.exploitability(f"model:{path}")
@@ -118,13 +104,13 @@ def test_advantage_weights_are_capped_and_scale_free() -> None:
 
 
 def test_the_model_file_reads_back_and_refuses_another_kind(tmp_path: Path) -> None:
-    store = _store(tmp_path, "leduc", ("rule", "random"), 2_000, 2)
-    path = _learned(store, tmp_path / "m.npz", "iql", iters=2)
+    store = bench_store(tmp_path, "leduc", ("rule", "random"), 2_000, 2)
+    path = learned(store, tmp_path / "m.npz", "iql", iters=2)
     learner = get_learner("iql")
     back = learner.read(path)
     assert back.meta["learner"] == "iql" and len(back.meta["history"]) == 2
     assert learner.meta_of(path)["params"]["expectile"] == 0.9
-    policy = _learned(store, tmp_path / "bc.npz", "bc")
+    policy = learned(store, tmp_path / "bc.npz", "bc")
     with pytest.raises(ModelError):
         learner.read(policy)  # a bc file is no iql model, though both hold one forest
     result = CliRunner().invoke(main, ["learn", "iql", "--store", str(store), "--trees", "5",

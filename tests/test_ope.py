@@ -10,30 +10,17 @@ from pathlib import Path
 import numpy as np
 import pytest
 from click.testing import CliRunner
+from exact_games import bench_store, learned
 
 from batchrl.cli import main
-from batchrl.games import GAMES, Dataset
+from batchrl.games import GAMES
 from batchrl.learners import get_learner
 from batchrl.learning import learn, settings
-from batchrl.play.bench import build_dataset
 from batchrl.play.ope import OPEConfig, evaluate_offline
 from batchrl.play.ope.fqe import FrozenFQE
 from batchrl.play.ope.steps import seat_steps
 from batchrl.play.ope.weighting import ratios, weighted
 from batchrl.store import StoreError, Transitions
-
-
-def _store(tmp: Path, game: str, players: tuple[str, ...], count: int, seed: int,
-           options: dict[str, str] | None = None) -> Path:
-    dataset = Dataset("t", players, count, seed, count, options or {})
-    return build_dataset(GAMES[game], dataset, False, tmp / "cache", lambda _: None)
-
-
-def _learned(store: Path, out: Path, name: str, **given: object) -> Path:
-    learner = get_learner(name)
-    path, _ = learn(learner, store, settings(learner, store, {"trees": 20, **given}), jobs=1,
-                    out=out)
-    return Path(path)
 
 
 def _rows(episodes: list[list[tuple[int, int, float]]], n_actions: int = 2) -> Transitions:
@@ -169,7 +156,7 @@ def test_a_move_the_logs_never_make_has_no_fqe_value() -> None:
 @pytest.fixture(scope="module")
 def sette(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
     tmp = tmp_path_factory.mktemp("ope-sette")
-    return tmp, _store(tmp, "sette-mezzo", ("random",), 20_000, 0, {"reward": "expected"})
+    return tmp, bench_store(tmp, "sette-mezzo", ("random",), 20_000, 0, {"reward": "expected"})
 
 
 @pytest.mark.parametrize("learner", ["fqi", "bc"])
@@ -178,7 +165,7 @@ def test_sette_e_mezzo_fqe_is_the_exact_value(sette, learner: str) -> None:
     of a learned policy is within 0.02 of its exact value through the game tree, and its
     interval covers it; WIS and DR cover it too."""
     tmp, store = sette
-    model = _learned(store, tmp / f"{learner}.npz", learner)
+    model = learned(store, tmp / f"{learner}.npz", learner)
     truth = float(GAMES["sette-mezzo"].play.score((f"model:{model}",), 1, 0, {}).values[0])
     report = evaluate_offline(OPEConfig(model, store, boot=40, jobs=1))
     fqe = report.value("fqe")
@@ -193,8 +180,8 @@ def test_leduc_fqe_covers_the_exact_value_over_both_seats(tmp_path: Path) -> Non
     player, valued from the logs; FQE over both seats is near the exact value (0.05 chips
     needs the benchmark's 100,000 hands: benchmarks/ope_exact.py) and its interval holds
     it."""
-    store = _store(tmp_path, "leduc", ("random", "random"), 20_000, 1)
-    model = _learned(store, tmp_path / "bc.npz", "bc")
+    store = bench_store(tmp_path, "leduc", ("random", "random"), 20_000, 1)
+    model = learned(store, tmp_path / "bc.npz", "bc")
     truth = float(np.mean(GAMES["leduc"].play.exact((f"model:{model}", "random"))))
     report = evaluate_offline(OPEConfig(model, store, boot=40, jobs=1,
                                         estimators=("fqe",)))
@@ -209,7 +196,7 @@ def test_a_player_by_name_is_valued_against_the_others_and_off_support_is_said(
     rule's moves takes rule's decisions by name, in both seats, and is valued against the
     logged random player, as exactly; FQI's policy leaves rule's moves in many states,
     and the report says that there no estimator sees what it earns."""
-    store = _store(tmp_path, "leduc", ("rule", "random"), 20_000, 2)
+    store = bench_store(tmp_path, "leduc", ("rule", "random"), 20_000, 2)
     learner = get_learner("bc")
     clone, _ = learn(learner, store, settings(learner, store, {"trees": 20}),
                      players=("rule",), jobs=1, out=tmp_path / "rule.npz")
@@ -220,7 +207,7 @@ def test_a_player_by_name_is_valued_against_the_others_and_off_support_is_said(
     assert rule.who == "rule" and rule.episodes == 20_000 and rule.unsupported == 0
     fqe = report.value("fqe")
     assert fqe.low <= truth <= fqe.high, (fqe, truth)
-    fqi = _learned(store, tmp_path / "fqi.npz", "fqi")
+    fqi = learned(store, tmp_path / "fqi.npz", "fqi")
     off = evaluate_offline(OPEConfig(fqi, store, players=("rule",), boot=0, jobs=1,
                                      estimators=("fqe",)))
     assert off.seats[0].unsupported > 0.1
@@ -234,7 +221,7 @@ def test_the_command_line_values_a_model_and_refuses_a_seat_that_never_decides(
     tmp, store = sette
     model = tmp / "bc.npz"
     if not model.exists():
-        _learned(store, model, "bc")
+        learned(store, model, "bc")
     runner = CliRunner()
     out = runner.invoke(main, ["ope", "--model", str(model), "--store", str(store),
                                "--boot", "5", "--json", "-j", "1"])
