@@ -24,7 +24,7 @@ def invoke(*args: object) -> Result:
 
 def _row(dataset: str, learner: str, measured: float, **estimates: float) -> Row:
     ope = {"estimates": {k: [0.0, 0.0, 0.0, v] for k, v in estimates.items()},
-           "unsupported": 0.0, "ess": 10.0}
+           "unsupported": 0.0, "ess": 10.0, "logs": "held-out"}
     return Row("leduc", dataset, learner, 0, 0.0, 0.0, measured, 0.0, 1.0, "u", 2, True,
                ope=ope)
 
@@ -58,7 +58,7 @@ def test_a_row_without_values_from_the_logs_keeps_the_digest_it_had(tmp_path: Pa
     row = Row("leduc", "random", "fqi", 0, 1.0, 0.0, 50.0, 0.0, 1.0, "u", 2, True)
     before = {k: v for k, v in dataclasses.asdict(row).items() if k != "ope"}
     damaged = dataclasses.asdict(row) | {"ope": {"estimates": {"fqe": [1, 2, 3]},
-                                                 "unsupported": 0, "ess": 1}}
+                                                 "unsupported": 0, "ess": 1, "logs": "x"}}
     results = tmp_path / "results.jsonl"
     results.write_text(json.dumps(before | {"digest": _digest(before)}) + "\n"
                        + row_line(row)
@@ -72,8 +72,9 @@ def test_a_row_without_values_from_the_logs_keeps_the_digest_it_had(tmp_path: Pa
 def test_bench_ope_values_each_policy_from_its_logs_and_keeps_the_rows(tmp_path: Path
                                                                        ) -> None:
     """Sette e mezzo, quick: rows made without --ope are made again with it (said why),
-    each learner's row then holds every estimator's value, normalized as the scores are,
-    and the document the yardsticks; a rerun reuses them."""
+    each learner's row then holds every estimator's value on held-out logs (the
+    dataset's recipe from another seed: not the hands it learned from), normalized as
+    the scores are, and the document the yardsticks; a rerun reuses them."""
     out, cache = tmp_path / "out", tmp_path / "cache"
     common = ("bench", "--quick", "--games", "sette-mezzo", "--learners", "fqi,bc",
               "--seeds", "1", "-o", out, "--cache", cache, "-j", "1")
@@ -84,6 +85,9 @@ def test_bench_ope_values_each_policy_from_its_logs_and_keeps_the_rows(tmp_path:
     document = json.loads(again.stdout)
     learned = [r for r in document["rows"] if r["seed"] is not None]
     assert len(learned) == 4 and all(r["ope"] is not None for r in learned)
+    folders = {p.name for p in (cache / "bench" / "sette-mezzo").iterdir()}
+    for r in learned:
+        assert r["ope"]["logs"] in folders and r["ope"]["logs"] not in r["setup"]
     for r in learned:
         for name in ("fqe", "wis", "dr"):
             value, low, high, norm = r["ope"]["estimates"][name]

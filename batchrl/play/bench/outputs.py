@@ -144,8 +144,9 @@ def row_of(data: Any) -> Row:
 
 def _sound_ope(ope: Any) -> bool:
     """An ``ope`` field as the bench writes it: estimators' [value, low, high, normalized]
-    (numbers or None) and the two finite figures."""
-    if not isinstance(ope, dict) or set(ope) != {"estimates", "unsupported", "ess"}:
+    (numbers or None), the two finite figures and the logs' folder."""
+    if not isinstance(ope, dict) or set(ope) != {"estimates", "unsupported", "ess", "logs"} \
+            or not isinstance(ope["logs"], str):
         return False
     number = (int, float)
     estimates = ope["estimates"]

@@ -55,6 +55,7 @@ class Job:
     # the policy also valued from the logs alone (`batchrl.play.ope`), taking these
     # players' decisions by name (() every seat's); None: not
     ope: tuple[str, ...] | None = None
+    ope_store: str = ""  # the logs it is valued on: the dataset's held-out logs
     ope_boot: int = 50
     ope_trees: int = 50
 
@@ -138,10 +139,11 @@ def train_and_score(job: Job, say: Callable[[str], None] | None,
 
 
 def offline_value(job: Job, model: Path) -> dict[str, Any]:
-    """The model's value from the dataset's logs alone, each estimator's with its
+    """The model's value from the dataset's held-out logs alone, each estimator's with its
     interval (over the seats or players taken), the largest share of decisions off the
     logs' support and the smallest effective sample size."""
-    report = evaluate_offline(OPEConfig(model, job.store, players=job.ope or (),
+    report = evaluate_offline(OPEConfig(model, job.ope_store or job.store,
+                                        players=job.ope or (),
                                         boot=job.ope_boot, trees=job.ope_trees,
                                         jobs=job.jobs))
     values = report.mean or report.seats[0].values

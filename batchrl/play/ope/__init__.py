@@ -139,12 +139,15 @@ class SeatResult:
     ess: float
     values: tuple[Value, ...]
     iterations: int = 0
+    # episodes where it never decides counted at their logged result (a zero-sum game's
+    # one seat without a decision); ``left_out``: those whose result is unknown
+    counted: int = 0
 
     def as_dict(self) -> dict[str, Any]:
         return {"who": self.who, "decisions": self.decisions, "episodes": self.episodes,
                 "left_out": self.left_out, "unsupported": self.unsupported,
                 "unvalued": self.unvalued, "follows": self.follows, "ess": self.ess,
-                "fqe_iterations": self.iterations,
+                "fqe_iterations": self.iterations, "counted": self.counted,
                 "values": [v.as_dict() for v in self.values]}
 
 
@@ -174,7 +177,9 @@ class OPEReport:
         width = max(len(TITLES[v.estimator]) for s in self.seats for v in s.values)
         for s in self.seats:
             lines.append(f"{s.who}: {s.episodes:,} episodes, {s.decisions:,} decisions"
-                         + (f" ({s.left_out:,} episodes where it never decides left out)"
+                         + (f"; {s.counted:,} episodes where it never decides counted at "
+                            "their logged result" if s.counted else "")
+                         + (f"; {s.left_out:,} episodes where it never decides left out"
                             if s.left_out else ""))
             for v in s.values:
                 lines.append(f"  {v.estimator:<4} {TITLES[v.estimator]:<{width}}  "
@@ -238,13 +243,17 @@ def evaluate_offline(config: OPEConfig,
     if missing := [s for s in config.seats if s not in decided]:
         raise StoreError(f"{config.store}: seat {missing[0]} takes no decision in its logs "
                          f"(the seats that do: {', '.join(map(str, decided))})")
-    takers = [(name, opened.rows_of([name])) for name in config.players] or \
-        [(f"seat {s}", data.player == s) for s in (config.seats or decided)]
+    none = (np.zeros(0, np.int64), np.zeros(0))
+    n_seats = game.rules.num_players(params)
+    takers = [(name, opened.rows_of([name]), none) for name in config.players] or \
+        [(f"seat {s}", data.player == s, _outside(data, s, n_seats, game.rules.zero_sum))
+         for s in (config.seats or decided)]
     rng = np.random.default_rng(config.seed)
     draws = rng.exponential(size=(config.boot, len(data.episode_ids)))
     results, replicates = [], []
-    for who, mine in takers:
-        result, reps = _seat(config, data, player_steps(data, mine, who), model, draws, say)
+    for who, mine, outside in takers:
+        result, reps = _seat(config, data, player_steps(data, mine, who), model, draws, say,
+                             outside)
         results.append(result)
         replicates.append(reps)
     mean: tuple[Value, ...] = ()
@@ -267,11 +276,30 @@ def _on_store(loaded: LoadedModel, data: Transitions) -> LoadedModel:
                                               dtype=np.intp))
 
 
+def _outside(data: Transitions, seat: int, n_seats: int, zero_sum: bool
+             ) -> tuple[NDArray[np.int64], NDArray[np.float64]]:
+    """The episodes where ``seat`` never decides whose result for it the rows still give,
+    and that result: in a zero-sum game where it is the one seat without a decision (a
+    big blind that everyone folds to), minus the others' rewards. Its policy changes
+    nothing there, but its value counts them (none known: empty)."""
+    if not zero_sum:
+        return np.zeros(0, np.int64), np.zeros(0)
+    episodes = len(data.episode_ids)
+    seen = np.zeros((episodes, n_seats), dtype=bool)
+    seen[data.episode, data.player.astype(np.int64)] = True
+    known = ~seen[:, seat] & (seen.sum(axis=1) == n_seats - 1)
+    totals = np.bincount(data.episode, weights=data.reward, minlength=episodes).astype(float)
+    codes = np.flatnonzero(known).astype(np.int64)
+    return codes, -totals[codes]
+
+
 def _seat(config: OPEConfig, data: Transitions, steps: SeatSteps, model: LoadedModel,
-          draws: NDArray[np.float64], say: Callable[[str, int, int], None]
+          draws: NDArray[np.float64], say: Callable[[str, int, int], None],
+          outside: tuple[NDArray[np.int64], NDArray[np.float64]]
           ) -> tuple[SeatResult, dict[str, NDArray[np.float64]]]:
     """The result of the policy taking ``steps``, and each estimator's bootstrap
-    replicates."""
+    replicates; the episodes ``outside`` (where it never decides, their results known)
+    count at their logged results."""
     seat = steps.who
     n_actions = len(data.action_names)
     moves = model.act_batch(steps.state, steps.legal)
@@ -312,13 +340,22 @@ def _seat(config: OPEConfig, data: Transitions, steps: SeatSteps, model: LoadedM
     why = {"fqe": "the policy plays moves the logs never make",
            "wis": "no logged episode follows the policy throughout",
            "dr": "the policy plays moves the logs never make"}
+    codes, results = outside
+    if len(codes):  # averaged in, weighted as the steps' episodes are, draw by draw
+        decided, out_w = float(steps.episodes), draws[:, codes]
+        point = {e: (decided * v + results.sum()) / (decided + len(codes))
+                 for e, v in point.items()}
+        reps = {e: (weights.sum(axis=1) * r + out_w @ results) /
+                (weights.sum(axis=1) + out_w.sum(axis=1)) if len(r) else r
+                for e, r in reps.items()}
     values = tuple(_value(e, point[e], reps.get(e, np.zeros(0)), why[e])
                    for e in config.estimators)
     follows = float(np.mean(tables.w[:, -1] > 0)) if tables.w.size else 0.0
-    return SeatResult(seat, len(steps), steps.episodes, steps.left_out,
+    return SeatResult(seat, len(steps), steps.episodes, steps.left_out - len(codes),
                       float(np.mean(mu_policy < config.clip)),
                       float(np.mean(fqe.unvalued)) if fqe is not None else 0.0, follows,
-                      tables.ess(), values, fqe.iterations if fqe is not None else 0), reps
+                      tables.ess(), values, fqe.iterations if fqe is not None else 0,
+                      len(codes)), reps
 
 
 def _propensities(config: OPEConfig, steps: SeatSteps, names: Sequence[str],
