@@ -50,6 +50,13 @@ def test_the_yardsticks_are_their_definitions() -> None:
     assert got["pooled"]["wis"]["regret_within"] == 0.5
     assert got["pooled"]["fqe"]["pairs"] == 6
     assert ope_summary([dataclasses.replace(r, ope=None) for r in rows]) == {}
+    # a learner one estimator could not value leaves the comparison for all of them, and
+    # a dataset with one learner left has nothing to choose between: no regret counted
+    unvalued = dataclasses.replace(rows[4], ope={**(rows[4].ope or {}), "estimates": {
+        "fqe": [None] * 4, "wis": [0.0, 0.0, 0.0, 60.0]}})
+    lone = ope_summary([*rows[:3], rows[3], unvalued])
+    assert [d["dataset"] for d in lone["datasets"]] == ["a"]
+    assert lone["pooled"]["fqe"]["pairs"] == 3 and lone["pooled"]["fqe"]["regret_within"] == 1
 
 
 def test_a_row_without_values_from_the_logs_keeps_the_digest_it_had(tmp_path: Path) -> None:
@@ -101,6 +108,21 @@ def test_bench_ope_values_each_policy_from_its_logs_and_keeps_the_rows(tmp_path:
     third = invoke(*common, "--ope")
     assert "trained and scored again" not in third.output
     assert "values from the logs alone (--ope)" in third.output
+
+
+def test_hanabi_is_valued_from_the_seat_its_score_is_measured_from(tmp_path: Path) -> None:
+    """Hanabi scores a learner in the first seat only (no rotation), so --ope takes seat
+    0 of its one-player tiers; Leduc, whose score averages both seats, takes every seat;
+    a tier that mixes players takes the first by name."""
+    from batchrl.play.bench import Bench, BenchConfig
+
+    bench = Bench(BenchConfig(ope=True, out=tmp_path))
+    named = type("Schema", (), {"audit_columns": ("name",)})()
+    for game, tier, taken in (("hanabi", "expert", ("seat 0",)), ("leduc", "random", ()),
+                              ("leduc", "mixed", ("rule",))):
+        g = GAMES[game]
+        dataset = next(d for d in g.bench.datasets if d.tier == tier)
+        assert bench._ope_takers(g, dataset, g.rules.params(), named) == taken, game
 
 
 def test_a_game_whose_score_is_not_its_return_is_left_out() -> None:

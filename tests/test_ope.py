@@ -16,11 +16,11 @@ from batchrl.cli import main
 from batchrl.games import GAMES
 from batchrl.learners import get_learner
 from batchrl.learning import learn, settings
-from batchrl.play.ope import OPEConfig, evaluate_offline
+from batchrl.play.ope import OPEConfig, _on_store, evaluate_offline
 from batchrl.play.ope.fqe import FrozenFQE
 from batchrl.play.ope.steps import seat_steps
 from batchrl.play.ope.weighting import ratios, weighted
-from batchrl.store import StoreError, Transitions
+from batchrl.store import Store, StoreError, Transitions
 
 
 def _rows(episodes: list[list[tuple[int, int, float]]], n_actions: int = 2) -> Transitions:
@@ -214,6 +214,35 @@ def test_a_player_by_name_is_valued_against_the_others_and_off_support_is_said(
     assert "no estimator sees what it earns" in off.table()
     with pytest.raises(StoreError, match="nobody"):
         evaluate_offline(OPEConfig(fqi, store, players=("nobody",), boot=0, jobs=1))
+
+
+def test_a_zero_sum_seat_s_hands_without_a_decision_count_at_their_result(
+        tmp_path: Path) -> None:
+    """Hold'em heads-up: where the other seat folds at once, a seat made no decision but
+    won the blind (minus the others' rewards). Those hands count at that result: the
+    value is FQE's over the hands where the seat decides, averaged with them."""
+    store = bench_store(tmp_path, "holdem", ("random", "random"), 2_000, 4)
+    model = learned(store, tmp_path / "bc.npz", "bc")
+    report = evaluate_offline(OPEConfig(model, store, boot=0, jobs=1, estimators=("fqe",)))
+    data = Store.open(store).arrays()
+    loaded = _on_store(GAMES["holdem"].load_model(model), data)
+    totals = np.bincount(data.episode, weights=data.reward, minlength=len(data.episode_ids))
+    counted = 0
+    for result in report.seats:
+        seat = int(result.who.removeprefix("seat "))
+        has = np.zeros(len(data.episode_ids), bool)
+        has[data.episode[data.player == seat]] = True
+        outside = -totals[~has]
+        assert result.counted == len(outside) and result.left_out == 0
+        assert (outside > 0).all()  # the blind it won
+        steps = seat_steps(data, seat)
+        fqe = FrozenFQE(steps, loaded.act_batch(steps.state, steps.legal), 3, trees=50,
+                        nmin=20, seed=0, jobs=1)
+        decided = fqe.estimate(fqe.solve()[1])
+        assert result.values[0].value == pytest.approx(
+            (decided * steps.episodes + outside.sum()) / 2_000)
+        counted += result.counted
+    assert counted > 0
 
 
 def test_the_command_line_values_a_model_and_refuses_a_seat_that_never_decides(

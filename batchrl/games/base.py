@@ -375,6 +375,11 @@ class PlayFace(Face):
         other seats' players (a team game: the other team's)."""
         return tuple(players[1:])
 
+    # whether `score` measures the first player from every seat in turn (duplicate deals,
+    # seats rotating); False: from the first seat only (Hanabi's group), which is then
+    # the seat a value from the logs takes
+    score_rotates_seats: ClassVar[bool] = True
+
     def return_of_score(self, params: Any) -> tuple[float, float] | None:
         """``(a, b)``: a player's expected return in a store's rewards (of ``params``) is
         ``a * score + b``, its ``score`` as `score` measures it, where the two are one

@@ -146,6 +146,8 @@ class HanabiPlay(PlayFace):
             raise GameError(str(exc)) from None
         return Scores(report.scores.astype(np.float64), "cards_played", "cards played")
 
+    score_rotates_seats = False  # the group's first player sits first
+
     def return_of_score(self, params: HanabiParams) -> tuple[float, float]:
         return 1.0, 0.0  # cards played: the rows' rewards add up to the score
 

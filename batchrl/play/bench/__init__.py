@@ -332,7 +332,8 @@ class Bench:
     def _ope_takers(self, game: Game, dataset: Dataset, params: Any, schema: Any
                     ) -> tuple[str, ...] | None:
         """Whose decisions a policy takes when --ope values it from the dataset's logs
-        (() every seat's; the first player's by name where the logs mix players); None
+        (() every seat's; ("seat 0",) the first seat's where the game scores a player from
+        that seat only; the first player's by name where the logs mix players); None
         where it is not valued: --ope not asked, a score that is not what the rewards add
         up to (`PlayFace.return_of_score`), or mixed logs that do not name players."""
         if not self.config.ope:
@@ -347,7 +348,8 @@ class Bench:
                      "other players than its logs' own)")
             return None
         if len(set(dataset.players)) == 1:
-            return ()
+            # every seat's decisions where the score averages the seats, else the first's
+            return () if game.play.score_rotates_seats else ("seat 0",)
         if "name" not in schema.audit_columns:
             self.say(f"{game.name}/{dataset.tier}: --ope leaves it out (its logs mix "
                      "players and do not name them)")

@@ -137,7 +137,8 @@ def ope_summary(rows: Sequence[Row]) -> dict[str, Any]:
     measured scores (DOPE's yardsticks, Fu et al. 2021), per estimator: on each dataset
     over its learners (each the mean over its seeds, normalized points), Spearman's rank
     correlation, regret@1 (the best learner's measured score less that of the one the
-    estimates put first) and the mean absolute error; pooled, the rank correlation and
+    estimates put first) and the mean absolute error, on the learners every estimator
+    valued (a dataset with fewer than two is left out); pooled, the rank correlation and
     error over every dataset's learners and the share of datasets whose regret@1 is
     at most `REGRET_POINTS`. {} where no row has values from the logs."""
     held = [r for r in rows if r.ope is not None and r.seed is not None and not r.transfer]
@@ -147,18 +148,21 @@ def ope_summary(rows: Sequence[Row]) -> dict[str, Any]:
     per: dict[tuple[str, str], dict[str, list[tuple[float, float]]]] = {}
     for (game, dataset, _), group in _groups(held).items():
         measured = float(np.mean([r.normalized for r in group]))
+        values = {name: [(r.ope or {})["estimates"].get(name, [None] * 4)[3] for r in group]
+                  for name in estimators}
+        if any(v is None for vs in values.values() for v in vs):
+            continue  # each estimator is compared on the learners every one valued
         for name in estimators:
-            values = [(r.ope or {})["estimates"].get(name, [None] * 4)[3] for r in group]
-            if any(v is None for v in values):
-                continue
             per.setdefault((game, dataset), {}).setdefault(name, []).append(
-                (measured, float(np.mean(values))))
+                (measured, float(np.mean(values[name]))))
     out: dict[str, Any] = {"datasets": [], "pooled": {}}
     pooled: dict[str, list[tuple[float, float]]] = {}
     regrets: dict[str, list[float]] = {}
     for (game, dataset), by_name in per.items():
         entry: dict[str, Any] = {"game": game, "dataset": dataset}
         for name, pairs in by_name.items():
+            if len(pairs) < 2:  # nothing to choose between: no regret to count
+                continue
             truth, guess = np.array(pairs).T
             regret = float(truth.max() - truth[int(np.argmax(guess))])
             entry[name] = {"learners": len(pairs), "rank_correlation": _spearman(truth, guess),
@@ -166,7 +170,10 @@ def ope_summary(rows: Sequence[Row]) -> dict[str, Any]:
                            "mean_abs_error": float(np.mean(np.abs(guess - truth)))}
             pooled.setdefault(name, []).extend(pairs)
             regrets.setdefault(name, []).append(regret)
-        out["datasets"].append(entry)
+        if len(entry) > 2:
+            out["datasets"].append(entry)
+    if not pooled:
+        return {}
     for name, pairs in pooled.items():
         truth, guess = np.array(pairs).T
         out["pooled"][name] = {

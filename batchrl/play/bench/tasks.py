@@ -53,7 +53,7 @@ class Job:
     jobs: int
     keep_model: bool = False  # the model file left under OUT/models after its scoring
     # the policy also valued from the logs alone (`batchrl.play.ope`), taking these
-    # players' decisions by name (() every seat's); None: not
+    # players' decisions by name ("seat N": that seat's; () every seat's); None: not
     ope: tuple[str, ...] | None = None
     ope_store: str = ""  # the logs it is valued on: the dataset's held-out logs
     ope_boot: int = 50
@@ -142,8 +142,9 @@ def offline_value(job: Job, model: Path) -> dict[str, Any]:
     """The model's value from the dataset's held-out logs alone, each estimator's with its
     interval (over the seats or players taken), the largest share of decisions off the
     logs' support and the smallest effective sample size."""
-    report = evaluate_offline(OPEConfig(model, job.ope_store or job.store,
-                                        players=job.ope or (),
+    seats = tuple(int(w.removeprefix("seat ")) for w in job.ope or () if w.startswith("seat "))
+    report = evaluate_offline(OPEConfig(model, job.ope_store or job.store, seats=seats,
+                                        players=() if seats else job.ope or (),
                                         boot=job.ope_boot, trees=job.ope_trees,
                                         jobs=job.jobs))
     values = report.mean or report.seats[0].values

@@ -331,12 +331,13 @@ def _seat(config: OPEConfig, data: Transitions, steps: SeatSteps, model: LoadedM
     if fqe is not None and policy_v is not None:
         point["fqe"] = float("nan") if unvalued else fqe.estimate(policy_v)
         if "fqe" in wanted and not unvalued:
-            reps["fqe"] = fqe.bootstrap(weights, policy_v, tick)
+            reps["fqe"] = fqe.bootstrap(weights, policy_v)
     point["wis"] = tables.wis()
     reps["wis"] = np.array([tables.wis(w) for w in weights])
     if "dr" in wanted:
         point["dr"] = float("nan") if unvalued else tables.dr()
         reps["dr"] = np.array([]) if unvalued else np.array([tables.dr(w) for w in weights])
+    tick(len(weights))
     why = {"fqe": "the policy plays moves the logs never make",
            "wis": "no logged episode follows the policy throughout",
            "dr": "the policy plays moves the logs never make"}

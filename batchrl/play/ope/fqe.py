@@ -144,7 +144,8 @@ class FrozenFQE:
                     new[forest.at] = forest.played(values)
             change = float(np.abs(new - v).max(initial=0.0))
             v = new
-            self.iterations = it
+            if weight is None:  # the point estimate's count (a replicate's is its own)
+                self.iterations = it
             if change <= TOLERANCE * self.scale:
                 break
         return logged, np.where(self.unvalued, np.nan, v)
