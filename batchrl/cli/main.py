@@ -94,6 +94,9 @@ def main() -> None:
     \b
     The benchmark (every learner on every game's datasets, 0 = random, 100 = best):
       batchrl bench --quick
+    \b
+    A policy's value from logs alone (no simulator of the logged players):
+      batchrl ope --model datasets/store/models/fqi-M100-nmin20-N11.npz
     """
 
 
