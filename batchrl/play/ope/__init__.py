@@ -237,21 +237,21 @@ def evaluate_offline(config: OPEConfig,
         loaded = game.load_model(config.model, params)
     except GameError as exc:
         raise ModelError(str(exc)) from None
-    data = opened.arrays(seats=seats_of(schema.game, schema.game_params))
+    n_seats = game.rules.num_players(params)
+    data = opened.arrays(seats=n_seats)
     model = _on_store(loaded, data)
     decided = sorted(int(s) for s in np.unique(data.player))
     if missing := [s for s in config.seats if s not in decided]:
         raise StoreError(f"{config.store}: seat {missing[0]} takes no decision in its logs "
                          f"(the seats that do: {', '.join(map(str, decided))})")
     none = (np.zeros(0, np.int64), np.zeros(0))
-    n_seats = game.rules.num_players(params)
-    takers = [(name, opened.rows_of([name]), none) for name in config.players] or \
+    taken = [(name, opened.rows_of([name]), none) for name in config.players] or \
         [(f"seat {s}", data.player == s, _outside(data, s, n_seats, game.rules.zero_sum))
          for s in (config.seats or decided)]
     rng = np.random.default_rng(config.seed)
     draws = rng.exponential(size=(config.boot, len(data.episode_ids)))
     results, replicates = [], []
-    for who, mine, outside in takers:
+    for who, mine, outside in taken:
         result, reps = _seat(config, data, player_steps(data, mine, who), model, draws, say,
                              outside)
         results.append(result)
@@ -317,27 +317,25 @@ def _seat(config: OPEConfig, data: Transitions, steps: SeatSteps, model: LoadedM
         say(f"{seat}: forests grown", 1, 1)
         logged_q, policy_v = fqe.solve()
     tables = weighted(steps, ratio, config.gamma, logged_q, policy_v)
-    point: dict[str, float] = {}
-    reps: dict[str, NDArray[np.float64]] = {}
-    done = [0]
-
-    def tick(n: int) -> None:
-        done[0] += n
-        say(f"{seat}: bootstrap", done[0], len(weights))
-
     # a move the seat's logs never make has no Q: FQE and DR (which rests on it) then
     # give no value rather than a number that counted it as 0
     unvalued = fqe is not None and bool(fqe.unvalued.any())
+    point: dict[str, float] = {"wis": tables.wis()}
     if fqe is not None and policy_v is not None:
         point["fqe"] = float("nan") if unvalued else fqe.estimate(policy_v)
-        if "fqe" in wanted and not unvalued:
-            reps["fqe"] = fqe.bootstrap(weights, policy_v)
-    point["wis"] = tables.wis()
-    reps["wis"] = np.array([tables.wis(w) for w in weights])
     if "dr" in wanted:
         point["dr"] = float("nan") if unvalued else tables.dr()
-        reps["dr"] = np.array([]) if unvalued else np.array([tables.dr(w) for w in weights])
-    tick(len(weights))
+    drawn = [e for e in ("fqe", "wis", "dr") if e in point and not np.isnan(point[e])
+             and (e != "fqe" or "fqe" in wanted)]
+    reps: dict[str, NDArray[np.float64]] = {e: np.empty(len(weights)) for e in drawn}
+    for b, w in enumerate(weights):  # every estimator under each draw, the bar a draw
+        if "fqe" in reps and fqe is not None and policy_v is not None:
+            reps["fqe"][b] = fqe.replicate(w, policy_v)
+        if "wis" in reps:
+            reps["wis"][b] = tables.wis(w)
+        if "dr" in reps:
+            reps["dr"][b] = tables.dr(w)
+        say(f"{seat}: bootstrap", b + 1, len(weights))
     why = {"fqe": "the policy plays moves the logs never make",
            "wis": "no logged episode follows the policy throughout",
            "dr": "the policy plays moves the logs never make"}

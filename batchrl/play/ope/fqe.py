@@ -17,13 +17,14 @@ partition's own.
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass
+from types import SimpleNamespace
 
 import numpy as np
 from numpy.typing import NDArray
 from sklearn.ensemble import ExtraTreesRegressor
 
+from batchrl.learners.fqi.inputs import return_to_go
 from batchrl.play.ope.steps import SeatSteps
 
 MAX_ITERATIONS = 200
@@ -33,10 +34,9 @@ TOLERANCE = 1e-5  # the largest change of Q, relative to the returns' scale, tha
 @dataclass
 class _Forest:
     """One move's frozen forest. Rows of one state share every leaf, so the leaves are
-    found once per distinct state (a card game's states repeat: sette e mezzo's 150,000
-    steps are a few hundred states) and a row's weight and target are summed into its
-    state's before they reach the leaves. Node indices carry their tree's offset into
-    one vector of all the trees' nodes."""
+    found once per distinct state (a card game's states repeat) and a row's weight and
+    target are summed into its state's before they reach the leaves. Node indices carry
+    their tree's offset into one vector of all the trees' nodes."""
 
     rows: NDArray[np.int64]  # the steps that made the move
     group: NDArray[np.int64]  # each row's distinct state
@@ -98,7 +98,11 @@ class FrozenFQE:
         self.steps, self.gamma = steps, gamma
         self.policy_moves = np.asarray(policy_moves, dtype=np.int64)
         self.has_next = steps.nxt >= 0
-        self.returns = _returns(steps, gamma)
+        # each step's return to its chain's end: FQI's return-to-go over the chains (one
+        # "player" a chain, its steps in order)
+        self.returns = return_to_go(SimpleNamespace(  # type: ignore[arg-type]
+            episode=steps.episode, player=np.zeros(len(steps), np.int8), step=steps.t,
+            reward=steps.reward), gamma)
         self.scale = max(float(np.abs(self.returns).max(initial=0.0)), 1e-12)
         self.forests: list[_Forest | None] = []
         for a in range(n_actions):
@@ -159,23 +163,8 @@ class FrozenFQE:
         w = np.ones(steps.episodes) if weight is None else weight
         return float(np.sum(w * per) / np.sum(w))
 
-    def bootstrap(self, weights: NDArray[np.float64], start: NDArray[np.float64],
-                  progress: Callable[[int], None] | None = None) -> NDArray[np.float64]:
-        """The estimate under each row of ``weights`` (replicates, episodes)."""
-        out = np.empty(len(weights))
-        for b, w in enumerate(weights):
-            out[b] = self.estimate(self.solve(w, start)[1], w)
-            if progress is not None:
-                progress(1)
-        return out
-
-
-def _returns(steps: SeatSteps, gamma: float) -> NDArray[np.float64]:
-    """Each step's discounted reward from it to its episode's end (the seat's)."""
-    out = steps.reward.astype(np.float64).copy()
-    # the steps in reverse: a step's next comes after it
-    for t in range(steps.horizon - 2, -1, -1):
-        at = np.flatnonzero((steps.t == t) & (steps.nxt >= 0))
-        out[at] += gamma * out[steps.nxt[at]]
-    return out
+    def replicate(self, weight: NDArray[np.float64], start: NDArray[np.float64]) -> float:
+        """The estimate with the episodes weighted by ``weight`` (a bootstrap draw),
+        iterated from the point estimate's values ``start``."""
+        return self.estimate(self.solve(weight, start)[1], weight)
 

@@ -119,11 +119,10 @@ def _team_rewards(data: Transitions, mine: NDArray[np.bool_], rows: NDArray[np.i
     codes = data.episode[order]
     new_episode = np.ones(len(order), dtype=bool)
     new_episode[1:] = codes[1:] != codes[:-1]
-    mark = np.where(is_mine, np.arange(len(order)), -1)
     # the last of the seat's rows so far, reset at each episode's start
     segment = np.cumsum(new_episode) - 1
     latest = np.maximum.accumulate(np.where(is_mine | new_episode, np.arange(len(order)), 0))
-    owner = np.where(mark[latest] >= 0, latest, -1)
+    owner = np.where(is_mine[latest], latest, -1)
     position = np.full(len(data.reward), -1, dtype=np.int64)
     position[rows] = np.arange(len(rows))
     step_of = np.where(owner >= 0, position[order[np.maximum(owner, 0)]], -1)
