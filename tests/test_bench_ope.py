@@ -114,15 +114,14 @@ def test_hanabi_is_valued_from_the_seat_its_score_is_measured_from(tmp_path: Pat
     """Hanabi scores a learner in the first seat only (no rotation), so --ope takes seat
     0 of its one-player tiers; Leduc, whose score averages both seats, takes every seat;
     a tier that mixes players takes the first by name."""
-    from batchrl.play.bench import Bench, BenchConfig
+    from batchrl.play.bench.offline import takers
 
-    bench = Bench(BenchConfig(ope=True, out=tmp_path))
     named = type("Schema", (), {"audit_columns": ("name",)})()
     for game, tier, taken in (("hanabi", "expert", ("seat 0",)), ("leduc", "random", ()),
                               ("leduc", "mixed", ("rule",))):
         g = GAMES[game]
         dataset = next(d for d in g.bench.datasets if d.tier == tier)
-        assert bench._ope_takers(g, dataset, g.rules.params(), named) == taken, game
+        assert takers(g, dataset, g.rules.params(), named, print) == taken, game
 
 
 def test_a_game_whose_score_is_not_its_return_is_left_out() -> None:

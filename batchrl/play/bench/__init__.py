@@ -66,6 +66,7 @@ from batchrl.play.bench.datasets import (
     declares,
 )
 from batchrl.play.bench.minari import export_dataset
+from batchrl.play.bench.offline import current, held_out, row_values, takers
 from batchrl.play.bench.outputs import load_rows, load_scores, one_bench, replaceable, row_line
 from batchrl.play.bench.report import Row, json_default, ope_summary, plot, summary, table
 from batchrl.play.bench.specs import LearnerSpec, split_learners
@@ -327,34 +328,9 @@ class Bench:
             evaluations.append(_Evaluation(opponents, transfer, evaluation,
                                            f"{folder} {evaluation}"))
         return _Setup(game, dataset, store, (schema.game, dict(schema.game_params)), count,
-                      evaluations, self._ope_takers(game, dataset, params, schema))
-
-    def _ope_takers(self, game: Game, dataset: Dataset, params: Any, schema: Any
-                    ) -> tuple[str, ...] | None:
-        """Whose decisions a policy takes when --ope values it from the dataset's logs
-        (() every seat's; ("seat 0",) the first seat's where the game scores a player from
-        that seat only; the first player's by name where the logs mix players); None
-        where it is not valued: --ope not asked, a score that is not what the rewards add
-        up to (`PlayFace.return_of_score`), or mixed logs that do not name players."""
-        if not self.config.ope:
-            return None
-        if game.play.return_of_score(params) is None:
-            self.say(f"{game.name}/{dataset.tier}: --ope leaves it out (its score is "
-                     f"another quantity than its rewards add up to)")
-            return None
-        if dataset.opponents is not None and \
-                tuple(dataset.opponents) != game.play.opponents_of(dataset.players):
-            self.say(f"{game.name}/{dataset.tier}: --ope leaves it out (it is scored against "
-                     "other players than its logs' own)")
-            return None
-        if len(set(dataset.players)) == 1:
-            # every seat's decisions where the score averages the seats, else the first's
-            return () if game.play.score_rotates_seats else ("seat 0",)
-        if "name" not in schema.audit_columns:
-            self.say(f"{game.name}/{dataset.tier}: --ope leaves it out (its logs mix "
-                     "players and do not name them)")
-            return None
-        return (dataset.players[0],)
+                      evaluations,
+                      takers(game, dataset, params, schema, self.say) if self.config.ope
+                      else None)
 
     def _baselines(self, sets: Sequence[_Setup], tasks: Any,
                    say: Callable[[str], None] | None) -> None:
@@ -414,7 +390,7 @@ class Bench:
                         if key in self.done:
                             if not (why := self._disagrees(self.done[key], s, e)) and not (
                                     s.ope is not None and not e.transfer
-                                    and not self._ope_done(s, self.done[key])):
+                                    and not current(self.done[key].ope, s.ope_store)):
                                 continue
                             why = why or "has no value from the logs (--ope)"
                             self.say(f"{s.game.name}/{s.dataset.tier} {spec.label} seed "
@@ -455,7 +431,10 @@ class Bench:
                                 got["cpu"], job.settings.said.removeprefix("settings: "),
                                 got["model"], self.config.quick, round(got["wall"], 3),
                                 path, got.get("exploitability"),
-                                ope=None if e.transfer else self._ope_row(s, e, got.get("ope")))
+                                ope=None if e.transfer else row_values(
+                                    s.game, s.game.log.params_from_store(*s.params),
+                                    float(e.random.mean()), float(e.reference.mean()),
+                                    got.get("ope"), s.ope_store))
                 self._append(row)
                 versus = " (transfer: against " + ",".join(e.opponents) + ")" \
                     if e.transfer else ""
@@ -503,31 +482,6 @@ class Bench:
             given = {**{k: v for k, v in QUICK_SETTINGS.items() if spec.learner.takes(k)},
                      **given}
         return settings(spec.learner, store, given)
-
-    def _ope_row(self, s: _Setup, e: _Evaluation, got: Mapping[str, Any] | None
-                 ) -> dict[str, Any] | None:
-        """A task's values from the logs as a row keeps them: each estimate normalized as
-        the scores are, its random and reference scores turned into the rows' rewards
-        (`PlayFace.return_of_score`)."""
-        if got is None:
-            return None
-        a, b = s.game.play.return_of_score(s.game.log.params_from_store(*s.params)) or (1, 0)
-        low, high = a * float(e.random.mean()) + b, a * float(e.reference.mean()) + b
-
-        def number(x: float) -> float | None:
-            return float(x) if math.isfinite(x) else None
-
-        estimates = {}
-        for name, (value, lo, hi) in got["values"].items():
-            norm = 100 * (value - low) / (high - low) if high != low else float("nan")
-            estimates[name] = [number(value), number(lo), number(hi), number(norm)]
-        return {"estimates": estimates, "unsupported": float(got["unsupported"]),
-                "ess": float(got["ess"]), "logs": _folder(s.ope_store)}
-
-    def _ope_done(self, s: _Setup, row: Row) -> bool:
-        """Whether a row's values from the logs are those --ope asks for now: made on the
-        held-out logs of the dataset (`held_out`)."""
-        return row.ope is not None and row.ope.get("logs") == _folder(s.ope_store)
 
     def _row(self, game: Game, dataset: Dataset, e: _Evaluation, learner: str,
              seed: int | None, got: Scores, mine: NDArray[np.float64], cpu: float,
@@ -622,24 +576,7 @@ class _Setup:
     count: int
     evaluations: list[_Evaluation]
     ope: tuple[str, ...] | None = None  # whose decisions --ope takes (None: not valued)
-    ope_store: Path | None = None  # the held-out logs --ope values on (`held_out`)
-
-
-# --ope values each policy on logs of the dataset's recipe dealt from this far past its
-# seed: a policy valued on the hands it learned from is valued too well (the winner's
-# curse: FQI of hold'em's random logs, +1.81 bb/hand against random, is valued +2.99 on
-# its own logs and +1.66 on others)
-HELD_OUT_SEED = 1_000_003
-
-
-def held_out(dataset: Dataset) -> Dataset:
-    """The dataset's recipe dealt from another seed: the logs --ope values policies on."""
-    return dataclasses.replace(dataset, seed=dataset.seed + HELD_OUT_SEED)
-
-
-def _folder(store: Path | None) -> str:
-    """A store's dataset folder's name (what a row records of the logs it was valued on)."""
-    return "" if store is None else store.parent.name
+    ope_store: Path | None = None  # the held-out logs --ope values on (offline.held_out)
 
 
 def _digest(text: str) -> str:

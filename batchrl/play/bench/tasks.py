@@ -17,9 +17,9 @@ import numpy as np
 from batchrl.games import Dataset, GameError, Scores, get_game
 from batchrl.learners import Learner
 from batchrl.learning import Settings, learn
+from batchrl.play.bench import offline
 from batchrl.play.bench.datasets import BenchError, build_dataset
 from batchrl.play.bench.outputs import load_scores, replaceable, scores_digest
-from batchrl.play.ope import OPEConfig, evaluate_offline
 
 # the deals every player of a dataset is scored on: one seed, apart from the data's
 EVAL_SEED = 2_000_003
@@ -131,23 +131,10 @@ def train_and_score(job: Job, say: Callable[[str], None] | None,
         worth = game.play.exploitability(player, game.log.params_from_store(*job.params))
     except GameError as exc:
         raise BenchError(f"{job.spec} on {where}: {exc}") from None
-    valued = None if job.ope is None else offline_value(job, Path(path))
+    valued = None if job.ope is None else offline.value(
+        Path(path), job.ope_store or job.store, job.ope, job.ope_boot, job.ope_trees, job.jobs)
     if not job.keep_model:  # the row keeps its scores; a grid's models fill a disk
         Path(path).unlink(missing_ok=True)
     return {"scores": scores, "cpu": cpu, "wall": wall, "exploitability": worth,
             "model": str(path) if job.keep_model else "", "ope": valued}
 
-
-def offline_value(job: Job, model: Path) -> dict[str, Any]:
-    """The model's value from the dataset's held-out logs alone, each estimator's with its
-    interval (over the seats or players taken), the largest share of decisions off the
-    logs' support and the smallest effective sample size."""
-    seats = tuple(int(w.removeprefix("seat ")) for w in job.ope or () if w.startswith("seat "))
-    report = evaluate_offline(OPEConfig(model, job.ope_store or job.store, seats=seats,
-                                        players=() if seats else job.ope or (),
-                                        boot=job.ope_boot, trees=job.ope_trees,
-                                        jobs=job.jobs))
-    values = report.mean or report.seats[0].values
-    return {"values": {v.estimator: [v.value, v.low, v.high] for v in values},
-            "unsupported": max(s.unsupported for s in report.seats),
-            "ess": min(s.ess for s in report.seats)}
