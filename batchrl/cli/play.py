@@ -31,7 +31,21 @@ from batchrl.evaluation import draw_intervals
 from batchrl.games import GAMES, Game, GameError, game_for
 from batchrl.games.play import absolute_player, is_model
 from batchrl.games.search import inner
+from batchrl.ingest import source_bytes
+from batchrl.play.luck import (
+    DRAWS,
+    FOLDS,
+    LuckConfig,
+    LuckError,
+    LuckReport,
+    corrections,
+    log_paths,
+    read_logs,
+    summarize,
+)
 from batchrl.policy import ModelError, policy_meta
+
+LOGS = click.Path(exists=True, path_type=Path)
 
 
 def _log_formats() -> list[str]:
@@ -142,15 +156,33 @@ def solve(game: Game, **kwargs: Any) -> None:
                    "run here gives. Model files must be at the same absolute path on the "
                    "workers (pip install 'batchrl[dask]').")
 @game_options("evaluate")
+@click.option("--logs", multiple=True, type=LOGS, metavar="PATH",
+              help="Measure the players of logs instead of playing: each one's result per "
+                   "hand, raw and with the cards' luck taken out (chance-event control "
+                   "variates from a value function cross-fitted on the logs' other "
+                   "hands; docs/concepts/luck.md). A log file, a folder of logs or of hand "
+                   "histories, or a store (the logs it was ingested from); repeat for more. "
+                   "Poker logs (ACPC, Glassfrog, PHH).")
+@click.option("--player", "log_players", multiple=True, metavar="NAME",
+              help="With --logs: the player reported, by name as logged; repeat for more "
+                   "[default: every player].")
+@click.option("--draws", type=click.IntRange(min=2), default=DRAWS, show_default=True,
+              help="With --logs: the draws of a deal or a flop that value what could have "
+                   "come (a single card is drawn as every card left).")
+@click.option("--folds", type=click.IntRange(min=2), default=FOLDS, show_default=True,
+              help="With --logs: the folds of hands the value function is cross-fitted over "
+                   "(each fold's hands corrected by a fit on the others).")
 @click.option("--json", "as_json", is_flag=True, help="One JSON object, for notebooks.")
 @click.option("--plot", type=OUT_FILE, default=None,
               help="Also draw the report's figures with their 95% intervals as a chart "
                    "(PNG, SVG or PDF, by the name's suffix). Needs matplotlib.")
 def evaluate(game: Game | None, model: str | None, groups: tuple[str, ...],
              opponent: str | None, team: str | None, versus: str | None, count: int | None,
-             seed: int, scheduler: str | None, as_json: bool, plot: Path | None,
-             **kwargs: Any) -> None:
-    """Measure a learned policy, in the game its model was trained on.
+             seed: int, scheduler: str | None, logs: tuple[Path, ...],
+             log_players: tuple[str, ...], draws: int, folds: int, as_json: bool,
+             plot: Path | None, **kwargs: Any) -> None:
+    """Measure a learned policy, in the game its model was trained on; or, with --logs,
+    the players of logs, from their hands alone.
 
     Hands are played in blocks. A block's random players draw from a seed of
     its own derived from --seed (the first block's is --seed itself); its cards
@@ -165,6 +197,23 @@ def evaluate(game: Game | None, model: str | None, groups: tuple[str, ...],
             raise click.ClickException("--plot draws with matplotlib: pip install matplotlib")
         if plot.suffix.lower() not in (".png", ".svg", ".pdf"):
             raise click.ClickException(f"--plot {plot}: name a .png, .svg or .pdf file")
+    if logs:
+        played = [flag for flag, given in (("--game", game), ("--model", model),
+                                           ("--players", groups), ("--opponent", opponent),
+                                           ("--team", team), ("--vs", versus),
+                                           ("--games", count), ("--scheduler", scheduler))
+                  if given]
+        if played:
+            raise click.UsageError(f"--logs measures the logged players: {', '.join(played)} "
+                                   "would play new games (leave them out)")
+        report: Any = _logged(logs, LuckConfig(draws, folds, seed, log_players), as_json)
+        click.echo(json.dumps(report.as_dict()) if as_json else report.table())
+        if plot is not None:
+            _plot(report, report.game, f"batchrl evaluate --logs ({report.game})", plot,
+                  as_json)
+        return
+    if log_players:
+        raise click.UsageError("--player names a logged player: give --logs")
     hero = f"model:{model}" if model is not None else None
     try:
         game = _game_of(game, hero, groups, team)
@@ -196,16 +245,35 @@ def evaluate(game: Game | None, model: str | None, groups: tuple[str, ...],
     else:
         click.echo(report.table())
     if plot is not None:
-        intervals = getattr(report, "intervals", None)
-        if intervals is None:
-            raise click.ClickException(f"{game.name}'s report has no figures to draw")
-        unit, rows = intervals()
-        try:
-            drawn = draw_intervals(unit, rows,
-                                   f"batchrl evaluate --game {game.name} (seed {seed})", plot)
-        except OSError as exc:
-            raise click.ClickException(f"--plot {plot}: {exc.strerror or exc}") from None
-        click.echo(f"chart: {drawn}", err=as_json)
+        _plot(report, game.name, f"batchrl evaluate --game {game.name} (seed {seed})", plot,
+              as_json)
+
+
+def _plot(report: Any, name: str, title: str, plot: Path, as_json: bool) -> None:
+    intervals = getattr(report, "intervals", None)
+    if intervals is None:
+        raise click.ClickException(f"{name}'s report has no figures to draw")
+    unit, rows = intervals()
+    try:
+        drawn = draw_intervals(unit, rows, title, plot)
+    except OSError as exc:
+        raise click.ClickException(f"--plot {plot}: {exc.strerror or exc}") from None
+    click.echo(f"chart: {drawn}", err=as_json)
+
+
+def _logged(paths: tuple[Path, ...], config: LuckConfig, as_json: bool) -> LuckReport:
+    """``evaluate --logs``: the logs read with a bar over their bytes, the value function
+    fitted with one over its folds."""
+    try:
+        sources = log_paths(paths)
+        with progress(sum(source_bytes(p) for p in sources), "reading",
+                      lines=not as_json) as advance:
+            read = read_logs(paths, config, advance)
+        with progress(config.folds, "value function", lines=not as_json) as advance:
+            fixed = corrections(read.hands, config.folds, config.seed, progress=advance)
+        return summarize(read, fixed, config, paths)
+    except (LuckError, GameError, OSError) as exc:
+        raise click.ClickException(_message(exc)) from None
 
 
 evaluate.help = f"{inspect.cleandoc(evaluate.help or '')}\n\n{games_paragraphs('evaluate')}"

@@ -203,6 +203,42 @@ class SourcePlan:
     finish: Callable[[int], None] | None = None
 
 
+@dataclass(frozen=True)
+class ChanceEvent:
+    """One chance event of a logged hand (the deal, a board card), for ``evaluate --logs``:
+    the features a value function reads just after it, seat by seat, for what was dealt
+    (``features[0]``) and for draws from what could have come (``features[1:]``, each as
+    likely as the rules deal it: their mean estimates the expectation). ``seats``: the
+    seats the event concerns (a folded seat's result no longer depends on the cards)."""
+
+    features: NDArray[np.float64]  # (1 + draws, seats, features)
+    seats: NDArray[np.bool_]  # (seats,)
+
+
+@dataclass(frozen=True)
+class ChanceHand:
+    """A logged hand as ``evaluate --logs`` reads it: who sat where, each seat's result
+    (in the plan's unit) and its chance events in order."""
+
+    where: str  # "file, line N"
+    names: tuple[str, ...]
+    results: NDArray[np.float64]  # (seats,)
+    events: tuple[ChanceEvent, ...]
+
+
+@dataclass
+class ChancePlan:
+    """A source's hands for ``evaluate --logs`` (`LogFace.chance_hands`): ``hands`` yields
+    `ChanceHand`, ``BadLine`` or ``Skipped`` records in order; ``feature_names`` name the
+    columns of the events' features; ``unit`` is the results' (``mbb/hand``);
+    ``variant`` names the game as the report does."""
+
+    feature_names: tuple[str, ...]
+    hands: Iterator[Any]
+    unit: str
+    variant: str = ""
+
+
 class Face:
     """A face of a game beside its rules (`Rules`): made with the rules, and bound to the
     whole `Game` when the game is assembled, so that it can reach the other faces (the
@@ -251,6 +287,20 @@ class LogFace(Face):
             SourceError: the source cannot be ingested.
         """
         raise GameError(f"{self.rules.name} has no store side yet")
+
+    def chance_hands(self, records: Iterator[Any], context: SourceContext, draws: int,
+                     seed: int) -> ChancePlan:
+        """One source's hands as ``evaluate --logs`` reads them: each seat's result and
+        each chance event's features for what was dealt and for ``draws`` draws from
+        what could have come (``seed`` draws them: the same seed, the same draws), from
+        which a learned value function's control variates take the luck out of the
+        results (`batchrl.play.luck`). Every card a hand deals must be in its log.
+
+        Raises:
+            SourceError: the source's hands cannot be read so.
+        """
+        raise GameError(f"{self.rules.name}: batchrl cannot yet take the luck out of its "
+                        "logged results (evaluate --logs reads poker logs)")
 
     def reward_unit(self, params: Any) -> str:
         """What the rewards of this game's store rows count, in words (exports write it

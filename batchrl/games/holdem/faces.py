@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from batchrl.games.base import (
+    ChancePlan,
     GameError,
     LogFace,
     PlayFace,
@@ -19,7 +20,7 @@ from batchrl.games.base import (
     SourcePlan,
     single_group,
 )
-from batchrl.games.holdem import gamedef
+from batchrl.games.holdem import chance, gamedef
 from batchrl.games.holdem import ingest as store_side
 from batchrl.games.holdem.bots import make_bot, models_game
 from batchrl.games.holdem.evaluate import HoldemReport, evaluate_bots, play_bots
@@ -96,6 +97,13 @@ class HoldemLog(LogFace):
         forced = self.prepare("ingest", context.options).get("gamedef")
         return store_side.open_source(records, context, forced,
                                       bool(context.options.get("pv", True)))
+
+    def chance_hands(self, records: Iterator[Any], context: SourceContext, draws: int,
+                     seed: int) -> ChancePlan:
+        """The deal and each round's board cards, with draws from the deck, and each live
+        seat's equity and chips after them (`batchrl.games.holdem.chance`)."""
+        forced = self.prepare("ingest", context.options).get("gamedef")
+        return chance.chance_hands(records, context, forced, draws, seed)
 
 
 class HoldemPlay(PlayFace):

@@ -149,12 +149,14 @@ def preflop_counts() -> NDArray[np.int64]:
 # --- PV by stage: each takes hole cards (n, 2) and a board (n, k) -------------
 
 
-def _pv_preflop(hole: NDArray[np.int64]) -> NDArray[np.float64]:
+def pv_preflop(hole: NDArray[np.int64]) -> NDArray[np.float64]:
+    """PV of each row of ``(n, 2)`` hole cards before the flop, from the table."""
     i, j = preflop_cell(hole)
     return preflop_counts()[i, j] / (2.0 * N_FLOPS * FLOP_OUTCOMES)
 
 
-def _pv_flop(hole: NDArray[np.int64], flop: NDArray[np.int64]) -> NDArray[np.float64]:
+def pv_flop(hole: NDArray[np.int64], flop: NDArray[np.int64]) -> NDArray[np.float64]:
+    """PV of each row of ``(n, 2)`` hole cards on its ``(n, 3)`` flop, from the table."""
     canon = flop_canon()
     _, index = pair_tables()
     a, b, c = flop[:, 0], flop[:, 1], flop[:, 2]
@@ -372,9 +374,9 @@ def _pv_unique(cards: NDArray[np.int64], sizes: NDArray[np.int64]) -> NDArray[np
         if not rows.size:
             continue
         if size == 0:
-            out[rows] = _pv_preflop(hole[rows])
+            out[rows] = pv_preflop(hole[rows])
         elif size == 3:
-            out[rows] = _pv_flop(hole[rows], cards[rows, 2:5])
+            out[rows] = pv_flop(hole[rows], cards[rows, 2:5])
         else:
             stage = _pv_turn if size == 4 else _pv_river
             # Chunks bound the memory of the per-request grids.

@@ -1,0 +1,261 @@
+"""Hold'em's chance events, for ``batchrl evaluate --logs``: a logged hand's deal and board
+cards, each with draws from the cards that could have come, and what a value function
+reads just after each (`batchrl.games.base.ChanceEvent`).
+
+The features of a seat still in the hand after an event, in big blinds where they are
+chips: its **equity**, the share of the pot its cards win at a showdown against the
+other live seats' actual cards (exact when at most one board card is to come, else over
+``SAMPLES`` runouts: a value function may be noisy and its control variate stays
+unbiased, so long as what was dealt and the draws are valued alike); the pot, what the
+seat has put in, its showdown value (equity × pot − put in), the chips it has behind; the
+live seats, those still able to act, the round, the seat and the table's size.
+
+What could have come is what the rules deal from: the deal draws every seat's hole cards
+anew from the deck; a board card is drawn from the deck less every hole card (folded
+seats' too: the dealer dealt them) and the board before it. A single card's draws are
+every card left, each once (an exact expectation); a deal's and a flop's are ``draws``
+draws with replacement.
+"""
+
+from __future__ import annotations
+
+import itertools
+import zlib
+from collections.abc import Iterator
+from typing import Any
+
+import numpy as np
+from numpy.typing import NDArray
+
+from batchrl.games.base import ChanceEvent, ChanceHand, ChancePlan, SourceContext, SourceError
+from batchrl.games.holdem import gamedef
+from batchrl.games.holdem.evaluator import N_CLASSES, evaluate7, evaluate_many
+from batchrl.games.holdem.gamedef import GameDef
+from batchrl.games.holdem.ingest import decide_game, runs
+from batchrl.games.holdem.pv import pv_flop, pv_preflop
+from batchrl.games.holdem.records import LoggedHand
+from batchrl.games.holdem.replay import Replayed
+from batchrl.games.holdem.rules import HandState
+from batchrl.games.holdem.transitions import check_hands, game_of
+from batchrl.records import BadLine, Skipped
+
+FEATURES = ("equity", "strength", "rival_strength", "pot_bb", "put_in_bb", "showdown_bb",
+            "behind_bb", "live", "acting", "round", "seat", "players")
+SAMPLES = 64  # runouts per equity where two or more board cards are still to come
+DECK = 52
+CHUNK = 256  # hands replayed and checked at once
+HIDDEN = "hole cards hidden"
+
+
+def unsupported(game: GameDef) -> str | None:
+    """Why ``game``'s hands have no chance events here, or None."""
+    if problem := gamedef.evaluable(game):
+        return f"{game.name} has {problem}"
+    if game.num_board_cards[0]:
+        return f"{game.name} deals board cards before the first round"
+    return None
+
+
+def chance_hands(records: Iterator[Any], context: SourceContext, forced: GameDef | None,
+                 draws: int, seed: int) -> ChancePlan:
+    """A hold'em source's hands with their chance events (see the module's docstring):
+    its game decided as ingest decides it, each hand replayed and its payoffs checked
+    (a hand that fails is a ``BadLine``; one that hides a seat's hole cards is skipped:
+    its deal cannot be drawn again)."""
+    game, pending = decide_game(context, records, forced)
+    if why := unsupported(game):
+        raise SourceError(f"{context.path}: {why}: batchrl draws the chance events of "
+                          "Texas hold'em's deal only")
+    source_key = zlib.crc32(str(context.path).encode())
+
+    def hands() -> Iterator[Any]:
+        chunk: list[LoggedHand] = []
+        for record in itertools.chain(
+                runs(itertools.chain(pending, records), game, forced is not None,
+                     context.notes), [None]):
+            if isinstance(record, LoggedHand):
+                chunk.append(record)
+                if len(chunk) < CHUNK:
+                    continue
+            elif record is not None:
+                yield from _checked(chunk, game, draws, seed, source_key)
+                chunk = []
+                yield record
+                continue
+            yield from _checked(chunk, game, draws, seed, source_key)
+            chunk = []
+
+    return ChancePlan(FEATURES, hands(), unit="mbb/hand", variant=game.name)
+
+
+def _checked(chunk: list[LoggedHand], game: GameDef, draws: int, seed: int,
+             source_key: int) -> Iterator[Any]:
+    if not chunk:
+        return
+    accepted, rejected = check_hands(game, chunk)
+    bad = {id(hand): exc for hand, exc in rejected}
+    done = {id(hand): replayed for hand, replayed in accepted}
+    for hand in chunk:
+        if id(hand) in bad:
+            exc = bad[id(hand)]
+            yield BadLine(hand.source, hand.line, str(exc), hand.cards, exc.kind)
+        elif any(not h for h in hand.hole):
+            yield Skipped(HIDDEN, f"{hand.source}, line {hand.line}: a seat's hole cards "
+                                  "are not in the log: its deal cannot be drawn again")
+        else:
+            rng = np.random.default_rng([seed, source_key, hand.index])
+            yield hand_events(hand, done[id(hand)], game_of(hand, game), draws, rng)
+
+
+def hand_events(hand: LoggedHand, replayed: Replayed, game: GameDef, draws: int,
+                rng: np.random.Generator) -> ChanceHand:
+    """``hand``'s result per seat (mbb) and its chance events: the deal, then each round's
+    board cards, with the features after what was dealt and after the draws."""
+    n = game.num_players
+    bb = float(game.big_blind)
+    holes = np.array(hand.hole, dtype=np.int64)  # (n, 2)
+    starts: dict[int, HandState] = {}
+    for state, _ in replayed.decisions:
+        starts.setdefault(state.round, state)
+    first = replayed.decisions[0][0] if replayed.decisions else replayed.final
+    events = [_event(holes, _redeal(rng, draws, n), None, starts.get(0, first), 0, bb,
+                     rng)]
+    board: tuple[int, ...] = ()
+    for r, group in enumerate(hand.board, 1):
+        state = starts.get(r, replayed.final)
+        dealt = np.array([*board, *group], dtype=np.int64)
+        draws_now = _board_draws(rng, draws, holes, board, len(group))
+        drawn = np.concatenate([np.broadcast_to(np.array(board, np.int64),
+                                                (len(draws_now), len(board))), draws_now],
+                               axis=1)
+        events.append(_event(holes, None, np.concatenate([dealt[None], drawn]), state, r,
+                             bb, rng))
+        board += tuple(group)
+    results = np.asarray(hand.payoffs, dtype=np.float64) / bb * 1000.0
+    return ChanceHand(f"{hand.source}, line {hand.line}", tuple(hand.names), results,
+                      tuple(events))
+
+
+def _redeal(rng: np.random.Generator, draws: int, n: int) -> NDArray[np.int64]:
+    """``draws`` deals of every seat's hole cards, each a uniform draw: (draws, n, 2)."""
+    keys = rng.random((draws, DECK))
+    chosen = np.argpartition(keys, 2 * n - 1, axis=1)[:, : 2 * n]
+    # in the order of their keys: argpartition's own order is not random
+    order = np.argsort(np.take_along_axis(keys, chosen, axis=1), axis=1)
+    return np.take_along_axis(chosen, order, axis=1).reshape(draws, n, 2)
+
+
+def _board_draws(rng: np.random.Generator, draws: int, holes: NDArray[np.int64],
+                 board: tuple[int, ...], count: int) -> NDArray[np.int64]:
+    """Draws of a round's board cards from the deck less the hole cards and the board
+    before: every card left once for a single card, else ``draws`` uniform sets."""
+    used = np.zeros(DECK, dtype=bool)
+    used[holes.ravel()] = True
+    used[list(board)] = True
+    left = np.flatnonzero(~used)
+    if count == 1:
+        return left[:, None]
+    keys = rng.random((draws, len(left)))
+    return left[np.argpartition(keys, count - 1, axis=1)[:, :count]]
+
+
+def _event(holes: NDArray[np.int64], hole_draws: NDArray[np.int64] | None,
+           boards: NDArray[np.int64] | None, state: HandState, round_: int, bb: float,
+           rng: np.random.Generator) -> ChanceEvent:
+    """The features after an event for what was dealt and each draw: the deal
+    (``hole_draws``, new hole cards, no board), or a round's board cards (``boards``: the
+    whole board so far, what was dealt first, then each draw's)."""
+    n = holes.shape[0]
+    live = np.array([not f for f in state.folded])
+    if hole_draws is not None:
+        all_holes = np.concatenate([holes[None], hole_draws])
+        boards = np.zeros((len(all_holes), 0), np.int64)
+    else:
+        assert boards is not None
+        all_holes = np.broadcast_to(holes, (len(boards), *holes.shape))
+    equity = np.zeros((len(all_holes), n))
+    equity[:, live] = equities(all_holes, boards, live, rng)
+    strength = np.zeros((len(all_holes), n))
+    strength[:, live] = strengths(all_holes[:, live], boards)
+    rival = np.zeros((len(all_holes), n))
+    for s in np.flatnonzero(live):
+        others = live.copy()
+        others[s] = False
+        rival[:, s] = strength[:, others].max(axis=1) if others.any() else 0.0
+    pot = state.pot / bb
+    put_in = np.array([state.contributed(s) for s in range(n)]) / bb
+    behind = np.array([state.stack[s] - state.spent[s] for s in range(n)]) / bb
+    features = np.empty((len(all_holes), n, len(FEATURES)))
+    features[..., 0] = equity
+    features[..., 1] = strength
+    features[..., 2] = rival
+    features[..., 3] = pot
+    features[..., 4] = put_in
+    features[..., 5] = equity * pot - put_in
+    features[..., 6] = behind
+    features[..., 7] = live.sum()
+    features[..., 8] = state.acting()
+    features[..., 9] = round_
+    features[..., 10] = np.arange(n)
+    features[..., 11] = n
+    return ChanceEvent(features, live)
+
+
+def strengths(holes: NDArray[np.int64], boards: NDArray[np.int64]) -> NDArray[np.float64]:
+    """How strong each seat's cards look to it (``holes`` (A, L, 2), ``boards`` (A, b)):
+    pre-flop and on the flop its PV (the chance its cards beat one random hand, from
+    batchrl's tables); later its best hand's rank among the 7,462 classes, over 7,462."""
+    a, seats, b = holes.shape[0], holes.shape[1], boards.shape[1]
+    flat = holes.reshape(-1, 2)
+    if b == 0 or b < 3:
+        return pv_preflop(flat).reshape(a, seats)
+    on_board = np.repeat(boards, seats, axis=0)
+    if b == 3:
+        return pv_flop(flat, on_board).reshape(a, seats)
+    ranked = evaluate_many(np.concatenate([flat, on_board], axis=1))
+    return (ranked / N_CLASSES).reshape(a, seats)
+
+
+def equities(holes: NDArray[np.int64], boards: NDArray[np.int64], live: NDArray[np.bool_],
+             rng: np.random.Generator) -> NDArray[np.float64]:
+    """Each live seat's share of a showdown among the live seats, for each of ``A`` deals
+    (``holes`` (A, n, 2), ``boards`` (A, b)): exact over the last card or none to come,
+    else over ``SAMPLES`` runouts. Returns (A, live seats)."""
+    a, b = len(holes), boards.shape[1]
+    to_come = 5 - b
+    used = np.zeros((a, DECK), dtype=bool)
+    np.put_along_axis(used, holes.reshape(a, -1), True, axis=1)
+    if b:
+        np.put_along_axis(used, boards, True, axis=1)
+    left = np.argsort(used, axis=1, kind="stable")[:, : DECK - int(used[0].sum())]
+    if to_come == 0:
+        runouts = np.zeros((a, 1, 0), np.int64)
+    elif to_come == 1:
+        runouts = left[:, :, None]
+    else:
+        runouts = _runouts(rng, left, SAMPLES, to_come)
+    m = runouts.shape[1]
+    live_holes = holes[:, live]  # (A, L, 2)
+    cards = np.empty((a, m, live_holes.shape[1], 7), np.int64)
+    cards[..., :2] = live_holes[:, None]
+    cards[..., 2 : 2 + b] = boards[:, None, None, :]
+    cards[..., 2 + b :] = runouts[:, :, None, :]
+    strength = evaluate7(cards)  # (A, m, L)
+    best = strength == strength.max(axis=2, keepdims=True)
+    share = best / best.sum(axis=2, keepdims=True)
+    return np.asarray(share.mean(axis=1))
+
+
+def _runouts(rng: np.random.Generator, left: NDArray[np.int64], samples: int, k: int
+             ) -> NDArray[np.int64]:
+    """``samples`` uniform draws of ``k`` cards from each row of ``left`` (a partial
+    Fisher-Yates shuffle of each copy): (A, samples, k)."""
+    a, d = left.shape
+    deck = np.repeat(left, samples, axis=0)
+    rows = np.arange(len(deck))
+    for j in range(k):
+        pick = j + (rng.random(len(deck)) * (d - j)).astype(np.int64)
+        chosen = deck[rows, pick]
+        deck[rows, pick] = deck[:, j]
+        deck[:, j] = chosen
+    return deck[:, :k].reshape(a, samples, k)
