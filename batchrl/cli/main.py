@@ -97,6 +97,9 @@ def main() -> None:
     \b
     A policy's value from logs alone (no simulator of the logged players):
       batchrl ope --model datasets/store/models/fqi-M100-nmin20-N11.npz
+    \b
+    Logged players' results, raw and with the cards' luck taken out (poker logs):
+      batchrl evaluate --logs pluribus/ --player Pluribus
     """
 
 
