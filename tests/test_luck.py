@@ -11,6 +11,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 from click.testing import CliRunner
+from locations import SHARED, needs
 
 from batchrl.cli import main
 from batchrl.games import sniff_format
@@ -21,7 +22,7 @@ from batchrl.games.holdem.logs import generate
 from batchrl.ingest import records_of
 from batchrl.play.luck import LuckConfig, LuckError, corrections, evaluate_logs, read_logs
 
-PLURIBUS = Path(__file__).resolve().parents[2] / "shared" / "data" / "phh" / "pluribus"
+PLURIBUS = SHARED / "phh" / "pluribus"
 
 
 @pytest.fixture(scope="module")
@@ -150,8 +151,7 @@ def test_a_game_without_chance_events_says_so(tmp_path: Path) -> None:
         read_logs([log], LuckConfig())
 
 
-@pytest.mark.skipif(not PLURIBUS.is_dir(), reason="../shared/data/phh/pluribus is absent "
-                    "(a clone without the shared data)")
+@needs(PLURIBUS)
 def test_pluribus_s_hands_read_whole_and_their_raw_result_is_the_stacks() -> None:
     folders = [PLURIBUS / "100", PLURIBUS / "101"]
     read = read_logs(folders, LuckConfig(draws=4))
