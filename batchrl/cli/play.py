@@ -268,7 +268,7 @@ def _logged(paths: tuple[Path, ...], config: LuckConfig, as_json: bool) -> LuckR
         sources = log_paths(paths)
         with progress(sum(source_bytes(p) for p in sources), "reading",
                       lines=not as_json) as advance:
-            read = read_logs(paths, config, advance)
+            read = read_logs(sources, config, advance)
         with progress(config.folds, "value function", lines=not as_json) as advance:
             fixed = corrections(read.hands, config.folds, config.seed, progress=advance)
         return summarize(read, fixed, config, paths)

@@ -193,10 +193,11 @@ def log_paths(paths: Sequence[Path]) -> list[Path]:
 
 def read_logs(paths: Sequence[Path], config: LuckConfig,
               progress: Callable[[int], None] | None = None) -> LogsRead:
-    """Every hand of ``paths`` (logs, directories of game files, stores) with its chance
-    events; bad lines counted and quoted, never stopping the others."""
+    """Every hand of ``paths`` (logs and directories of game files, as `log_paths` gives
+    them) with its chance events; bad lines counted and quoted, never stopping the
+    others."""
     read: LogsRead | None = None
-    for path in log_paths(paths):
+    for path in paths:
         fmt = sniff_format(path)
         if fmt is None:
             raise LuckError(f"{path}: no log format batchrl reads")
@@ -327,7 +328,7 @@ def evaluate_logs(paths: Sequence[Path], config: LuckConfig,
                   progress: Callable[[int], None] | None = None) -> LuckReport:
     """Each player's result per hand in the logs, raw and variance-reduced (see the
     module's docstring); ``progress`` is told of the bytes read."""
-    read = read_logs(paths, config, progress)
+    read = read_logs(log_paths(paths), config, progress)
     return summarize(read, corrections(read.hands, config.folds, config.seed), config,
                      paths)
 

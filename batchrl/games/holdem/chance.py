@@ -117,9 +117,9 @@ def hand_events(hand: LoggedHand, replayed: Replayed, game: GameDef, draws: int,
     starts: dict[int, HandState] = {}
     for state, _ in replayed.decisions:
         starts.setdefault(state.round, state)
-    first = replayed.decisions[0][0] if replayed.decisions else replayed.final
-    events = [_event(holes, _redeal(rng, draws, n), None, starts.get(0, first), 0, bb,
-                     rng)]
+    # a round nobody acts in (all in) starts as the hand ends: nothing moves after it
+    events = [_event(holes, _redeal(rng, draws, n), None, starts.get(0, replayed.final), 0,
+                     bb, rng)]
     board: tuple[int, ...] = ()
     for r, group in enumerate(hand.board, 1):
         state = starts.get(r, replayed.final)
