@@ -75,8 +75,8 @@ def main() -> None:
         print(f"\n{hero} against {villain} ({name} measured): truth {truth:+.1f} "
               f"[{truth - 1.96 * truth_se:+.1f}, {truth + 1.96 * truth_se:+.1f}] "
               f"({truth_seconds:.0f} s); logs read and corrected in {seconds:.0f} s "
-              f"({len(read.hands) / seconds:,.0f} hands/s), the value function explaining "
-              f"{fixed.explained:.0%} of the results' variance on held-out folds")
+              f"({len(read.hands) / seconds:,.0f} hands/s), the value function's R² "
+              f"{fixed.explained:.2f} (a seat's result after each event, held-out folds)")
         print(f"{'estimator':<18} {'mean of replicates':>30} {'covers':>7} "
               f"{'replicate SE':>13} {'SE ratio':>9} {'intervals covering':>19}")
         spread = {}

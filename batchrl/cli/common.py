@@ -294,6 +294,12 @@ def _declared(command: str) -> dict[str, list[tuple[Game, Option]]]:
     return out
 
 
+def option_flags(command: str) -> dict[str, str]:
+    """The games' options for ``command`` by name, each with its flag (``--gamedef``)."""
+    return {o.name: flag.split("/")[0] for flag, owners in _declared(command).items()
+            for _, o in owners}
+
+
 def game_options(command: str) -> Callable[[F], F]:
     """A decorator adding the games' own options for ``command`` (see the module doc)."""
     def decorate(f: F) -> F:

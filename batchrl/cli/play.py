@@ -23,6 +23,7 @@ from batchrl.cli.common import (
     game_options,
     games_help,
     games_paragraphs,
+    option_flags,
     progress,
     take_game_options,
 )
@@ -147,8 +148,9 @@ def solve(game: Game, **kwargs: Any) -> None:
 @click.option("--games", "--hands", "count", type=click.IntRange(min=1), default=None,
               help="Games (hands) to play [default: " + games_help(
                   lambda g: f"{g.play.default_count:,}" if g.can("evaluate") else None) + "].")
-@click.option("--seed", default=33, show_default=True,
-              help="The deals and the bots' randomness (the same seed, the same cards).")
+@click.option("--seed", type=click.IntRange(min=0), default=33, show_default=True,
+              help="The deals and the bots' randomness (the same seed, the same cards); "
+                   "with --logs, the draws and the value function's folds.")
 @click.option("--scheduler", envvar="BATCHRL_SCHEDULER", default=None, metavar="ADDRESS",
               help="Play on a Dask cluster (tcp://HOST:8786; or set BATCHRL_SCHEDULER): "
                    "blocks of hands as tasks (10,000 deals; hanabi: 1,000 games), their "
@@ -206,7 +208,14 @@ def evaluate(game: Game | None, model: str | None, groups: tuple[str, ...],
         if played:
             raise click.UsageError(f"--logs measures the logged players: {', '.join(played)} "
                                    "would play new games (leave them out)")
-        report: Any = _logged(logs, LuckConfig(draws, folds, seed, log_players), as_json)
+        options = take_game_options("evaluate", kwargs, None)
+        reading, flags = option_flags("ingest"), option_flags("evaluate")
+        if playing := [flags[n] for n in options if n not in reading]:
+            raise click.UsageError(f"--logs measures the logged players: "
+                                   f"{', '.join(playing)} would play new games (leave "
+                                   f"{'it' if len(playing) == 1 else 'them'} out)")
+        report: Any = _logged(logs, LuckConfig(draws, folds, seed, log_players, options),
+                              as_json)
         click.echo(json.dumps(report.as_dict()) if as_json else report.table())
         if plot is not None:
             _plot(report, report.game, f"batchrl evaluate --logs ({report.game})", plot,
@@ -272,7 +281,7 @@ def _logged(paths: tuple[Path, ...], config: LuckConfig, as_json: bool) -> LuckR
         with progress(config.folds, "value function", lines=not as_json) as advance:
             fixed = corrections(read.hands, config.folds, config.seed, progress=advance)
         return summarize(read, fixed, config, paths)
-    except (LuckError, GameError, OSError) as exc:
+    except (LuckError, GameError, ValueError, OSError) as exc:
         raise click.ClickException(_message(exc)) from None
 
 

@@ -5,7 +5,7 @@ reads after what was dealt and after draws of what could have come
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Hashable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -31,9 +31,13 @@ class ChanceHand:
     (in the plan's unit) and its chance events in order."""
 
     where: str  # "file, line N"
-    names: tuple[str, ...]
+    names: tuple[str, ...]  # () where the log names nobody: the report says "seat N"
     results: NDArray[np.float64]  # (seats,)
     events: tuple[ChanceEvent, ...]
+    # what chance dealt, whoever sat where (hold'em: the hole cards): hands dealt alike
+    # (a duplicate match's, a dealer's repeated seed) are cross-fitted in one fold, so
+    # no value function corrects a hand with what it learnt from its twin; None: its own
+    deal: Hashable | None = None
 
 
 @dataclass

@@ -14,7 +14,8 @@ the result, the more of the cards' variance goes.
 on its features after each event (a Monte Carlo evaluation of the logged play, FQE of its
 own policy with the returns as targets). It is **cross-fitted**: the hands are cut into
 ``folds``; a hand's corrections come from the ``V`` fitted on the other folds, so no hand
-corrects itself with a value that saw its result.
+corrects itself with a value that saw its result. Hands dealt alike (a duplicate match's
+twins, a dealer's repeated seed) share a fold, so none is corrected by a fit on its twin.
 
 The intervals: mean ± 1.96 standard errors over the player's hands (the hands are
 independent deals; a cross-fitted ``V`` ties them only through its fit on the others).
@@ -24,7 +25,7 @@ from __future__ import annotations
 
 import contextlib
 from collections import Counter
-from collections.abc import Callable, Generator, Iterable, Sequence
+from collections.abc import Callable, Generator, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -52,12 +53,14 @@ class LuckError(ValueError):
 class LuckConfig:
     """``draws`` per deal or flop (a single card's are every card left); ``folds`` for the
     cross-fitting; ``seed`` draws the cards and seeds the fits; ``players`` the names
-    reported (all when empty)."""
+    reported (all when empty); ``options`` the game's reading options (hold'em's
+    ``gamedef``), as ingest takes them."""
 
     draws: int = DRAWS
     folds: int = FOLDS
     seed: int = 0
     players: tuple[str, ...] = ()
+    options: Mapping[str, Any] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -84,13 +87,17 @@ class LuckReport:
     players: list[PlayerResult]
     draws: int
     folds: int
-    explained: float  # the share of the results' variance V explains, on held-out folds
+    # V's R² over every (hand, event, live seat) of the held-out folds: how well a seat's
+    # result is predicted after each event, pooled (not the share of a player's variance)
+    explained: float
     left_out: dict[str, int] = field(default_factory=dict)
     examples: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
 
     def as_dict(self) -> dict[str, Any]:
-        return {
+        """The report as JSON takes it: a figure that is not a number (the spread of one
+        hand) is null."""
+        out: dict[str, Any] = _finite({
             "game": self.game, "unit": self.unit, "sources": self.sources,
             "hands": self.hands, "draws": self.draws, "folds": self.folds,
             "value_r2": self.explained,
@@ -98,7 +105,8 @@ class LuckReport:
                          "reduced": _with_se(p.reduced), "se_ratio": p.se_ratio}
                         for p in self.players],
             "left_out": self.left_out, "examples": self.examples, "notes": self.notes,
-        }
+        })
+        return out
 
     def table(self) -> str:
         width = max([len("player"), *(len(p.name) for p in self.players)])
@@ -111,10 +119,10 @@ class LuckReport:
             lines.append(f"{p.name:<{width}}  {p.hands:>7,}  {_shown(p.raw):>30}  "
                          f"{_shown(p.reduced):>30}  {p.se_ratio:>8.2f}")
         lines.append(f"value function: gradient-boosted trees on the chance events' "
-                     f"features, cross-fitted over {self.folds} folds of hands; it explains "
-                     f"{self.explained:.0%} of the results' variance on hands it did not "
-                     f"see; {self.draws} draws per deal or flop, every card left for a "
-                     "single card")
+                     f"features, cross-fitted over {self.folds} folds of hands (R² "
+                     f"{self.explained:.2f} of a seat's result after each event, on hands "
+                     f"it did not see); {self.draws} draws per deal or flop, every card "
+                     "left for a single card")
         if self.left_out:
             lines.append("left out: " + ", ".join(f"{n:,} {k}" for k, n in
                                                   self.left_out.items()))
@@ -130,6 +138,17 @@ class LuckReport:
             rows.append(Interval(f"{p.name} reduced", p.reduced.mean, p.reduced.low,
                                  p.reduced.high))
         return self.unit, rows
+
+
+def _finite(value: Any) -> Any:
+    """``value`` with every float that is not finite as None (JSON has no NaN)."""
+    if isinstance(value, float):
+        return value if np.isfinite(value) else None
+    if isinstance(value, dict):
+        return {k: _finite(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_finite(v) for v in value]
+    return value
 
 
 def _with_se(e: Estimate) -> dict[str, Any]:
@@ -175,7 +194,10 @@ def log_paths(paths: Sequence[Path]) -> list[Path]:
                 if not logged.exists():
                     raise LuckError(f"{path}: its source {logged} is gone: a store keeps "
                                     "rows, not the deals' alternatives; give the logs")
-                if logged.is_file() and file_digest(logged) != source.digest:
+                fmt = sniff_format(logged)
+                digest = fmt.digest if fmt is not None and fmt.digest is not None else \
+                    file_digest
+                if digest(logged) != source.digest:
                     raise LuckError(f"{path}: its source {logged} has changed since it was "
                                     "ingested: give the logs themselves")
                 out.append(logged)
@@ -206,12 +228,14 @@ def read_logs(paths: Sequence[Path], config: LuckConfig,
             raise LuckError(f"{path}: a {game.name} log among {read.game.name} logs: "
                             "evaluate one game's logs at a time")
         notes: list[str] = []
+        options = reading_options(game, config.options, path)
         lines = LogLines(path, progress) if path.is_file() else None
-        records = fmt.read(Source(path, lines, {}, progress))
+        records = fmt.read(Source(path, lines, options, progress))
         try:
             with contextlib.closing(records) if isinstance(records, Generator) else \
                     contextlib.nullcontext():
-                plan = game.log.chance_hands(records, SourceContext(path, fmt, "", {}, notes),
+                plan = game.log.chance_hands(records, SourceContext(path, fmt, "", options,
+                                                                    notes),
                                              config.draws, config.seed)
                 if read is None:
                     read = LogsRead(game, plan.variant or game.name, plan.unit, [], Counter(), [],
@@ -240,6 +264,17 @@ def read_logs(paths: Sequence[Path], config: LuckConfig,
     return read
 
 
+def reading_options(game: Game, options: Mapping[str, Any], path: Path) -> dict[str, Any]:
+    """The options given that read ``game``'s logs (those it declares for ingest: hold'em's
+    ``gamedef``); another is an error."""
+    reads = {o.name for o in game.cli.options if "ingest" in o.flags}
+    if others := sorted(set(options) - reads):
+        raise LuckError(f"{path}: a {game.name} log, read without "
+                        f"{', '.join(o.replace('_', '-') for o in others)}: leave "
+                        f"{'it' if len(others) == 1 else 'them'} out")
+    return dict(options)
+
+
 @dataclass(frozen=True)
 class Corrections:
     """Each hand's corrections per seat (hands × seats, NaN where no seat sat) and the
@@ -266,8 +301,8 @@ def corrections(hands: Sequence[ChanceHand], folds: int, seed: int,
     """Each hand's chance corrections per seat, from a value function cross-fitted over
     ``folds`` folds of hands (``fit(x, y, seed)`` returns a model with ``predict``;
     ``progress`` is told of each fold done)."""
-    if len(hands) < 2 * folds:
-        raise LuckError(f"{len(hands):,} hands: too few to fit a value function on some and "
+    if (deals := len({_deal(h, i) for i, h in enumerate(hands)})) < 2 * folds:
+        raise LuckError(f"{deals:,} deals: too few to fit a value function on some hands and "
                         f"correct the others over {folds} folds (want {2 * folds} or more)")
     # every (hand, event, live seat, outcome) as one row: outcome 0 what was dealt
     blocks: list[NDArray[np.float64]] = []
@@ -295,7 +330,7 @@ def corrections(hands: Sequence[ChanceHand], folds: int, seed: int,
     for h, hand in enumerate(hands):
         results[h, : len(hand.results)] = hand.results
     target = results[hand_ids, seat_ids]
-    fold = np.random.default_rng(seed).permutation(len(hands)) % folds
+    fold = hand_folds(hands, folds, seed)
     row_fold = fold[hand_ids]
     predicted = np.empty(len(x))
     for f in range(folds):
@@ -324,6 +359,19 @@ def corrections(hands: Sequence[ChanceHand], folds: int, seed: int,
                        explained)
 
 
+def hand_folds(hands: Sequence[ChanceHand], folds: int, seed: int) -> NDArray[np.int64]:
+    """Each hand's fold: the deals (`ChanceHand.deal`) shuffled by ``seed`` and dealt round
+    the folds, so hands dealt alike share one."""
+    index: dict[Any, int] = {}
+    deal = np.array([index.setdefault(_deal(h, i), len(index)) for i, h in enumerate(hands)],
+                    dtype=np.int64)
+    return (np.random.default_rng(seed).permutation(len(index)) % folds)[deal]
+
+
+def _deal(hand: ChanceHand, i: int) -> Any:
+    return ("hand", i) if hand.deal is None else ("deal", hand.deal)
+
+
 def evaluate_logs(paths: Sequence[Path], config: LuckConfig,
                   progress: Callable[[int], None] | None = None) -> LuckReport:
     """Each player's result per hand in the logs, raw and variance-reduced (see the
@@ -339,8 +387,14 @@ def summarize(read: LogsRead, fixed: Corrections, config: LuckConfig, paths: Seq
     result per hand (``config.players``, else every player, most hands first)."""
     raw: dict[str, list[float]] = {}
     reduced: dict[str, list[float]] = {}
+    notes = list(read.notes)
+    unnamed = 0
     for hand, correction in zip(read.hands, fixed.per_seat, strict=True):
-        for seat, name in enumerate(hand.names):
+        seated = hand.names
+        if len(seated) != len(hand.results):
+            seated = tuple(f"seat {s + 1}" for s in range(len(hand.results)))
+            unnamed += 1
+        for seat, name in enumerate(seated):
             raw.setdefault(name, []).append(float(hand.results[seat]))
             reduced.setdefault(name, []).append(float(hand.results[seat] - correction[seat]))
     names = list(config.players) or sorted(raw, key=lambda n: (-len(raw[n]), n))
@@ -349,9 +403,12 @@ def summarize(read: LogsRead, fixed: Corrections, config: LuckConfig, paths: Seq
                         f"{_listed(raw)}")
     players = [PlayerResult(n, len(raw[n]), mean_ci(raw[n]),
                             mean_ci(reduced[n])) for n in names]
+    if unnamed:
+        notes.append(f"{unnamed:,} hands name no players: their players are reported by "
+                     "seat (seat 1 the log's first)")
     return LuckReport(read.variant, read.unit, [str(p) for p in paths], len(read.hands),
                       players, config.draws, config.folds, fixed.explained,
-                      dict(read.left_out), read.examples, read.notes)
+                      dict(read.left_out), read.examples, notes)
 
 
 def _listed(names: Iterable[str]) -> str:

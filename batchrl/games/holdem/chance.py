@@ -66,7 +66,6 @@ def chance_hands(records: Iterator[Any], context: SourceContext, forced: GameDef
     if why := unsupported(game):
         raise SourceError(f"{context.path}: {why}: batchrl draws the chance events of "
                           "Texas hold'em's deal only")
-    source_key = zlib.crc32(str(context.path).encode())
 
     def hands() -> Iterator[Any]:
         chunk: list[LoggedHand] = []
@@ -78,33 +77,46 @@ def chance_hands(records: Iterator[Any], context: SourceContext, forced: GameDef
                 if len(chunk) < CHUNK:
                     continue
             elif record is not None:
-                yield from _checked(chunk, game, draws, seed, source_key)
+                yield from _checked(chunk, game, draws, seed)
                 chunk = []
                 yield record
                 continue
-            yield from _checked(chunk, game, draws, seed, source_key)
+            yield from _checked(chunk, game, draws, seed)
             chunk = []
 
     return ChancePlan(FEATURES, hands(), unit="mbb/hand", variant=game.name)
 
 
-def _checked(chunk: list[LoggedHand], game: GameDef, draws: int, seed: int,
-             source_key: int) -> Iterator[Any]:
+def _checked(chunk: list[LoggedHand], game: GameDef, draws: int, seed: int
+             ) -> Iterator[Any]:
+    """The chunk's hands in order, each replayed and checked: its `ChanceHand`, else a
+    ``BadLine`` or a ``Skipped``. A hand that logs no result is measured at its rules'
+    (the accepted hand carries them)."""
     if not chunk:
         return
     accepted, rejected = check_hands(game, chunk)
-    bad = {id(hand): exc for hand, exc in rejected}
-    done = {id(hand): replayed for hand, replayed in accepted}
+    # check_hands returns a hand that logs no result as a copy with its rules' payoffs:
+    # the hands are matched by where they are, not by identity
+    outcome: dict[tuple[str, int, int], Any] = {(h.source, h.line, h.index): ("bad", exc)
+                                                for h, exc in rejected}
+    outcome.update({(h.source, h.line, h.index): (h, replayed) for h, replayed in accepted})
     for hand in chunk:
-        if id(hand) in bad:
-            exc = bad[id(hand)]
-            yield BadLine(hand.source, hand.line, str(exc), hand.cards, exc.kind)
+        first, second = outcome[hand.source, hand.line, hand.index]
+        if first == "bad":
+            yield BadLine(hand.source, hand.line, str(second), hand.cards, second.kind)
         elif any(not h for h in hand.hole):
             yield Skipped(HIDDEN, f"{hand.source}, line {hand.line}: a seat's hole cards "
                                   "are not in the log: its deal cannot be drawn again")
         else:
-            rng = np.random.default_rng([seed, source_key, hand.index])
-            yield hand_events(hand, done[id(hand)], game_of(hand, game), draws, rng)
+            yield hand_events(first, second, game_of(first, game), draws,
+                              np.random.default_rng([seed, deal_key(first)]))
+
+
+def deal_key(hand: LoggedHand) -> int:
+    """What the hand's draws are seeded by: its cards and where it is in its log, never
+    the path it was read by (the same log the same figures, however it is named)."""
+    cards = [c for group in (*hand.hole, *hand.board) for c in group]
+    return zlib.crc32(np.array([*cards, hand.line, hand.index], np.int64).tobytes())
 
 
 def hand_events(hand: LoggedHand, replayed: Replayed, game: GameDef, draws: int,
@@ -132,8 +144,10 @@ def hand_events(hand: LoggedHand, replayed: Replayed, game: GameDef, draws: int,
                              bb, rng))
         board += tuple(group)
     results = np.asarray(hand.payoffs, dtype=np.float64) / bb * 1000.0
+    # the deal whoever sat where: a duplicate match's twin hands share it
+    deal = tuple(sorted(tuple(sorted(h)) for h in hand.hole))
     return ChanceHand(f"{hand.source}, line {hand.line}", tuple(hand.names), results,
-                      tuple(events))
+                      tuple(events), deal)
 
 
 def _redeal(rng: np.random.Generator, draws: int, n: int) -> NDArray[np.int64]:

@@ -34,6 +34,7 @@ PV_BOARDS = frozenset({0, 3, 4, 5})
 PLAYERS = tuple(range(2, 11))  # the features and equities are defined for these
 APPENDED = "another game appended"
 OTHER_GAME = "a hand of another game"  # a PHH hand of other seats or betting
+GAME_FILE = "ingest --game FILE, evaluate --gamedef FILE"  # the flags naming a game file
 
 
 def schema_for(game: GameDef, pv: bool = True) -> StoreSchema:
@@ -143,7 +144,7 @@ def decide_game(context: SourceContext, records: Iterator[Any],
     notes, path = context.notes, context.path
     pending: list[Any] = []
     if forced is not None:
-        notes.append(f"game {forced.name} from --game ({forced.description})")
+        notes.append(f"game {forced.name} as given ({forced.description})")
         return forced, pending
     candidates: tuple[GameDef, ...]
     if context.format.name == "acpc":
@@ -159,7 +160,7 @@ def decide_game(context: SourceContext, records: Iterator[Any],
             if game is None:
                 raise SourceError(
                     f"{path}, line {record.line}: the log plays {shown(record.game_path)}, not a "
-                    f"standard ACPC game: pass its game file with --game FILE. A .game file "
+                    f"standard ACPC game: pass its game file ({GAME_FILE}). A .game file "
                     f"is the ACPC dealer's game definition: limit or no-limit, the players, "
                     f"rounds, blinds, raise sizes (limit) or stacks (no-limit), who acts "
                     f"first each round, the raises allowed, the deck and the cards dealt. "
@@ -194,11 +195,11 @@ def decide_game(context: SourceContext, records: Iterator[Any],
         counts = Counter(getattr(r, "kind", type(r).__name__) for r in pending)
         raise SourceError(f"{path}: no hand could be read ("
                           + ", ".join(f"{n:,} {k}" for k, n in counts.most_common())
-                          + "): run with --on-error fail to see the first")
+                          + f"); the first: {pending[0]}")
     if moved_chips:
         raise SourceError(
             f"{path}: the payoffs of its first {hands:,} hands fit no built-in game "
-            f"({', '.join(g.description for g in candidates)}): pass --game FILE")
+            f"({', '.join(g.description for g in candidates)}): pass {GAME_FILE}")
     game = candidates[0]
     notes.append(f"game {game.name}: no hand moved chips, so the game is assumed "
                  f"({game.description})")
@@ -212,7 +213,7 @@ def builtin_like(hand: LoggedHand) -> GameDef:
         if game.betting == betting and game.num_players == hand.num_players:
             return game
     raise SourceError(f"{hand.source}, line {hand.line}: a {hand.num_players}-player "
-                      f"{betting} hand, and no built-in game of that kind: pass --game FILE")
+                      f"{betting} hand, and no built-in game of that kind: pass {GAME_FILE}")
 
 
 def _payoffs(hand: LoggedHand) -> str:

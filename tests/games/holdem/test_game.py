@@ -117,7 +117,7 @@ def test_a_run_of_another_game_appended_is_skipped_and_a_short_one_noted(sample_
 
 def test_a_forced_game_keeps_every_run_and_without_pv_leaves_it_out(sample_log, tmp_path):
     plan, context = _plan(sample_log, {"gamedef": HU.name, "pv": False})
-    assert context.notes == [f"game {HU.name} from --game ({HU.description})"]
+    assert context.notes == [f"game {HU.name} as given ({HU.description})"]
     assert "pv" not in plan.schema.feature_names
     assert sum(isinstance(r, LoggedHand) for r in plan.records) == 500
 
