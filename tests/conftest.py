@@ -23,3 +23,22 @@ def sample_log() -> Path:
 @pytest.fixture
 def sample_summary() -> Path:
     return SAMPLES / "ROOM_90.dealer.summary"
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption("--slow", action="store_true",
+                     help="Also run the tests marked slow (training, notebooks, clusters, "
+                          "fuzzers at CI size): CI and the README's test command do; a "
+                          "developer's loop leaves them out.")
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Leave the slow tests out unless ``--slow`` is given, or a ``-m`` expression or a
+    test named by its id (``file.py::test``) chooses for itself."""
+    if config.getoption("--slow") or config.getoption("markexpr") or \
+            any("::" in arg for arg in config.args):
+        return
+    slow = [item for item in items if item.get_closest_marker("slow")]
+    if slow:
+        config.hook.pytest_deselected(items=slow)
+        items[:] = [item for item in items if not item.get_closest_marker("slow")]

@@ -45,6 +45,7 @@ def quick(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path, dict]:
     return out, cache, json.loads(result.stdout)
 
 
+@pytest.mark.slow
 def test_the_quick_grid_scores_every_learner_on_every_game_and_tier(quick) -> None:
     out, cache, document = quick
     every = document["rows"]
@@ -84,6 +85,7 @@ def test_the_quick_grid_scores_every_learner_on_every_game_and_tier(quick) -> No
     assert len(list((cache / "bench").glob("*/*/store/store.json"))) == len(benched)
 
 
+@pytest.mark.slow
 def test_each_dataset_is_scored_against_the_players_of_its_logs(quick) -> None:
     """D4RL's convention: a policy learned from a dataset takes the first seat against
     the players its logs were played against (hold'em's random logs against random
@@ -123,6 +125,7 @@ def test_each_dataset_is_scored_against_the_players_of_its_logs(quick) -> None:
     assert "leduc        expert (rule)" in shown and "expl. " in shown
 
 
+@pytest.mark.slow
 def test_a_rerun_goes_on_where_it_stopped_and_redoes_a_cut_row(quick) -> None:
     """Every row is kept as it lands: run again, nothing is learned again; a row cut by a
     kill is learned again and the rest kept."""
@@ -149,6 +152,7 @@ def test_a_rerun_goes_on_where_it_stopped_and_redoes_a_cut_row(quick) -> None:
         assert f"{before[(dataset, player)]:+.4f}" in line, line
 
 
+@pytest.mark.slow
 def test_a_registered_learner_is_benchmarked_by_naming_it(quick, tmp_path: Path) -> None:
     """A learner that lives outside the package (tests/linearq.py): registered, named in
     --learners, with a setting over its defaults; it has no seed, so it learns once."""
@@ -218,6 +222,7 @@ def test_the_normalized_score_s_interval_covers_the_truth() -> None:
         (25.0, 0.0)
 
 
+@pytest.mark.slow
 def test_a_row_is_reused_only_where_it_was_measured_the_same_way(quick, monkeypatch) -> None:
     """Scored on other games (a game's bench_games changed), a learner's row is learned
     and scored again, into files of its own; the rows measured before stay as they were."""
@@ -237,6 +242,7 @@ def test_a_row_is_reused_only_where_it_was_measured_the_same_way(quick, monkeypa
     assert before[0]["games"] == 200
 
 
+@pytest.mark.slow
 def test_settings_a_learner_cannot_fit_with_are_one_line(quick, tmp_path: Path) -> None:
     _, cache, _ = quick
     result = invoke("bench", "--quick", "--games", "sette-mezzo", "--tiers", "random",
@@ -259,6 +265,7 @@ def test_a_dataset_option_its_game_does_not_take_is_refused(monkeypatch, tmp_pat
            "ingest takes" in result.output
 
 
+@pytest.mark.slow
 def test_minari_datasets_carry_the_reference_scores(quick, tmp_path: Path,
                                                     monkeypatch: pytest.MonkeyPatch) -> None:
     """--minari exports each dataset as batchrl/<game>/<tier>(-quick)-v0 with

@@ -76,6 +76,7 @@ def test_a_row_without_values_from_the_logs_keeps_the_digest_it_had(tmp_path: Pa
     assert "results.jsonl:3: not a result (its ope is" in said[0]
 
 
+@pytest.mark.slow
 def test_bench_ope_values_each_policy_from_its_logs_and_keeps_the_rows(tmp_path: Path
                                                                        ) -> None:
     """Sette e mezzo, quick: rows made without --ope are made again with it (said why),

@@ -143,6 +143,7 @@ def test_fqi_selects_features_by_name(sample_store, tmp_path):
     assert bad.exit_code == 1 and "nonsense" in bad.output and "Traceback" not in bad.output
 
 
+@pytest.mark.slow
 def test_killed_fqi_resumes_to_the_same_model(sample_store, tmp_path):
     import numpy as np
 
@@ -213,6 +214,7 @@ def test_hanabi_from_the_command_line(tmp_path: Path):
     assert result.exit_code != 0 and "unknown Hanabi player 'nobody'" in result.output
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("suits", ["dealt", "canonical"])
 def test_tressette_from_the_command_line(tmp_path: Path, suits: str):
     log, store = tmp_path / "hands.txt", tmp_path / "store"

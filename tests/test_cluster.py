@@ -17,6 +17,8 @@ from batchrl.learners.fqi.model import GreedyPolicy
 from batchrl.store import Store
 
 distributed = pytest.importorskip("distributed", reason="the dask extra is not installed")
+# a two-worker LocalCluster for the module and the commands on it: CI's run, not the loop
+pytestmark = pytest.mark.slow
 
 
 @pytest.fixture(scope="module")

@@ -101,6 +101,7 @@ def test_a_crafted_model_file_is_refused_in_one_line(store: Path) -> None:
         read_policy(path)
 
 
+@pytest.mark.slow
 def test_bench_runs_d3rlpy_as_a_peer(tmp_path: Path) -> None:
     result = invoke("bench", "--quick", "--games", "leduc", "--tiers", "random", "--learners",
                     "fqi", "--peers", "d3rlpy", "--seeds", "1", "--json", "-o",

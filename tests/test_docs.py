@@ -23,6 +23,7 @@ from batchrl.cli import main
 PAGES = [ROOT / "README.md", ROOT / "docs" / "getting-started.md"]
 
 
+@pytest.mark.slow
 def test_the_site_builds_strict(tmp_path: Path) -> None:
     pytest.importorskip("mkdocs", reason="the docs need the docs extra (mkdocs)")
     for module, package in (("mkdocs_click", "mkdocs-click"), ("mkdocstrings", "mkdocstrings"),
@@ -118,6 +119,7 @@ def _base_install(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setitem(sys.modules, "matplotlib", None)  # find_spec None, import fails
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("page", PAGES, ids=lambda p: p.name)
 def test_every_command_a_page_shows_runs_as_written(page: Path, tmp_path: Path,
                                                    monkeypatch: pytest.MonkeyPatch) -> None:

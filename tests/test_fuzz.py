@@ -33,6 +33,7 @@ def seeds(tmp_path_factory: pytest.TempPathFactory) -> dict[str, list[Path]]:
     return seed_logs(tmp_path_factory.mktemp("fuzz-seeds"))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("fmt", [f for f in FORMATS if f not in SLOW])
 @settings(max_examples=CASES, deadline=timedelta(seconds=20), database=None,
           suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])

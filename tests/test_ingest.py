@@ -132,6 +132,7 @@ def assert_every_seat_adds_up(store_dir, path, game):
     return len(hands)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", sorted(REAL_LOGS))
 def test_every_real_acpc_log_ingests_and_adds_up(shared_acpc, tmp_path, name):
     kind, hands = REAL_LOGS[name]

@@ -36,6 +36,7 @@ def sette(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path, Path]:
             bench_store(tmp, "sette-mezzo", ("optimal",), 5_000, 1, {"reward": "expected"}))
 
 
+@pytest.mark.slow
 def test_sette_e_mezzo_from_random_games_comes_near_the_optimum(sette) -> None:
     """Random play's logs try every move: the expectile's V goes to the best logged
     move's value, and the policy near the exact optimum (cloning stays random)."""
@@ -65,6 +66,7 @@ def test_sette_e_mezzo_from_the_optimum_s_games_plays_the_optimum(sette) -> None
     assert abs(iql - optimum) < 0.002, (iql, optimum)
 
 
+@pytest.mark.slow
 def test_leduc_from_random_hands_takes_most_of_the_best_response(tmp_path: Path) -> None:
     """Leduc's exact best response to random play is the known value to reach: from
     20,000 random hands IQL takes most of it (cloning random play takes none)."""

@@ -179,6 +179,7 @@ def test_all_in_hands_deal_their_board_after_the_betting(tmp_path: Path) -> None
     assert all_in > 5
 
 
+@pytest.mark.slow
 def test_the_luck_goes_and_the_mean_stays(rule_log: Path) -> None:
     report = evaluate_logs([rule_log], LuckConfig(seed=2))
     assert [p.name for p in report.players] == ["rule-1", "rule-2"]
@@ -193,6 +194,7 @@ def test_the_luck_goes_and_the_mean_stays(rule_log: Path) -> None:
     assert first.raw.mean == pytest.approx(-second.raw.mean)
 
 
+@pytest.mark.slow
 def test_the_command_line_reports_a_player_and_says_what_it_left_out(
         rule_log: Path, tmp_path: Path) -> None:
     lines = rule_log.read_text().splitlines(keepends=True)
@@ -222,6 +224,7 @@ def test_the_command_line_reports_a_player_and_says_what_it_left_out(
     assert negative.exit_code == 2 and "--seed" in negative.output
 
 
+@pytest.mark.slow
 def test_the_game_named_reads_the_logs(rule_log: Path) -> None:
     runner = CliRunner()
     named = runner.invoke(main, ["evaluate", "--logs", str(rule_log), "--gamedef",
@@ -238,6 +241,7 @@ def test_the_game_named_reads_the_logs(rule_log: Path) -> None:
     assert any("glassfrog.limit.2p as given" in n for n in out["notes"])
 
 
+@pytest.mark.slow
 def test_unnamed_players_are_reported_by_seat_and_a_lone_hand_s_spread_is_null(
         rule_log: Path, tmp_path: Path) -> None:
     states = [line for line in rule_log.read_text().splitlines()
@@ -265,6 +269,7 @@ def test_unnamed_players_are_reported_by_seat_and_a_lone_hand_s_spread_is_null(
     assert solo["hands"] == 1 and solo["raw"]["sd"] is None
 
 
+@pytest.mark.slow
 def test_a_store_is_measured_from_the_logs_it_was_ingested_from(tmp_path: Path) -> None:
     log = tmp_path / "a.log"
     generate(log, ["rule", "random"], 300, seed=3)

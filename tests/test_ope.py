@@ -159,6 +159,7 @@ def sette(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
     return tmp, bench_store(tmp, "sette-mezzo", ("random",), 20_000, 0, {"reward": "expected"})
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("learner", ["fqi", "bc"])
 def test_sette_e_mezzo_fqe_is_the_exact_value(sette, learner: str) -> None:
     """From 20,000 random games (the benchmark's recipe, a fifth of its size), FQE's value
@@ -175,6 +176,7 @@ def test_sette_e_mezzo_fqe_is_the_exact_value(sette, learner: str) -> None:
         assert v.low <= truth <= v.high, (v, truth)
 
 
+@pytest.mark.slow
 def test_leduc_fqe_covers_the_exact_value_over_both_seats(tmp_path: Path) -> None:
     """Leduc from 20,000 random hands: the policy in each seat against the logged random
     player, valued from the logs; FQE over both seats is near the exact value (0.05 chips
@@ -190,6 +192,7 @@ def test_leduc_fqe_covers_the_exact_value_over_both_seats(tmp_path: Path) -> Non
     assert abs(fqe.value - truth) < 0.15 and fqe.low <= truth <= fqe.high, (fqe, truth)
 
 
+@pytest.mark.slow
 def test_a_player_by_name_is_valued_against_the_others_and_off_support_is_said(
         tmp_path: Path) -> None:
     """Leduc's mixed logs (rule and random, seats alternating hand by hand): a clone of
@@ -216,6 +219,7 @@ def test_a_player_by_name_is_valued_against_the_others_and_off_support_is_said(
         evaluate_offline(OPEConfig(fqi, store, players=("nobody",), boot=0, jobs=1))
 
 
+@pytest.mark.slow
 def test_a_zero_sum_seat_s_hands_without_a_decision_count_at_their_result(
         tmp_path: Path) -> None:
     """Hold'em heads-up: where the other seat folds at once, a seat made no decision but
@@ -245,6 +249,7 @@ def test_a_zero_sum_seat_s_hands_without_a_decision_count_at_their_result(
     assert counted > 0
 
 
+@pytest.mark.slow
 def test_the_command_line_values_a_model_and_refuses_a_seat_that_never_decides(
         sette) -> None:
     tmp, store = sette

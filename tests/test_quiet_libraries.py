@@ -32,6 +32,7 @@ def _plain(text: str) -> str:
     return re.sub(r"\x1b\[[0-9;]*m", "", text)
 
 
+@pytest.mark.slow
 def test_d3rlpy_as_the_interop_page_uses_it_is_quiet_and_writes_no_logs(tmp_path: Path) -> None:
     """The page's d3rlpy lines as written (a short fit): the load prints nothing at all,
     the fit writes no d3rlpy_logs/; then its foreign policy plays in ``evaluate``

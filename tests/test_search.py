@@ -121,6 +121,7 @@ def test_in_a_game_of_teams_the_partner_plays_the_blueprint_in_the_rollouts() ->
     assert others.seats == {(mine + 1) % 4, (mine + 3) % 4}
 
 
+@pytest.mark.slow
 def test_hanabi_evaluate_plays_a_search_bot_the_same_on_a_seed() -> None:
     run = CliRunner().invoke
     args = ["evaluate", "--game", "hanabi", "--games", "2", "--seed", "5", "--players"]

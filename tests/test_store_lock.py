@@ -58,6 +58,7 @@ def alone(log: Path, store: Path) -> int:
     return report.rows
 
 
+@pytest.mark.slow
 def test_two_ingests_of_one_game_into_a_fresh_store_keep_every_row_once(
         tmp_path: Path) -> None:
     a = sette_mezzo_log(tmp_path / "a.jsonl", 400, 1)
@@ -75,6 +76,7 @@ def test_two_ingests_of_one_game_into_a_fresh_store_keep_every_row_once(
     assert sorted(p.name for p in store.iterdir()) == [LOCK_NAME, "parts", "store.json"]
 
 
+@pytest.mark.slow
 def test_two_games_into_a_fresh_store_one_lands_the_other_is_refused_by_name(
         tmp_path: Path) -> None:
     sm = sette_mezzo_log(tmp_path / "sm.jsonl", 300, 3)

@@ -325,6 +325,7 @@ def ingest_in_a_process(*args: str) -> subprocess.CompletedProcess[str]:
                           env={**os.environ, "PYTHONPATH": str(ROOT)})
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="no named pipes here")
 def test_a_pipe_is_refused_before_it_is_opened(logs: Path, tmp_path: Path) -> None:
     pipe = tmp_path / "pipe.log"

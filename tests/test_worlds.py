@@ -23,6 +23,7 @@ def test_the_games_that_sample_worlds() -> None:
     assert {"holdem", "leduc", "tressette"} <= set(SEARCHED)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", SEARCHED)
 def test_every_world_is_one_its_seat_cannot_tell_from_the_state(name: str) -> None:
     assert check_worlds(get_game(name), playouts=6, worlds=3) > 100
@@ -68,6 +69,7 @@ def _tressette_after(plays: int, seed: int):
     return state
 
 
+@pytest.mark.slow
 def test_tressette_worlds_are_uniform_over_the_deals_the_seat_cannot_rule_out() -> None:
     """After 28 cards (seed 1) the seat to play sees 9 cards it does not hold in three
     hands of 3: of the 1,680 deals of them, the voids and signals leave 20; the worlds
@@ -199,6 +201,7 @@ def _hanabi_exact_hands(state, seat):
     return {hand: w / total for hand, w in weights.items()}
 
 
+@pytest.mark.slow
 def test_hanabi_worlds_draw_the_own_hand_from_the_exact_belief() -> None:
     """Forty moves into a game of bot2 (seed 1) the seat to act has had hints: its hand
     is one of 104 that fit them, and the worlds give each as often as the unseen copies

@@ -2,6 +2,7 @@
 README's proof (100,000 games there; 20,000 here, so the bounds are looser)."""
 
 import numpy as np
+import pytest
 from click.testing import CliRunner
 
 from batchrl.cli import main
@@ -28,6 +29,7 @@ def test_simple_rules_do_not_reach_the_bounds():
         assert report.regret > MAX_GAP and report.agreement < MIN_AGREEMENT, name
 
 
+@pytest.mark.slow
 def test_fqi_from_random_play_nears_the_optimum(tmp_path):
     run = CliRunner().invoke
     log, store, model = tmp_path / "random.jsonl", tmp_path / "store", tmp_path / "m.npz"

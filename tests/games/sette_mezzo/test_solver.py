@@ -136,6 +136,7 @@ def test_strategy_table_reads_as_hit_or_stick():
     assert "5 vs 5" in table  # the one cell where the cards that make the 5 matter
 
 
+@pytest.mark.slow
 def test_the_random_player_s_exact_value_is_what_it_wins_in_play() -> None:
     """``score`` takes the bots: ``random``'s exact value (a fair coin in every state,
     through the tree) is what 100,000 simulated games give, within their interval, and
