@@ -33,10 +33,10 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """Leave the slow tests out unless ``--slow`` is given, or a ``-m`` expression or a
-    test named by its id (``file.py::test``) chooses for itself."""
+    """Leave the slow tests out unless ``--slow`` is given, or a ``-m`` or ``-k``
+    expression or a test named by its id (``file.py::test``) chooses for itself."""
     if config.getoption("--slow") or config.getoption("markexpr") or \
-            any("::" in arg for arg in config.args):
+            config.getoption("keyword") or any("::" in arg for arg in config.args):
         return
     slow = [item for item in items if item.get_closest_marker("slow")]
     if slow:

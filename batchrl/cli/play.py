@@ -281,7 +281,7 @@ def _logged(paths: tuple[Path, ...], config: LuckConfig, as_json: bool) -> LuckR
         with progress(config.folds, "value function", lines=not as_json) as advance:
             fixed = corrections(read.hands, config.folds, config.seed, progress=advance)
         return summarize(read, fixed, config, paths)
-    except (LuckError, GameError, ValueError, OSError) as exc:
+    except (LuckError, GameError, OSError) as exc:
         raise click.ClickException(_message(exc)) from None
 
 

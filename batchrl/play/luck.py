@@ -195,9 +195,10 @@ def log_paths(paths: Sequence[Path]) -> list[Path]:
                     raise LuckError(f"{path}: its source {logged} is gone: a store keeps "
                                     "rows, not the deals' alternatives; give the logs")
                 fmt = sniff_format(logged)
-                digest = fmt.digest if fmt is not None and fmt.digest is not None else \
-                    file_digest
-                if digest(logged) != source.digest:
+                if fmt is None:
+                    raise LuckError(f"{path}: its source {logged} is no log batchrl reads "
+                                    "now: give the logs themselves")
+                if (fmt.digest or file_digest)(logged) != source.digest:
                     raise LuckError(f"{path}: its source {logged} has changed since it was "
                                     "ingested: give the logs themselves")
                 out.append(logged)
