@@ -120,9 +120,73 @@ def _discards(numbers: list[Any]) -> list[float]:
     return [v for row in table for v in row]
 
 
+_COLOUR_INDEX = {c: i for i, c in enumerate(COLOURS)}
+_ONE_HOT = [[float(k == i) for k in range(5)] for i in range(5)]
+_NUMBER_TYPES = frozenset({int, float})
+
+
 def encode_record(record: dict[str, Any]) -> tuple[list[float], list[tuple[int, int]],
                                                    list[tuple[int, int]]]:
-    """The 195 numbers of a state line, and the identities of both hands."""
+    """The 195 numbers of a state line, and the identities of both hands.
+
+    A line as the logs write it is encoded in one pass and checked in bulk (every number
+    of a type and range at once); any other is encoded field by field, whose checks say
+    what is wrong where."""
+    try:
+        fast = _encode_fast(record)
+    except (KeyError, TypeError, ValueError, AttributeError, IndexError, OverflowError):
+        fast = None
+    return fast if fast is not None else _encode_checked(record)
+
+
+def _encode_fast(record: dict[str, Any]) -> tuple[list[float], list[tuple[int, int]],
+                                                  list[tuple[int, int]]] | None:
+    """`encode_record` of a well-formed line; None, or any exception, for another."""
+    hands = record["hands"]
+    mine, theirs = hands["current"], hands["other"]
+    if type(mine) is not list or type(theirs) is not list or not 1 <= len(mine) <= 5 \
+            or not 1 <= len(theirs) <= 5:
+        return None
+    numbers = [record[k] for k in _HEAD]
+    own_ids = _cards(mine, numbers)
+    own = len(numbers)
+    other_ids = _cards(theirs, numbers)
+    if own_ids is None or other_ids is None:
+        return None
+    # every number an int or a float (no bool, no string), none NaN, all in range
+    if not set(map(type, numbers)) <= _NUMBER_TYPES or max(numbers) > MAX_NUMBER or \
+            min(numbers) < -MAX_NUMBER or (total := sum(numbers)) != total:
+        return None
+    for _, value in (*own_ids, *other_ids):
+        if type(value) is not int or not 1 <= value <= 5:
+            return None
+    head = len(_HEAD)
+    x = [*numbers[:head], *_discards(record["discarded"]), *numbers[head:own],
+         *[0.0] * (65 - (own - head))]
+    for k, (colour, value) in enumerate(other_ids):
+        start = own + 13 * k
+        x += [*numbers[start:start + 13], *_ONE_HOT[colour], float(value)]
+    x += [0.0] * (19 * (5 - len(theirs)))
+    return x, own_ids, other_ids
+
+
+def _cards(cards: list[Any], numbers: list[Any]) -> list[tuple[int, int]] | None:
+    """A hand's cards' 13 numbers each, unchecked, onto ``numbers``; their identities, or
+    None where a card's lists are not 5 long."""
+    ids: list[tuple[int, int]] = []
+    for c in cards:
+        values, colours = c["poss_values"], c["poss_colors"]
+        if type(values) is not list or type(colours) is not list or len(values) != 5 \
+                or len(colours) != 5:
+            return None
+        numbers += (c["playability"], c["cardentropy"], c["uselessness"], *values, *colours)
+        ids.append((_COLOUR_INDEX[c["color"]], c["value"]))
+    return ids
+
+
+def _encode_checked(record: dict[str, Any]) -> tuple[list[float], list[tuple[int, int]],
+                                                     list[tuple[int, int]]]:
+    """`encode_record` field by field, each checked with its own message."""
     mine, theirs = record["hands"]["current"], record["hands"]["other"]
     if not 1 <= len(mine) <= 5 or not 1 <= len(theirs) <= 5:
         raise ValueError("a hand holds 1 to 5 cards")

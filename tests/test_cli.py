@@ -239,7 +239,7 @@ def test_ctrl_c_says_what_was_kept_and_how_to_go_on_and_exits_130(sample_log, sa
     def interrupted(*args, **kwargs):
         raise KeyboardInterrupt
 
-    monkeypatch.setattr(sys.modules["batchrl.cli.learn"], "fit", interrupted)
+    monkeypatch.setattr("batchrl.cli.learn.fit", interrupted)
     result = invoke("fqi", "--store", str(sample_store), "--trees", "2", "--iters", "1")
     assert result.exit_code == 130 and "Aborted" not in result.output
     assert "stopped (Ctrl-C): every finished iteration is checkpointed" in result.output

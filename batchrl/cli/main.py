@@ -3,11 +3,14 @@
 Here the group (with ``batchrl fqi``, the alias of ``batchrl learn fqi``) and the data
 commands (ingest, info, policy); learn, ablate and imitate are in ``batchrl.cli.learn``,
 the playing commands (generate, solve, evaluate) in ``batchrl.cli.play``, export in
-``batchrl.cli.export``.
+``batchrl.cli.export``, bench and ope in their own. Those modules load when their command
+runs (or a help page lists them all): their libraries (scikit-learn's ensembles, the
+benchmark's grid) cost about a second and a half that ``batchrl ingest`` never needs.
 """
 
 from __future__ import annotations
 
+import importlib
 import json
 import sys
 from collections.abc import Mapping
@@ -18,7 +21,6 @@ from typing import Any, ClassVar
 import click
 
 from batchrl import __version__
-from batchrl.cli.bench import bench
 from batchrl.cli.common import (
     INGEST_STORE_HELP,
     STORE,
@@ -29,10 +31,6 @@ from batchrl.cli.common import (
     stopped,
     take_game_options,
 )
-from batchrl.cli.export import export
-from batchrl.cli.learn import ablate, command_of, imitate, learn
-from batchrl.cli.ope import ope
-from batchrl.cli.play import evaluate, generate, solve
 from batchrl.cluster import ClusterError
 from batchrl.games import FORMATS
 from batchrl.ingest import IngestConfig, IngestError, SourceReport, source_bytes
@@ -44,19 +42,38 @@ from batchrl.policy import ModelError, load_policy
 from batchrl.records import printable, terminal_safe
 from batchrl.store import Store, StoreError, default_store_path
 
+# the commands' modules, loaded by name when their command is asked for (`Batchrl.LAZY`)
+__lazy_imports__ = ("batchrl.cli.play", "batchrl.cli.export", "batchrl.cli.learn",
+                    "batchrl.cli.bench", "batchrl.cli.ope")
+
 
 class Batchrl(Main):
     """The group, with ``batchrl fqi`` for ``batchrl learn fqi``: the thesis's command,
     kept by its name (the same options, output and model files)."""
 
     ALIASES: ClassVar[Mapping[str, str]] = {"fqi": "fqi"}  # command: the learner it runs
+    # every command by the module that defines it, loaded when it is asked for (the
+    # group holds none itself: a reader of its commands, mkdocs-click's, asks for each)
+    LAZY: ClassVar[Mapping[str, str]] = {
+        "ingest": __name__, "info": __name__, "policy": __name__,
+        "generate": "batchrl.cli.play", "solve": "batchrl.cli.play",
+        "evaluate": "batchrl.cli.play", "export": "batchrl.cli.export",
+        "learn": "batchrl.cli.learn", "ablate": "batchrl.cli.learn",
+        "imitate": "batchrl.cli.learn", "bench": "batchrl.cli.bench", "ope": "batchrl.cli.ope",
+    }
 
     def list_commands(self, ctx: click.Context) -> list[str]:
-        return sorted({*super().list_commands(ctx), *self.ALIASES})
+        return sorted({*super().list_commands(ctx), *self.ALIASES, *self.LAZY})
 
     def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
         if cmd_name in self.ALIASES:
-            return command_of(self.ALIASES[cmd_name])
+            learn = importlib.import_module("batchrl.cli.learn")
+            command: click.Command = learn.command_of(self.ALIASES[cmd_name])
+            return command
+        if cmd_name in self.LAZY:
+            loaded: click.Command = getattr(importlib.import_module(self.LAZY[cmd_name]),
+                                            cmd_name)
+            return loaded
         return super().get_command(ctx, cmd_name)
 
 
@@ -125,7 +142,7 @@ def _formats_help() -> str:
                                                                   key=lambda f: f.name))
 
 
-@main.command(context_settings={"max_content_width": 100})
+@click.command(context_settings={"max_content_width": 100})
 @click.argument("paths", nargs=-1, required=True, type=click.Path(exists=True, path_type=Path))
 @click.option("--store", "store", type=STORE,
               default=None, help=INGEST_STORE_HELP)
@@ -232,7 +249,7 @@ def _listing(names: tuple[str, ...] | list[str], whole: bool, head: int = 24) ->
     return f"{', '.join(names[:head])}, ... ({len(names)} in all; --all lists them)"
 
 
-@main.command()
+@click.command()
 @click.argument("store", required=False, type=STORE)
 @click.option("--all", "whole", is_flag=True, help="List every feature, however many.")
 @click.option("--json", "as_json", is_flag=True,
@@ -310,7 +327,7 @@ def info(store: Path | str | None, whole: bool, as_json: bool, quick: bool) -> N
             _echo("    skipped: " + ", ".join(f"{v} {k}" for k, v in skipped.items()))
 
 
-@main.group()
+@click.group()
 def policy() -> None:
     """Inspect learned policies (model files written by batchrl learn or fqi)."""
 
@@ -378,16 +395,6 @@ def _reader_of(kind: str) -> Any:
     """The learner that reads model files of ``kind`` (None: none registered)."""
     return next((learner for learner in LEARNERS.values() if learner.kind == kind), None)
 
-
-main.add_command(generate)
-main.add_command(solve)
-main.add_command(evaluate)
-main.add_command(export)
-main.add_command(ablate)
-main.add_command(imitate)
-main.add_command(learn)
-main.add_command(bench)
-main.add_command(ope)
 
 if __name__ == "__main__":
     main()

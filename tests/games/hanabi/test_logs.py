@@ -195,3 +195,40 @@ def test_the_movers_own_cards_never_reach_its_features(tmp_path):
         assert encode_record(record)[0] == before
         record["hands"]["other"][0]["value"] = 1 if record["hands"]["other"][0]["value"] != 1 else 2
         assert encode_record(record)[0] != before  # the partner's cards do
+
+
+def test_a_line_is_encoded_alike_in_bulk_and_field_by_field(tmp_path):
+    """The bulk-checked encoding of a well-formed line is the field-by-field one; a line
+    with any number wrong falls to the field-by-field checks, which name it."""
+    # the two encodings are private: this test holds them to each other
+    from parsers.hanabi import _encode_checked, _encode_fast, encode_record
+
+    generate(tmp_path, ["bot2", "bot2"], 3, seed=5)
+    records = [json.loads(line) for path in sorted(tmp_path.glob("*.states.jsonl"))
+               for line in path.read_text().splitlines()]
+    assert len(records) > 100
+    for record in records:
+        fast = _encode_fast(record)
+        assert fast is not None and fast == _encode_checked(record)
+        assert len(fast[0]) == 195
+    record = records[40]
+    for path, bad, message in [
+        (("hints",), True, "'hints' is True"),
+        (("hands", "current", 0, "playability"), float("nan"), "'playability' is nan"),
+        (("hands", "other", 1, "poss_values", 2), "0.2", "poss_values is '0.2'"),
+        (("hands", "other", 0, "cardentropy"), 10**400, "'cardentropy' is 1000"),
+        (("hands", "other", 0, "value"), True, "True: want a colour"),
+        (("hands", "current", 0, "color"), "pink", "a card 'pink'"),
+    ]:
+        broken = json.loads(json.dumps(record))
+        where = broken
+        for key in path[:-1]:
+            where = where[key]
+        where[path[-1]] = bad
+        try:
+            fast = _encode_fast(broken)
+        except (KeyError, TypeError, ValueError, OverflowError):
+            fast = None
+        assert fast is None, path
+        with pytest.raises(ValueError, match=message):
+            encode_record(broken)
