@@ -200,20 +200,16 @@ def evaluate(game: Game | None, model: str | None, groups: tuple[str, ...],
         if plot.suffix.lower() not in (".png", ".svg", ".pdf"):
             raise click.ClickException(f"--plot {plot}: name a .png, .svg or .pdf file")
     if logs:
+        options = take_game_options("evaluate", kwargs, None)
+        reading, flags = option_flags("ingest"), option_flags("evaluate")
         played = [flag for flag, given in (("--game", game), ("--model", model),
                                            ("--players", groups), ("--opponent", opponent),
                                            ("--team", team), ("--vs", versus),
                                            ("--games", count), ("--scheduler", scheduler))
-                  if given]
+                  if given] + [flags[n] for n in options if n not in reading]
         if played:
             raise click.UsageError(f"--logs measures the logged players: {', '.join(played)} "
                                    "would play new games (leave them out)")
-        options = take_game_options("evaluate", kwargs, None)
-        reading, flags = option_flags("ingest"), option_flags("evaluate")
-        if playing := [flags[n] for n in options if n not in reading]:
-            raise click.UsageError(f"--logs measures the logged players: "
-                                   f"{', '.join(playing)} would play new games (leave "
-                                   f"{'it' if len(playing) == 1 else 'them'} out)")
         report: Any = _logged(logs, LuckConfig(draws, folds, seed, log_players, options),
                               as_json)
         click.echo(json.dumps(report.as_dict()) if as_json else report.table())

@@ -302,7 +302,8 @@ def corrections(hands: Sequence[ChanceHand], folds: int, seed: int,
     """Each hand's chance corrections per seat, from a value function cross-fitted over
     ``folds`` folds of hands (``fit(x, y, seed)`` returns a model with ``predict``;
     ``progress`` is told of each fold done)."""
-    if (deals := len({_deal(h, i) for i, h in enumerate(hands)})) < 2 * folds:
+    deal, deals = _deals(hands)
+    if deals < 2 * folds:
         raise LuckError(f"{deals:,} deals: too few to fit a value function on some hands and "
                         f"correct the others over {folds} folds (want {2 * folds} or more)")
     # every (hand, event, live seat, outcome) as one row: outcome 0 what was dealt
@@ -331,7 +332,7 @@ def corrections(hands: Sequence[ChanceHand], folds: int, seed: int,
     for h, hand in enumerate(hands):
         results[h, : len(hand.results)] = hand.results
     target = results[hand_ids, seat_ids]
-    fold = hand_folds(hands, folds, seed)
+    fold = _folds(deal, deals, folds, seed)
     row_fold = fold[hand_ids]
     predicted = np.empty(len(x))
     for f in range(folds):
@@ -363,14 +364,20 @@ def corrections(hands: Sequence[ChanceHand], folds: int, seed: int,
 def hand_folds(hands: Sequence[ChanceHand], folds: int, seed: int) -> NDArray[np.int64]:
     """Each hand's fold: the deals (`ChanceHand.deal`) shuffled by ``seed`` and dealt round
     the folds, so hands dealt alike share one."""
+    return _folds(*_deals(hands), folds, seed)
+
+
+def _deals(hands: Sequence[ChanceHand]) -> tuple[NDArray[np.int64], int]:
+    """Each hand's deal as a number, and how many deals there are (a hand without
+    `ChanceHand.deal` is its own)."""
     index: dict[Any, int] = {}
-    deal = np.array([index.setdefault(_deal(h, i), len(index)) for i, h in enumerate(hands)],
-                    dtype=np.int64)
-    return (np.random.default_rng(seed).permutation(len(index)) % folds)[deal]
+    deal = [index.setdefault(("hand", i) if h.deal is None else ("deal", h.deal), len(index))
+            for i, h in enumerate(hands)]
+    return np.array(deal, dtype=np.int64), len(index)
 
 
-def _deal(hand: ChanceHand, i: int) -> Any:
-    return ("hand", i) if hand.deal is None else ("deal", hand.deal)
+def _folds(deal: NDArray[np.int64], deals: int, folds: int, seed: int) -> NDArray[np.int64]:
+    return (np.random.default_rng(seed).permutation(deals) % folds)[deal]
 
 
 def evaluate_logs(paths: Sequence[Path], config: LuckConfig,

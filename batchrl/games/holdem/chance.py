@@ -97,19 +97,22 @@ def _checked(chunk: list[LoggedHand], game: GameDef, draws: int, seed: int
     accepted, rejected = check_hands(game, chunk)
     # check_hands returns a hand that logs no result as a copy with its rules' payoffs:
     # the hands are matched by where they are, not by identity
-    outcome: dict[tuple[str, int, int], Any] = {(h.source, h.line, h.index): ("bad", exc)
-                                                for h, exc in rejected}
-    outcome.update({(h.source, h.line, h.index): (h, replayed) for h, replayed in accepted})
+    bad = {(h.source, h.line, h.index): exc for h, exc in rejected}
+    # (a LoggedHand, as check_hands was given: its protocol type says less)
+    done: dict[tuple[str, int, int], tuple[Any, Replayed]] = {
+        (h.source, h.line, h.index): (h, replayed) for h, replayed in accepted}
     for hand in chunk:
-        first, second = outcome[hand.source, hand.line, hand.index]
-        if first == "bad":
-            yield BadLine(hand.source, hand.line, str(second), hand.cards, second.kind)
+        where = (hand.source, hand.line, hand.index)
+        if where in bad:
+            exc = bad[where]
+            yield BadLine(hand.source, hand.line, str(exc), hand.cards, exc.kind)
         elif any(not h for h in hand.hole):
             yield Skipped(HIDDEN, f"{hand.source}, line {hand.line}: a seat's hole cards "
                                   "are not in the log: its deal cannot be drawn again")
         else:
-            yield hand_events(first, second, game_of(first, game), draws,
-                              np.random.default_rng([seed, deal_key(first)]))
+            checked, replayed = done[where]
+            yield hand_events(checked, replayed, game_of(checked, game), draws,
+                              np.random.default_rng([seed, deal_key(checked)]))
 
 
 def deal_key(hand: LoggedHand) -> int:
