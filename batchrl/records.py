@@ -216,14 +216,19 @@ def regular_file(path: Path, directory: Path | None = None) -> str:
     ``directory``, a symbolic link that leaves it (the source is the directory's files,
     not what its links reach). Nothing is opened."""
     try:
-        mode = os.stat(path).st_mode
+        mode = os.lstat(path).st_mode  # one call for the usual case, a plain file
+        if stat.S_ISREG(mode):
+            return ""
+        linked = stat.S_ISLNK(mode)
+        if linked:
+            mode = os.stat(path).st_mode
     except OSError as exc:
         return f"cannot be read ({exc.strerror})"
     if stat.S_ISDIR(mode):
         return "a directory"
     if not stat.S_ISREG(mode):
         return "not a regular file (a pipe, a socket, a device?): not opened"
-    if directory is not None and path.is_symlink():
+    if directory is not None and linked:
         target, inside = Path(os.path.realpath(path)), Path(os.path.realpath(directory))
         if not target.is_relative_to(inside):
             return f"a symbolic link to outside {directory}: not followed"

@@ -8,8 +8,10 @@ loading every hand of the folder and replaying it through its states
 (``HandHistory.load``, then iterating it): what reading the hands takes there, before
 any features. Against it, ``batchrl ingest`` of the same folder into a fresh store:
 read, replayed, every result checked, features (equities included) computed and
-written; and the same with ``--no-pv``, the equities left out. Each run is a fresh
-process, timed whole (start-up and imports included), the three alternating; the
+written; and the same with ``--no-pv``, the equities left out. And the floors any
+reader of these files in Python stands on: reading their bytes, parsing them with
+Python's own TOML parser, and batchrl's start-up (the modules a PHH ingest imports).
+Each run is a fresh process, timed whole (start-up and imports included), in turn; the
 median of ``--repeat`` runs is printed with hands/s and the ratio to pokerkit's. The
 default folder is the 10,000 hands Pluribus played (``../shared/data/phh/pluribus``);
 ``--quick``: one session of it.
@@ -50,6 +52,26 @@ print(n)
 """
 
 
+# The floors, each a whole process over the same files: Python reading their bytes, and
+# Python's own TOML parser (tomllib) reading their syntax; and batchrl's start-up, the
+# modules a PHH ingest imports, loaded and nothing run.
+FLOOR = """
+import os, sys, tomllib
+n = 0
+for root, _, names in os.walk(sys.argv[1]):
+    for name in names:
+        if name.endswith(".phh"):
+            with open(os.path.join(root, name), "rb") as f:
+                raw = f.read()
+            if sys.argv[2] == "toml":
+                tomllib.loads(raw.decode())
+            n += 1
+print(n)
+"""
+START_UP = ("import batchrl.cli.main, batchrl.ingest, parsers.phh, "
+            "batchrl.games.holdem.ingest, batchrl.games.holdem.transitions, batchrl.store")
+
+
 def timed(command: list[str]) -> tuple[float, str]:
     started = time.perf_counter()
     done = subprocess.run(command, capture_output=True, text=True, check=False)
@@ -79,9 +101,15 @@ def main() -> int:
             print(f"  {line}")
         return 1 if got.batchrl_differs else 0
     hands = sum(1 for _ in folder.rglob("*.phh"))
-    times: dict[str, list[float]] = {"pokerkit": [], "batchrl": [], "no-pv": []}
+    times: dict[str, list[float]] = {"pokerkit": [], "batchrl": [], "no-pv": [], "bytes": [],
+                                     "toml": [], "start-up": []}
     with tempfile.TemporaryDirectory() as tmp:
         for k in range(args.repeat):
+            for floor in ("bytes", "toml"):
+                seconds, out = timed([sys.executable, "-c", FLOOR, str(folder), floor])
+                assert int(out) == hands, out
+                times[floor].append(seconds)
+            times["start-up"].append(timed([sys.executable, "-c", START_UP])[0])
             seconds, out = timed([sys.executable, "-c", POKERKIT, str(folder)])
             assert int(out) == hands, out
             times["pokerkit"].append(seconds)
@@ -96,12 +124,15 @@ def main() -> int:
             times["no-pv"].append(seconds)
     base = statistics.median(times["pokerkit"])
     print(f"{hands:,} hands of {folder}, median of {args.repeat} whole processes each\n")
-    print(f"{'run':<44}{'seconds':>9}{'hands/s':>10}{'x pokerkit':>12}")
+    print(f"{'run':<50}{'seconds':>9}{'hands/s':>10}{'x pokerkit':>12}")
     for name, label in (("pokerkit", "pokerkit: load and replay (baseline)"),
                         ("batchrl", "batchrl ingest: replay, check, features, store"),
-                        ("no-pv", "batchrl ingest --no-pv (no equities)")):
+                        ("no-pv", "batchrl ingest --no-pv (no equities)"),
+                        ("bytes", "floor: Python reading the files' bytes"),
+                        ("toml", "floor: Python's tomllib parsing them"),
+                        ("start-up", "batchrl's start-up: its modules imported")):
         median = statistics.median(times[name])
-        print(f"{label:<44}{median:>9.2f}{hands / median:>10,.0f}{base / median:>12.2f}")
+        print(f"{label:<50}{median:>9.2f}{hands / median:>10,.0f}{base / median:>12.2f}")
     return 0
 
 

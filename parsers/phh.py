@@ -47,6 +47,7 @@ import dataclasses
 import functools
 import hashlib
 import math
+import os
 import re
 import tomllib
 from collections.abc import Iterator, Mapping, Sequence
@@ -94,9 +95,17 @@ def read_phh(path: Path, chips: Chips | None = None
     if why := regular_file(path):
         yield BadLine(str(path), 1, f"not read: {why}", "")
         return
+    yield from _file_hands(path, chips)
+
+
+def _file_hands(path: Path, chips: Chips | None, progress: Any = None
+                ) -> Iterator[LoggedHand | BadLine | Skipped]:
+    """``read_phh`` of a file known to be a regular one; ``progress`` told its bytes."""
     try:
         with path.open("rb") as f:
             raw = f.read(MAX_FILE + 1)
+        if progress is not None:
+            progress(len(raw))
         if len(raw) > MAX_FILE:
             raise HandError(f"over {MAX_FILE:,} bytes, more than a PHH file holds")
         text = raw.decode("utf-8")
@@ -389,13 +398,31 @@ def _line_of(exc: BaseException) -> int:
 
 def phh_files(path: Path) -> list[Path]:
     """A source's PHH files: the file itself, or a folder's, its subfolders' too, in
-    natural order (``2.phh`` before ``10.phh``); hidden ones passed over."""
+    natural order (``2.phh`` before ``10.phh``); hidden ones passed over, and linked
+    folders not entered (a link to a file is listed: `regular_file` judges it)."""
     if not path.is_dir():
         return [path]
-    found = [p for p in path.rglob("*") if p.suffix in SUFFIXES and not any(
-        part.startswith(".") for part in p.relative_to(path).parts)]
-    return sorted(found, key=lambda p: [int(t) if t.isdigit() else t for t in
-                                        re.split(r"([0-9]+)", str(p.relative_to(path)))])
+    return [path / relative for relative in _listing(path)]
+
+
+def _listing(path: Path) -> list[str]:
+    """Folder ``path``'s PHH files, relative to it, in natural order."""
+    return sorted(_walk(path), key=lambda relative: [
+        int(t) if t.isdigit() else t for t in _DIGITS.split(relative)])
+
+
+def _walk(path: Path) -> Iterator[str]:
+    """The PHH files' names within folder ``path``, relative to it, in the order found."""
+    for root, folders, names in os.walk(path):
+        folders[:] = [d for d in folders if not d.startswith(".")]
+        within = os.path.relpath(root, path)
+        # a folder named like a PHH file is listed too: reading it says what it is
+        for name in (*names, *folders):
+            if not name.startswith(".") and name.endswith(SUFFIXES):
+                yield name if within == "." else os.path.join(within, name)
+
+
+_DIGITS = re.compile(r"([0-9]+)")
 
 
 def _digest(path: Path) -> str:
@@ -404,16 +431,16 @@ def _digest(path: Path) -> str:
     if not path.is_dir():
         return file_digest(path)
     h = hashlib.sha256()
-    for f in phh_files(path):
-        h.update(str(f.relative_to(path)).encode() + b"\0")
-        if not regular_file(f, path):
+    for relative in _listing(path):
+        h.update(relative.encode() + b"\0")
+        if not regular_file(f := path / relative, path):
             h.update(file_digest(f).encode())
     return h.hexdigest()
 
 
 def _sniff(path: Path, head: Sequence[str]) -> bool:
     if path.is_dir():
-        return bool(phh_files(path)) and not any(
+        return next(_walk(path), None) is not None and not any(
             p.suffix not in SUFFIXES for p in path.iterdir() if p.is_file()
             and not p.name.startswith("."))
     return path.suffix in SUFFIXES
@@ -427,9 +454,7 @@ def _read(source: Source) -> Iterator[LoggedHand | BadLine | Skipped]:
         if why := regular_file(f, folder):
             yield BadLine(str(f), 1, f"not read: {why}", "")
             continue
-        if source.progress is not None:  # the bytes of each file
-            source.progress(f.stat().st_size)
-        for record in read_phh(f, chips):
+        for record in _file_hands(f, chips, source.progress):
             if isinstance(record, LoggedHand):
                 record, hands = dataclasses.replace(record, index=hands), hands + 1
             yield record

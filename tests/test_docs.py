@@ -111,7 +111,8 @@ def _steady(lines: list[str]) -> list[str]:
     """``lines`` with what varies from run to run masked (seconds, speeds, the seconds
     column of fqi's table), trailing blank lines gone."""
     out = [re.sub(r"\d[\d,]*(\.\d+)? (s\b|hands/s)", r"# \2", line) for line in lines]
-    out = [re.sub(r"\d+\.\d+(  (frozen|refit))$", r"#\1", line) for line in out]
+    # the seconds column, its padding too: a slow iteration's 10.2 is a column wider
+    out = [re.sub(r" +\d+\.\d+(  (frozen|refit))$", r" #\1", line) for line in out]
     while out and not out[-1].strip():
         out.pop()
     return out

@@ -13,12 +13,13 @@ from click.testing import CliRunner
 from fuzzing import SIX_SEATS
 
 from batchrl.cli import main
+from batchrl.games import Source
 from batchrl.games.holdem.cards import parse_cards
 from batchrl.games.holdem.records import LoggedHand
 from batchrl.games.holdem.transitions import check_hands
 from batchrl.records import BadLine, Skipped
 from batchrl.store import Store
-from parsers.phh import read_phh
+from parsers.phh import _read, phh_files, read_phh
 from tests.locations import SHARED, needs
 
 THREE = """\
@@ -487,3 +488,23 @@ def test_a_board_after_the_river_and_a_chunk_of_no_hand_are_named(tmp_path: Path
     got = CliRunner().invoke(main, ["ingest", str(path), "--store", str(tmp_path / "s"),
                                     "--on-error", "skip"])
     assert got.exit_code == 0 and ": 0 hands" in got.output, got.output
+
+
+def test_a_folder_reads_in_natural_order_passing_hidden_ones_and_linked_folders(
+        tmp_path: Path) -> None:
+    folder = tmp_path / "logs"
+    for name in ("10.phh", "2.phh", "day 2/1.phh", "day 10/1.phh", ".old/3.phh",
+                 "day 2/.4.phh", "notes.txt"):
+        (folder / name).parent.mkdir(parents=True, exist_ok=True)
+        (folder / name).write_text(THREE)
+    outside = tmp_path / "elsewhere"
+    outside.mkdir()
+    (outside / "5.phh").write_text(THREE)
+    (folder / "linked").symlink_to(outside)  # a folder's link: not entered
+    (folder / "7.phh").symlink_to(outside / "5.phh")  # a file's: listed, then refused
+    assert [str(f.relative_to(folder)) for f in phh_files(folder)] == [
+        "2.phh", "7.phh", "10.phh", "day 2/1.phh", "day 10/1.phh"]
+    records = list(_read(Source(folder, None, {}, None)))
+    assert [r.line for r in records if isinstance(r, LoggedHand)] == [1] * 4
+    (refused,) = [r for r in records if isinstance(r, BadLine)]
+    assert "7.phh" in refused.source and "a symbolic link to outside" in str(refused)

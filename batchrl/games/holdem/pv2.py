@@ -29,14 +29,14 @@ from __future__ import annotations
 import argparse
 import functools
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
 
-from batchrl.games.holdem.evaluator import evaluate7
+from batchrl.games.holdem import evaluator as ev
 from batchrl.games.holdem.pv import DATA_DIR, Request, _as_requests, _check, preflop_cell
 
 PREFLOP2_FILE = "pv2_preflop.npy"
@@ -50,12 +50,16 @@ _MASK = np.uint64(0xFFFFFFFFFFFFFFFF)
 
 
 def _mix(x: NDArray[np.uint64]) -> NDArray[np.uint64]:
-    """The splitmix64 finaliser: a counter to a well-mixed 64-bit number."""
+    """The splitmix64 finaliser: a counter to a well-mixed 64-bit number (``x`` is
+    overwritten: each step in place, no temporaries)."""
     with np.errstate(over="ignore"):
-        x = x + np.uint64(0x9E3779B97F4A7C15)
-        x = (x ^ (x >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
-        x = (x ^ (x >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
-        return x ^ (x >> np.uint64(31))
+        x += np.uint64(0x9E3779B97F4A7C15)
+        x ^= x >> np.uint64(30)
+        x *= np.uint64(0xBF58476D1CE4E5B9)
+        x ^= x >> np.uint64(27)
+        x *= np.uint64(0x94D049BB133111EB)
+        x ^= x >> np.uint64(31)
+        return x
 
 
 def _uniform(keys: NDArray[np.uint64], samples: int, draw: int) -> NDArray[np.float64]:
@@ -65,7 +69,8 @@ def _uniform(keys: NDArray[np.uint64], samples: int, draw: int) -> NDArray[np.fl
                    + np.arange(samples, dtype=np.uint64)[None, :] * np.uint64(64)
                    + np.uint64(draw))
     bits = _mix(_mix(counter))
-    return (bits >> np.uint64(11)).astype(np.float64) / float(1 << 53)
+    bits >>= np.uint64(11)
+    return bits.astype(np.float64) / float(1 << 53)
 
 
 def equity2(cards: NDArray[np.int64], size: int, samples: int,
@@ -82,29 +87,49 @@ def equity2(cards: NDArray[np.int64], size: int, samples: int,
     # with a place `pick` at or after it, and the card drawn is the one at `pick`. Only
     # the places swapped so far differ from `rest`, so each step looks them up among
     # the earlier steps' picks, not in a copy of the whole deck per deal.
-    picks: list[NDArray[np.int64]] = []
+    picks: list[NDArray[np.int8]] = []  # places (at most 49: one byte each)
     moved: list[NDArray[np.int8]] = []  # step k's card put at picks[k]
     drawn = np.empty((n, samples, draws), dtype=np.int8)
+    offsets = (np.arange(n) * m)[:, None]  # a deal's row in rest, flattened
     for j in range(draws):
-        pick = j + (_uniform(keys, samples, j) * (m - j)).astype(np.int64)
+        pick = (_uniform(keys, samples, j) * (m - j)).astype(np.int8)
+        pick += np.int8(j)
         at_j = np.broadcast_to(rest[:, j : j + 1], (n, samples))  # place j's card now
-        at_pick = np.take_along_axis(rest, pick, axis=1)  # place pick's card now
+        at_pick = rest.ravel()[pick + offsets]  # place pick's card now
         for k in range(j):  # later steps' writes win
             at_j = np.where(picks[k] == j, moved[k], at_j)
             at_pick = np.where(picks[k] == pick, moved[k], at_pick)
         drawn[..., j] = at_pick
         picks.append(pick)
         moved.append(at_j)
-    deck = drawn
+    # The three hands share the board: its cards' keys are summed once, and each hand
+    # adds its two (evaluator.strengths7: the same strengths as evaluate7 on 7 cards)
+    t = ev.tables()
+    keys_of = t.card_keys
+    board_keys = np.repeat(keys_of[cards[:, 2 : 2 + size]].sum(axis=1)[:, None], samples, axis=1)
+    for j in range(4, draws):
+        board_keys = board_keys + keys_of[drawn[..., j]]
+    hole_keys = keys_of[cards[:, 0]] + keys_of[cards[:, 1]]
     board = np.concatenate([np.broadcast_to(cards[:, None, 2 : 2 + size].astype(np.int8),
-                                            (n, samples, size)), deck[..., 4:draws]], axis=2)
-    hole = np.broadcast_to(cards[:, None, :2].astype(np.int8), (n, samples, 2))
-    mine = evaluate7(np.concatenate([hole, board], axis=2))
-    first = evaluate7(np.concatenate([deck[..., 0:2], board], axis=2))
-    second = evaluate7(np.concatenate([deck[..., 2:4], board], axis=2))
+                                            (n, samples, size)), drawn[..., 4:draws]], axis=2)
+
+    def strengths(keys: NDArray[np.int64],
+                  hole_of: Callable[[NDArray[np.intp]], NDArray[Any]]) -> NDArray[np.int32]:
+        def suit_bits(rows: NDArray[np.intp]) -> NDArray[np.int64]:  # the rare flushes
+            seven = np.concatenate([hole_of(rows), board.reshape(-1, 5)[rows]], axis=1)
+            bits: NDArray[np.int64] = t.card_suit_bits[seven].sum(axis=1)
+            return bits
+        return ev.strengths7(keys, suit_bits)
+
+    dealt = drawn.reshape(-1, draws)  # flat rows: a request's deals one after another
+    mine = strengths(board_keys + hole_keys[:, None], lambda rows: cards[rows // samples, :2])
+    first = strengths(board_keys + keys_of[drawn[..., 0]] + keys_of[drawn[..., 1]],
+                      lambda rows: dealt[rows, 0:2])
+    second = strengths(board_keys + keys_of[drawn[..., 2]] + keys_of[drawn[..., 3]],
+                       lambda rows: dealt[rows, 2:4])
     best = np.maximum(first, second)
-    ties = 1 + (first == mine).astype(np.int64) + (second == mine)
-    share = np.where(mine > best, 1.0, np.where(mine == best, 1.0 / ties, 0.0))
+    ties = 1 + (first == mine).astype(np.int64) + (second == mine)  # 1 where mine wins
+    share = np.where(mine >= best, 1.0 / ties, 0.0)
     out: NDArray[np.float64] = share.mean(axis=1)
     return out
 
