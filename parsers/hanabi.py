@@ -45,6 +45,9 @@ _CARD = ("playability", "cardentropy", "uselessness")
 # hundred moves at most); the knowledge model's numbers are small.
 MAX_FILE = 64 << 20
 MAX_NUMBER = 1e6
+# a row: the report's 195 numbers, then the hint facts (cards clued in each hand, 5 and 5,
+# and the slots the last hint touched first, 5)
+FEATURES = 195 + 15
 
 
 class HanabiLogError(ValueError):
@@ -108,6 +111,28 @@ def _identity(card: dict[str, Any]) -> tuple[int, int]:
 
 
 def _discards(numbers: list[Any]) -> list[float]:
+    """The 25 numbers of the discard pile's counts, colour by colour (each logged number
+    6 digits: the colour 1-5, then the count of each rank); a pile met before is looked
+    up (it changes only on a discard or a misplay: a game meets a few dozen)."""
+    # a list of whole numbers only (1.0 and True would find 1's entry); anything else is
+    # checked, where the checks say what it is
+    key = tuple(numbers) if type(numbers) is list else None
+    if key is None or not all(type(n) is int for n in key):
+        return _discards_checked(numbers)
+    if (known := _PILES.get(key)) is not None:
+        return known
+    got = _discards_checked(numbers)
+    if len(_PILES) >= PILES_KEPT:
+        _PILES.clear()
+    _PILES[key] = got
+    return got
+
+
+PILES_KEPT = 1 << 14
+_PILES: dict[tuple[Any, ...], list[float]] = {}
+
+
+def _discards_checked(numbers: list[Any]) -> list[float]:
     table = [[0.0] * 5 for _ in range(5)]
     if not isinstance(numbers, list):
         raise ValueError(f"discarded {shown(numbers)}: want a list of numbers")
@@ -201,13 +226,11 @@ def _encode_checked(record: dict[str, Any]) -> tuple[list[float], list[tuple[int
     return x, [_identity(c) for c in mine], [_identity(c) for c in theirs]
 
 
-def legal_mask(hints: int, own: int, other: list[tuple[int, int]],
-               discard_at_max_hints: bool = False) -> NDArray[np.bool_]:
+def legal(hints: int, own: int, other: list[tuple[int, int]],
+          discard_at_max_hints: bool = False) -> tuple[int, ...]:
     """The legal moves of a two-player state (as ``rules.legal_actions`` gives them)."""
-    mask = np.zeros(20, dtype=bool)
-    partner = [card(colour, rank) for colour, rank in other]
-    mask[list(legal_moves(own, hints, [partner], discard_at_max_hints))] = True
-    return mask
+    return legal_moves(own, hints, [[card(colour, rank) for colour, rank in other]],
+                       discard_at_max_hints)
 
 
 def _action(record: dict[str, Any], own: int) -> int:
@@ -272,9 +295,11 @@ def read_game(states: str | Path) -> ReportGame:
         raise HanabiLogError(f"{states}: {len(state_lines)} states but {acts.name} holds "
                              f"{len(action_lines)} actions: line i of one goes with line i of "
                              f"the other")
-    features: list[list[float]] = []
+    # each move's numbers straight into the game's arrays (no list of lists to convert,
+    # none for the collector to walk); the legal moves as (row, move) pairs, set at once
+    features = np.empty((len(state_lines), FEATURES), dtype=np.float32)
     actions: list[int] = []
-    legal: list[NDArray[np.bool_]] = []
+    legal_at: tuple[list[int], list[int]] = ([], [])
     names: list[str] = []
     hands: list[str] = []
     rewards: list[float] = []
@@ -317,8 +342,8 @@ def read_game(states: str | Path) -> ReportGame:
         except (KeyError, TypeError, ValueError, AttributeError) as exc:
             what = f"no field {shown(exc.args[0])}" if isinstance(exc, KeyError) else str(exc)
             raise HanabiLogError(f"{a_where}: {what}") from None
-        mask = legal_mask(hints, len(mine), theirs)
-        if not mask[action]:
+        moves = legal(hints, len(mine), theirs)
+        if action not in moves:
             raise HanabiLogError(f"{a_where}: {a['type']} {a.get('card', a.get('value'))} is "
                                  f"not a legal move in the state on line {no} of {states.name}")
         if player != current:
@@ -354,9 +379,10 @@ def read_game(states: str | Path) -> ReportGame:
             focus = [i for i in touched if not clued[other][i]] or touched
             for i in touched:
                 clued[other][i] = True
-        features.append(x)
+        features[no - 1] = x
         actions.append(action)
-        legal.append(mask)
+        legal_at[0].extend([no - 1] * len(moves))
+        legal_at[1].extend(moves)
         names.append(current)
         hands.append(" ".join(f"{COLOURS[c][0]}{r}" for c, r in mine))
         rewards.append(reward)
@@ -368,6 +394,7 @@ def read_game(states: str | Path) -> ReportGame:
     if not (last_misplayed or score == 25 or decks.count(0) == 2):
         raise HanabiLogError(f"{states}: the log ends before the game does (no third fuse, no "
                              f"25, and the last round after the deck ran out is not complete)")
-    return ReportGame(str(states), np.asarray(features, dtype=np.float32),
-                      np.asarray(actions, dtype=np.int64), np.asarray(rewards),
-                      np.asarray(legal, dtype=bool), tuple(names), tuple(hands), score)
+    mask = np.zeros((len(actions), 20), dtype=bool)
+    mask[legal_at] = True
+    return ReportGame(str(states), features, np.asarray(actions, dtype=np.int64),
+                      np.asarray(rewards), mask, tuple(names), tuple(hands), score)
