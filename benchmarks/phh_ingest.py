@@ -8,9 +8,10 @@ loading every hand of the folder and replaying it through its states
 (``HandHistory.load``, then iterating it): what reading the hands takes there, before
 any features. Against it, ``batchrl ingest`` of the same folder into a fresh store:
 read, replayed, every result checked, features (equities included) computed and
-written; and the same with ``--no-pv``, the equities left out. And the floors any
-reader of these files in Python stands on: reading their bytes, parsing them with
-Python's own TOML parser, and batchrl's start-up (the modules a PHH ingest imports).
+written; and the same with ``--no-pv``, the equities left out. And the floors:
+reading their bytes, parsing them with Python's own TOML parser and with batchrl's
+(``parsers/toml_lines.py``, what the ingest reads them with), and batchrl's start-up
+(the modules a PHH ingest imports).
 Each run is a fresh process, timed whole (start-up and imports included), in turn; the
 median of ``--repeat`` runs is printed with hands/s and the ratio to pokerkit's. The
 default folder is the 10,000 hands Pluribus played (``../shared/data/phh/pluribus``);
@@ -52,19 +53,25 @@ print(n)
 """
 
 
-# The floors, each a whole process over the same files: Python reading their bytes, and
-# Python's own TOML parser (tomllib) reading their syntax; and batchrl's start-up, the
-# modules a PHH ingest imports, loaded and nothing run.
+# The floors, each a whole process over the same files: Python reading their bytes,
+# Python's own TOML parser (tomllib) reading their syntax, and batchrl's reader of
+# one-value-a-line TOML (parsers/toml_lines.py, what the ingest reads them with); and
+# batchrl's start-up, the modules a PHH ingest imports, loaded and nothing run.
 FLOOR = """
-import os, sys, tomllib
+import importlib.util, os, sys, tomllib
+# the module alone, not its package (which imports every format and game)
+spec = importlib.util.spec_from_file_location("toml_lines", sys.argv[3])
+toml_lines = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(toml_lines)
+parse = {"bytes": None, "toml": tomllib.loads, "toml_lines": toml_lines.loads}[sys.argv[2]]
 n = 0
 for root, _, names in os.walk(sys.argv[1]):
     for name in names:
         if name.endswith(".phh"):
             with open(os.path.join(root, name), "rb") as f:
                 raw = f.read()
-            if sys.argv[2] == "toml":
-                tomllib.loads(raw.decode())
+            if parse is not None:
+                assert parse(raw.decode()) is not None
             n += 1
 print(n)
 """
@@ -102,11 +109,12 @@ def main() -> int:
         return 1 if got.batchrl_differs else 0
     hands = sum(1 for _ in folder.rglob("*.phh"))
     times: dict[str, list[float]] = {"pokerkit": [], "batchrl": [], "no-pv": [], "bytes": [],
-                                     "toml": [], "start-up": []}
+                                     "toml": [], "toml_lines": [], "start-up": []}
     with tempfile.TemporaryDirectory() as tmp:
         for k in range(args.repeat):
-            for floor in ("bytes", "toml"):
-                seconds, out = timed([sys.executable, "-c", FLOOR, str(folder), floor])
+            for floor in ("bytes", "toml", "toml_lines"):
+                seconds, out = timed([sys.executable, "-c", FLOOR, str(folder), floor,
+                                      str(ROOT / "parsers" / "toml_lines.py")])
                 assert int(out) == hands, out
                 times[floor].append(seconds)
             times["start-up"].append(timed([sys.executable, "-c", START_UP])[0])
@@ -130,6 +138,7 @@ def main() -> int:
                         ("no-pv", "batchrl ingest --no-pv (no equities)"),
                         ("bytes", "floor: Python reading the files' bytes"),
                         ("toml", "floor: Python's tomllib parsing them"),
+                        ("toml_lines", "floor: batchrl's TOML reader parsing them"),
                         ("start-up", "batchrl's start-up: its modules imported")):
         median = statistics.median(times[name])
         print(f"{label:<50}{median:>9.2f}{hands / median:>10,.0f}{base / median:>12.2f}")

@@ -110,12 +110,16 @@ def _identity(card: dict[str, Any]) -> tuple[int, int]:
     return COLOURS.index(colour), int(value)
 
 
-def _discards(numbers: list[Any]) -> list[float]:
+PILES_KEPT = 1 << 14  # piles looked up before the table starts again (a few MB)
+_PILES: dict[tuple[int, ...], tuple[float, ...]] = {}
+
+
+def _discards(numbers: list[Any]) -> tuple[float, ...]:
     """The 25 numbers of the discard pile's counts, colour by colour (each logged number
     6 digits: the colour 1-5, then the count of each rank); a pile met before is looked
     up (it changes only on a discard or a misplay: a game meets a few dozen)."""
-    # a list of whole numbers only (1.0 and True would find 1's entry); anything else is
-    # checked, where the checks say what it is
+    # a list of whole numbers only: 112000.0 would find 112000's entry, and must be
+    # refused; anything else is checked, where the checks say what it is
     key = tuple(numbers) if type(numbers) is list else None
     if key is None or not all(type(n) is int for n in key):
         return _discards_checked(numbers)
@@ -128,11 +132,7 @@ def _discards(numbers: list[Any]) -> list[float]:
     return got
 
 
-PILES_KEPT = 1 << 14
-_PILES: dict[tuple[Any, ...], list[float]] = {}
-
-
-def _discards_checked(numbers: list[Any]) -> list[float]:
+def _discards_checked(numbers: list[Any]) -> tuple[float, ...]:
     table = [[0.0] * 5 for _ in range(5)]
     if not isinstance(numbers, list):
         raise ValueError(f"discarded {shown(numbers)}: want a list of numbers")
@@ -142,7 +142,7 @@ def _discards_checked(numbers: list[Any]) -> list[float]:
                              f"counts")
         digits = str(n)
         table[int(digits[0]) - 1] = [float(d) for d in digits[1:]]
-    return [v for row in table for v in row]
+    return tuple(v for row in table for v in row)
 
 
 _COLOUR_INDEX = {c: i for i, c in enumerate(COLOURS)}
@@ -215,7 +215,7 @@ def _encode_checked(record: dict[str, Any]) -> tuple[list[float], list[tuple[int
     mine, theirs = record["hands"]["current"], record["hands"]["other"]
     if not 1 <= len(mine) <= 5 or not 1 <= len(theirs) <= 5:
         raise ValueError("a hand holds 1 to 5 cards")
-    x = [_number(record, k) for k in _HEAD] + _discards(record["discarded"])
+    x = [_number(record, k) for k in _HEAD] + [*_discards(record["discarded"])]
     own = [v for c in mine for v in _card_numbers(c)]
     x += own + [0.0] * (65 - len(own))
     other = []
@@ -379,6 +379,8 @@ def read_game(states: str | Path) -> ReportGame:
             focus = [i for i in touched if not clued[other][i]] or touched
             for i in touched:
                 clued[other][i] = True
+        if len(x) != FEATURES:  # the encoding's width, as this reader's arrays hold it
+            raise AssertionError(f"{where}: {len(x)} numbers encoded, want {FEATURES}")
         features[no - 1] = x
         actions.append(action)
         legal_at[0].extend([no - 1] * len(moves))

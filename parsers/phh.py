@@ -50,7 +50,7 @@ import math
 import os
 import re
 import tomllib
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from decimal import Decimal
 from pathlib import Path
@@ -98,7 +98,8 @@ def read_phh(path: Path, chips: Chips | None = None
     yield from _file_hands(path, chips)
 
 
-def _file_hands(path: Path, chips: Chips | None, progress: Any = None
+def _file_hands(path: Path, chips: Chips | None,
+                progress: Callable[[int], None] | None = None
                 ) -> Iterator[LoggedHand | BadLine | Skipped]:
     """``read_phh`` of a file known to be a regular one; ``progress`` told its bytes."""
     try:
@@ -405,10 +406,15 @@ def phh_files(path: Path) -> list[Path]:
     return [path / relative for relative in _listing(path)]
 
 
+_DIGITS = re.compile(r"([0-9]+)")  # a name's runs of ASCII digits, kept by the split
+
+
 def _listing(path: Path) -> list[str]:
-    """Folder ``path``'s PHH files, relative to it, in natural order."""
-    return sorted(_walk(path), key=lambda relative: [
-        int(t) if t.isdigit() else t for t in _DIGITS.split(relative)])
+    """Folder ``path``'s PHH files, relative to it, in natural order (``01.phh`` and
+    ``1.phh``, equal as numbers, by name)."""
+    # the split alternates text and digit runs: the odd places are the numbers
+    return sorted(_walk(path), key=lambda relative: (
+        [int(t) if i % 2 else t for i, t in enumerate(_DIGITS.split(relative))], relative))
 
 
 def _walk(path: Path) -> Iterator[str]:
@@ -420,9 +426,6 @@ def _walk(path: Path) -> Iterator[str]:
         for name in (*names, *folders):
             if not name.startswith(".") and name.endswith(SUFFIXES):
                 yield name if within == "." else os.path.join(within, name)
-
-
-_DIGITS = re.compile(r"([0-9]+)")
 
 
 def _digest(path: Path) -> str:

@@ -1,3 +1,4 @@
+import gc
 import os
 import re
 import signal
@@ -288,6 +289,25 @@ def test_bad_hands_fail_with_file_and_line_or_are_skipped(sample_log, tmp_path):
     (report,) = run([path], tmp_path / "skip", on_error="skip")
     assert report.hands == 498
     assert report.skipped == {"payoffs disagree": 1, "malformed line": 1}
+
+
+def test_the_collector_is_given_back_as_it_was_even_after_a_failed_ingest(sample_log,
+                                                                          tmp_path):
+    broken = write(tmp_path, "broken.log", [*sample_log.read_text().splitlines()[:40],
+                                             "STATE:20:crf:5d5c"])
+    assert gc.get_freeze_count() == 0
+    with pytest.raises(IngestError, match="broken"):
+        run([broken], tmp_path / "a")
+    assert gc.get_freeze_count() == 0  # unfrozen on the way out
+    gc.freeze()  # a caller's own frozen objects (a server before it forks) stay frozen
+    try:
+        assert gc.get_freeze_count() > 0
+        (report,) = run([sample_log], tmp_path / "b")
+        # not given back: an unfreeze empties the permanent generation (objects frozen and
+        # freed since leave it one by one, so the count itself may fall a little)
+        assert report.hands > 0 and gc.get_freeze_count() > 0
+    finally:
+        gc.unfreeze()
 
 
 LINE_CHARS = st.sampled_from(list("STAE:0123456789cfr/|AKQJT98765432shdc -#"))

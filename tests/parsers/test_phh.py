@@ -494,7 +494,7 @@ def test_a_folder_reads_in_natural_order_passing_hidden_ones_and_linked_folders(
         tmp_path: Path) -> None:
     folder = tmp_path / "logs"
     for name in ("10.phh", "2.phh", "day 2/1.phh", "day 10/1.phh", ".old/3.phh",
-                 "day 2/.4.phh", "notes.txt"):
+                 "day 2/.4.phh", "notes.txt", "01.phh", "1²2.phh"):  # ² no number
         (folder / name).parent.mkdir(parents=True, exist_ok=True)
         (folder / name).write_text(THREE)
     outside = tmp_path / "elsewhere"
@@ -503,8 +503,8 @@ def test_a_folder_reads_in_natural_order_passing_hidden_ones_and_linked_folders(
     (folder / "linked").symlink_to(outside)  # a folder's link: not entered
     (folder / "7.phh").symlink_to(outside / "5.phh")  # a file's: listed, then refused
     assert [str(f.relative_to(folder)) for f in phh_files(folder)] == [
-        "2.phh", "7.phh", "10.phh", "day 2/1.phh", "day 10/1.phh"]
+        "01.phh", "1²2.phh", "2.phh", "7.phh", "10.phh", "day 2/1.phh", "day 10/1.phh"]
     records = list(_read(Source(folder, None, {}, None)))
-    assert [r.line for r in records if isinstance(r, LoggedHand)] == [1] * 4
+    assert [r.line for r in records if isinstance(r, LoggedHand)] == [1] * 6
     (refused,) = [r for r in records if isinstance(r, BadLine)]
     assert "7.phh" in refused.source and "a symbolic link to outside" in str(refused)

@@ -29,7 +29,7 @@ from __future__ import annotations
 import argparse
 import functools
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -51,7 +51,7 @@ _MASK = np.uint64(0xFFFFFFFFFFFFFFFF)
 
 def _mix(x: NDArray[np.uint64]) -> NDArray[np.uint64]:
     """The splitmix64 finaliser: a counter to a well-mixed 64-bit number (``x`` is
-    overwritten: each step in place, no temporaries)."""
+    overwritten: each step's result written in place)."""
     with np.errstate(over="ignore"):
         x += np.uint64(0x9E3779B97F4A7C15)
         x ^= x >> np.uint64(30)
@@ -78,6 +78,30 @@ def equity2(cards: NDArray[np.int64], size: int, samples: int,
     """Equity against two random hands of each row of ``cards`` (hole pair, then ``size``
     board cards, then -1s), from ``samples`` deals drawn by the counter keyed ``keys``."""
     n = len(cards)
+    drawn = _deals(cards, size, samples, keys)  # (n, samples, 4 + 5 - size)
+    board = np.concatenate([np.broadcast_to(cards[:, None, 2 : 2 + size].astype(np.int8),
+                                            (n, samples, size)), drawn[..., 4:]], axis=2)
+    hole = np.broadcast_to(cards[:, None, :2].astype(np.int8), (n, samples, 2))
+    # the three hands share the board: its cards' keys summed once, each hand adds its two
+    keys_of = ev.tables().card_keys
+    board_keys = np.repeat(keys_of[cards[:, 2 : 2 + size]].sum(axis=1)[:, None], samples,
+                           axis=1)
+    for j in range(4, drawn.shape[-1]):
+        board_keys += keys_of[drawn[..., j]]
+    mine, first, second = (_strengths(h, board, board_keys) for h in
+                           (hole, drawn[..., 0:2], drawn[..., 2:4]))
+    best = np.maximum(first, second)
+    ties = 1 + (first == mine).astype(np.int64) + (second == mine)  # 1 where mine wins
+    share = np.where(mine >= best, 1.0 / ties, 0.0)
+    out: NDArray[np.float64] = share.mean(axis=1)
+    return out
+
+
+def _deals(cards: NDArray[np.int64], size: int, samples: int,
+           keys: NDArray[np.uint64]) -> NDArray[np.int8]:
+    """Each request's deals of the cards it cannot see: both opponents' holes, then the
+    board still to come, ``(n, samples, 4 + 5 - size)``."""
+    n = len(cards)
     known = np.zeros((n, 52), dtype=bool)
     np.put_along_axis(known, cards[:, : 2 + size], True, axis=1)
     rest = np.nonzero(~known)[1].reshape(n, 52 - 2 - size).astype(np.int8)
@@ -102,35 +126,31 @@ def equity2(cards: NDArray[np.int64], size: int, samples: int,
         drawn[..., j] = at_pick
         picks.append(pick)
         moved.append(at_j)
-    # The three hands share the board: its cards' keys are summed once, and each hand
-    # adds its two (evaluator.strengths7: the same strengths as evaluate7 on 7 cards)
+    return drawn
+
+
+def _strengths(hole: NDArray[np.int8], board: NDArray[np.int8],
+               board_keys: NDArray[np.int64]) -> NDArray[np.int32]:
+    """The strengths of ``hole`` (..., 2) with ``board`` (..., 5), whose cards' keys sum
+    to ``board_keys``: ``evaluate7``'s, a flush's suits looked up from its own row's
+    cards only."""
     t = ev.tables()
-    keys_of = t.card_keys
-    board_keys = np.repeat(keys_of[cards[:, 2 : 2 + size]].sum(axis=1)[:, None], samples, axis=1)
-    for j in range(4, draws):
-        board_keys = board_keys + keys_of[drawn[..., j]]
-    hole_keys = keys_of[cards[:, 0]] + keys_of[cards[:, 1]]
-    board = np.concatenate([np.broadcast_to(cards[:, None, 2 : 2 + size].astype(np.int8),
-                                            (n, samples, size)), drawn[..., 4:draws]], axis=2)
+    key_sums = board_keys + t.card_keys[hole[..., 0]] + t.card_keys[hole[..., 1]]
 
-    def strengths(keys: NDArray[np.int64],
-                  hole_of: Callable[[NDArray[np.intp]], NDArray[Any]]) -> NDArray[np.int32]:
-        def suit_bits(rows: NDArray[np.intp]) -> NDArray[np.int64]:  # the rare flushes
-            seven = np.concatenate([hole_of(rows), board.reshape(-1, 5)[rows]], axis=1)
-            bits: NDArray[np.int64] = t.card_suit_bits[seven].sum(axis=1)
-            return bits
-        return ev.strengths7(keys, suit_bits)
+    def suit_bits(rows: NDArray[np.intp]) -> NDArray[np.int64]:  # the rare flushes
+        flat = rows.ravel()
+        seven = np.concatenate([_row(hole, flat), _row(board, flat)], axis=1)
+        bits: NDArray[np.int64] = t.card_suit_bits[seven].sum(axis=1)
+        return bits
 
-    dealt = drawn.reshape(-1, draws)  # flat rows: a request's deals one after another
-    mine = strengths(board_keys + hole_keys[:, None], lambda rows: cards[rows // samples, :2])
-    first = strengths(board_keys + keys_of[drawn[..., 0]] + keys_of[drawn[..., 1]],
-                      lambda rows: dealt[rows, 0:2])
-    second = strengths(board_keys + keys_of[drawn[..., 2]] + keys_of[drawn[..., 3]],
-                       lambda rows: dealt[rows, 2:4])
-    best = np.maximum(first, second)
-    ties = 1 + (first == mine).astype(np.int64) + (second == mine)  # 1 where mine wins
-    share = np.where(mine >= best, 1.0 / ties, 0.0)
-    out: NDArray[np.float64] = share.mean(axis=1)
+    return ev.strengths7(key_sums, suit_bits)
+
+
+def _row(cards: NDArray[np.int8], flat: NDArray[np.intp]) -> NDArray[np.int8]:
+    """Rows ``flat`` (indices into all but the last axis, flattened) of ``cards``, without
+    copying a broadcast array whole."""
+    index = np.unravel_index(flat, cards.shape[:-1])
+    out: NDArray[np.int8] = cards[index]
     return out
 
 

@@ -55,7 +55,7 @@ def _requests(rng: np.random.Generator, size: int, flushy: bool) -> NDArray[np.i
     return np.array(rows, dtype=np.int64)
 
 
-@pytest.mark.parametrize("size", [3, 4, 5])
+@pytest.mark.parametrize("size", [0, 3, 4, 5])  # 0: the pre-flop table's deals
 @pytest.mark.parametrize("flushy", [False, True])
 def test_equity2_deals_and_judges_as_the_reference(size: int, flushy: bool) -> None:
     rng = np.random.default_rng(size + 10 * flushy)
