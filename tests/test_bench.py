@@ -162,15 +162,15 @@ def test_a_registered_learner_is_benchmarked_by_naming_it(quick, tmp_path: Path)
     register_learner(LEARNER)
     try:
         result = invoke("bench", "--quick", "--games", "sette-mezzo", "--tiers", "random",
-                        "--learners", "fqi,linear:ridge=0.5", "--json", "-o", tmp_path,
-                        "--cache", cache, "--keep-models")
+                        "--learners", "fqi,linear:ridge=0.5", "--seeds", "2", "--json",
+                        "-o", tmp_path, "--cache", cache, "--keep-models")
     finally:
         unregister_learner(LEARNER.name)
     assert result.exit_code == 0, result.output
     rows = json.loads(result.stdout)["rows"]
     linear = [r for r in rows if r["learner"] == "linear:ridge=0.5"]
     assert len(linear) == 1 and "ridge=0.5" in linear[0]["settings"], rows
-    assert len([r for r in rows if r["learner"] == "fqi"]) == 3
+    assert len([r for r in rows if r["learner"] == "fqi"]) == 2
     learned = [r for r in rows if r["seed"] is not None]
     assert all(Path(r["model"]).is_file() for r in learned), rows  # --keep-models
 
@@ -338,3 +338,17 @@ def test_an_older_batchrl_s_row_is_measured_again_saying_why(tmp_path: Path) -> 
     assert "results.jsonl:1: not a result (an older batchrl's row (before rows named whom " \
            "they were scored against))" in said[0]
     assert "results.jsonl:2: not a result (edited since it was written" in said[1]
+
+
+@pytest.mark.slow
+def test_quick_trains_one_seed_unless_seeds_are_asked_for(quick, tmp_path: Path) -> None:
+    _, cache, _ = quick
+    common = ("bench", "--quick", "--games", "sette-mezzo", "--tiers", "random", "--learners",
+              "bc", "--json", "--cache", cache)
+    for extra, seeds in (((), 1), (("--seeds", "2"), 2)):
+        result = invoke(*common, *extra, "-o", tmp_path / str(seeds))
+        assert result.exit_code == 0, result.output
+        got = json.loads(result.stdout)
+        assert got["seeds"] == seeds and got["quick"]
+        assert sorted(r["seed"] for r in got["rows"] if r["learner"] == "bc") == \
+            list(range(seeds))

@@ -18,7 +18,9 @@ from batchrl.games import GAMES, TIERS
 from batchrl.learners import LearnerError
 from batchrl.play.bench import (
     DEFAULT_LEARNERS,
+    FULL_SEEDS,
     PEERS,
+    QUICK_SEEDS,
     QUICK_SETTINGS,
     BenchConfig,
     BenchError,
@@ -61,12 +63,14 @@ def _datasets_help() -> str:
               help="Other libraries' learners too: d3rlpy's DiscreteCQL, DiscreteBCQ, DQN "
                    "and DiscreteBC (the d3rlpy learner, batchrl learn d3rlpy --help; needs "
                    "the export extra), trained on the same rows, played masked.")
-@click.option("--seeds", type=click.IntRange(1), default=3, show_default=True,
-              help="Training seeds per learner and dataset.")
+@click.option("--seeds", type=click.IntRange(1), default=None,
+              help=f"Training seeds per learner and dataset [default: {FULL_SEEDS}; "
+                   f"{QUICK_SEEDS} with --quick].")
 @click.option("--quick", is_flag=True,
               help="The whole grid small: each dataset's small size, the learners' "
                    f"{', '.join(f'{k} {v}' for k, v in QUICK_SETTINGS.items())} where they "
-                   "take them, and few games to score (minutes; what CI runs).")
+                   f"take them, {QUICK_SEEDS} training seed where --seeds is not given, and "
+                   "few games to score (a smoke run of a few minutes; what CI runs).")
 @click.option("--json", "as_json", is_flag=True,
               help="Print bench.json's document instead of the table.")
 @click.option("-o", "--out", type=OUT_DIR, default=Path("bench"),
@@ -109,7 +113,7 @@ def _datasets_help() -> str:
 @stopped("every row that landed is in OUT/results.jsonl, every dataset built in the cache: "
          "run the same command to go on from there.")
 def bench(games: tuple[str, ...], tiers: tuple[str, ...], learners: tuple[str, ...],
-          peers: tuple[str, ...], seeds: int, quick: bool, as_json: bool, out: Path,
+          peers: tuple[str, ...], seeds: int | None, quick: bool, as_json: bool, out: Path,
           cache: Path | None, jobs: int, scheduler: str | None, minari: Path | None,
           ope: bool, keep_models: bool) -> None:
     """Score every learner on every game's datasets, between random play and the best.
@@ -136,8 +140,10 @@ def bench(games: tuple[str, ...], tiers: tuple[str, ...], learners: tuple[str, .
       batchrl bench --quick --minari ~/.minari/datasets   # and each dataset for Minari
       batchrl bench --games leduc --ope                # and each policy's value from its logs
 
-    --quick plays fewer games of each dataset.
+    --quick plays fewer games of each dataset, and one training seed of each learner.
     """
+    if seeds is None:
+        seeds = QUICK_SEEDS if quick else FULL_SEEDS
     say = (lambda line: click.echo(line, err=True)) if as_json else click.echo
     try:
         config = BenchConfig(games=split_names(games), tiers=split_names(tiers),
