@@ -142,8 +142,6 @@ def bench(games: tuple[str, ...], tiers: tuple[str, ...], learners: tuple[str, .
 
     --quick plays fewer games of each dataset, and one training seed of each learner.
     """
-    if seeds is None:
-        seeds = QUICK_SEEDS if quick else FULL_SEEDS
     say = (lambda line: click.echo(line, err=True)) if as_json else click.echo
     try:
         config = BenchConfig(games=split_names(games), tiers=split_names(tiers),

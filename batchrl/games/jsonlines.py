@@ -106,10 +106,11 @@ def parse_json(text: str) -> Any:
     try:
         fast = _compiled()
         data = _UNREAD
+        ascii_only = text.isascii()
         # orjson reads a whole number past 64 bits as a float: such text, and any not
         # ASCII, is json's; what orjson refuses (NaN) json may read, and words its
         # errors as the users know them
-        if fast is not None and text.isascii() and \
+        if fast is not None and ascii_only and \
                 _LONG_NUMBER not in text.encode().translate(_DIGITS):
             with contextlib.suppress(ValueError):
                 data = fast(text)
@@ -117,7 +118,7 @@ def parse_json(text: str) -> Any:
             data = json.loads(text)
         # a pair is one character; one alone is none (written as an escape, or a string
         # that is no text; an ASCII string without an escape holds neither)
-        if ("\\u" in text or not text.isascii()) and _SURROGATE.search(text):
+        if ("\\u" in text or not ascii_only) and _SURROGATE.search(text):
             json.dumps(data, ensure_ascii=False).encode("utf-8")
         return data
     except UnicodeEncodeError as e:

@@ -126,8 +126,8 @@ class BenchConfig:
     tiers: tuple[str, ...] = ()  # () : every tier
     learners: tuple[str, ...] = DEFAULT_LEARNERS
     peers: tuple[str, ...] = ()  # other libraries whose learners run too (PEERS)
-    seeds: int = FULL_SEEDS  # training seeds per learner and dataset (the CLI: QUICK_SEEDS
-    # with --quick where --seeds is not given)
+    seeds: int | None = None  # training seeds per learner and dataset (None: QUICK_SEEDS
+    # with quick, else FULL_SEEDS)
     quick: bool = False  # the whole grid small: small datasets, small learners, few games
     out: Path = Path("bench")
     cache: Path | None = None  # None: cache_dir()
@@ -136,6 +136,12 @@ class BenchConfig:
     minari: Path | None = None  # also each dataset as a Minari dataset under this root
     keep_models: bool = False  # each model file left under OUT/models once scored
     ope: bool = False  # each policy also valued from its dataset's logs alone
+
+    @property
+    def training_seeds(self) -> int:
+        """The seeds each learner trains with: those asked for, else the grid's default."""
+        return self.seeds if self.seeds is not None else \
+            QUICK_SEEDS if self.quick else FULL_SEEDS
 
 
 @dataclass
@@ -146,7 +152,7 @@ class BenchResult:
     notes: list[str] = field(default_factory=list)
 
     def as_dict(self) -> dict[str, Any]:
-        return {"quick": self.config.quick, "seeds": self.config.seeds,
+        return {"quick": self.config.quick, "seeds": self.config.training_seeds,
                 "evaluation_seed": EVAL_SEED, "rows": [dataclasses.asdict(r) for r in self.rows],
                 "paired": self.paired, "summary": summary(self.rows),
                 **({"ope": got} if (got := ope_summary(self.rows)) else {})}
@@ -385,7 +391,8 @@ class Bench:
         todo: list[tuple[_Setup, LearnerSpec, int, list[_Evaluation], Task]] = []
         for s in sets:
             for spec in specs:
-                seeds = range(self.config.seeds) if spec.learner.takes("seed") else range(1)
+                seeds = range(self.config.training_seeds) if spec.learner.takes("seed") \
+                    else range(1)
                 for seed in seeds:
                     chosen = self._settings(spec, s.store, seed)
                     said = chosen.said.removeprefix("settings: ")
@@ -612,8 +619,8 @@ def run_bench(config: BenchConfig, say: Callable[[str], None] = lambda _: None
     Raises:
         BenchError: a game it does not know, or fewer than one seed.
     """
-    if config.seeds < 1:
-        raise BenchError(f"--seeds {config.seeds}: at least 1")
+    if config.training_seeds < 1:
+        raise BenchError(f"--seeds {config.training_seeds}: at least 1")
     for name in config.games:
         try:
             get_game(name)
