@@ -67,7 +67,13 @@ from batchrl.play.bench.datasets import (
 )
 from batchrl.play.bench.minari import export_dataset
 from batchrl.play.bench.offline import current, held_out, row_values, takers
-from batchrl.play.bench.outputs import load_rows, load_scores, one_bench, replaceable, row_line
+from batchrl.play.bench.outputs import (
+    Key,
+    ResultsFile,
+    load_scores,
+    one_bench,
+    replaceable,
+)
 from batchrl.play.bench.report import Row, json_default, ope_summary, plot, summary, table
 from batchrl.play.bench.specs import LearnerSpec, split_learners
 from batchrl.play.bench.tasks import EVAL_SEED, Job, as_scores, built, score, train_and_score
@@ -234,20 +240,8 @@ class Bench:
         # absolute: a cluster's workers read and write them from their own directories
         self.cache = (config.cache or cache_dir()).resolve()
         self.out = config.out.resolve()
-        self.results = self.out / "results.jsonl"
+        self.results = ResultsFile(self.out / "results.jsonl", say)
         self.scores = self.out / "scores"
-        self.done: dict[Key, Row] = {}
-        if self.results.exists() or self.results.is_symlink():
-            # a line cut by a kill, or one no bench wrote: its row is done again
-            rows, cut = load_rows(self.results, say)
-            self.done = {row.key(): row for row in rows}
-            if cut:  # the file again of whole rows only, before any is added
-                self._rewrite_results()
-
-    def _rewrite_results(self) -> None:
-        tmp = self.results.with_name(f".{self.results.name}.tmp-{os.getpid()}")
-        tmp.write_text("".join(row_line(r) for r in self.done.values()))
-        os.replace(tmp, self.results)
 
     def run(self) -> BenchResult:
         if unknown := [p for p in self.config.peers if p not in PEERS]:
@@ -261,7 +255,7 @@ class Bench:
                              "(--seeds gives a learner more training seeds)")
         pairs = plan(self.config)
         self.out.mkdir(parents=True, exist_ok=True)
-        for path in (self.results, self.out / "bench.json", self.out / "bench.png"):
+        for path in (self.results.path, self.out / "bench.json", self.out / "bench.png"):
             replaceable(path)
         if self.scores.exists() and not self.scores.is_dir():
             raise BenchError(f"{self.scores} is not a directory: remove it and run again")
@@ -303,7 +297,7 @@ class Bench:
         paired: list[dict[str, Any]] = []
         for setup in sets:
             for e in setup.evaluations:
-                ours = [*e.baselines, *(self.done[k] for k in e.keys)]
+                ours = [*e.baselines, *(self.results.done[k] for k in e.keys)]
                 rows += ours
                 paired += self._paired(setup.game, setup.dataset, e, ours, specs)
         result = BenchResult(rows, paired, self.config)
@@ -401,17 +395,16 @@ class Bench:
                         key = (s.game.name, s.dataset.tier, spec.label, seed, said,
                                self.config.quick, e.setup)
                         e.keys.append(key)
-                        if key in self.done:
-                            if not (why := self._disagrees(self.done[key], s, e)) and not (
+                        if key in self.results.done:
+                            if not (why := self._disagrees(self.results.done[key], s, e)) and not (
                                     s.ope is not None and not e.transfer
-                                    and not current(self.done[key].ope, s.ope_store)):
+                                    and not current(self.results.done[key].ope, s.ope_store)):
                                 continue
                             why = why or "has no value from the logs (--ope)"
                             self.say(f"{s.game.name}/{s.dataset.tier} {spec.label} seed "
-                                     f"{seed}: the row in {self.results} {why}: trained and "
-                                     "scored again")
-                            del self.done[key]
-                            self._rewrite_results()
+                                     f"{seed}: the row in {self.results.path} {why}: "
+                                     "trained and scored again")
+                            self.results.drop(key)
                         wanted.append(e)
                     if not wanted:
                         continue
@@ -449,7 +442,7 @@ class Bench:
                                     s.game, s.game.log.params_from_store(*s.params),
                                     float(e.random.mean()), float(e.reference.mean()),
                                     got.get("ope"), s.ope_store))
-                self._append(row)
+                self.results.append(row)
                 versus = " (transfer: against " + ",".join(e.opponents) + ")" \
                     if e.transfer else ""
                 worth = "" if row.exploitability is None else \
@@ -513,23 +506,6 @@ class Bench:
                    wall, e.setup if seed is not None else "", scores, ",".join(e.opponents),
                    e.transfer, exploitability, ope)
 
-    def _append(self, row: Row) -> None:
-        line = row_line(row).encode()
-        try:  # never through a link: the rows are the folder's own file
-            fd = os.open(self.results, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW,
-                         0o644)
-        except OSError as exc:
-            raise BenchError(f"{self.results} cannot take a row ({exc.strerror}): remove it "
-                             "and run again") from None
-        try:  # one write: a kill leaves the line whole or cut, never run into the next
-            if os.fstat(fd).st_size and _last_byte(self.results) != b"\n":
-                line = b"\n" + line  # a line cut before: this row starts a line of its own
-            os.write(fd, line)
-            os.fsync(fd)
-        finally:
-            os.close(fd)
-        self.done[row.key()] = row
-
     def _paired(self, game: Game, dataset: Dataset, e: _Evaluation, rows: Sequence[Row],
                 specs: Sequence[LearnerSpec]) -> list[dict[str, Any]]:
         """Each learner against the first, on the same deals: the difference of their
@@ -557,9 +533,6 @@ class Bench:
                         "difference_ci": 0.0 if diff.n < 2 else diff.half_width,
                         "transfer": e.transfer})
         return out
-
-
-Key = tuple[str, str, str, int | None, str, bool, str]  # Row.key()
 
 
 @dataclass
@@ -595,12 +568,6 @@ class _Setup:
 
 def _digest(text: str) -> str:
     return hashlib.sha256(text.encode()).hexdigest()[:10]
-
-
-def _last_byte(path: Path) -> bytes:
-    with open(path, "rb") as f:
-        f.seek(-1, os.SEEK_END)
-        return f.read(1)
 
 
 def run_bench(config: BenchConfig, say: Callable[[str], None] = lambda _: None

@@ -158,6 +158,59 @@ def _sound_ope(ope: Any) -> bool:
         isinstance(ope[k], number) and math.isfinite(ope[k]) for k in ("unsupported", "ess"))
 
 
+Key = tuple[str, str, str, int | None, str, bool, str]  # Row.key()
+
+
+class ResultsFile:
+    """``OUT/results.jsonl``: the rows done so far (``done``, by `Row.key`), each added
+    as it lands and kept through a kill: a line cut by one, or one no bench wrote, is
+    dropped (and its row done again) before any row is added."""
+
+    def __init__(self, path: Path, say: Callable[[str], None]) -> None:
+        self.path = path
+        self.done: dict[Key, Row] = {}
+        if path.exists() or path.is_symlink():
+            rows, cut = load_rows(path, say)
+            self.done = {row.key(): row for row in rows}
+            if cut:  # the file again of whole rows only, before any is added
+                self.rewrite()
+
+    def drop(self, key: Key) -> None:
+        """Forget a row (to be done again), the file rewritten without it."""
+        del self.done[key]
+        self.rewrite()
+
+    def rewrite(self) -> None:
+        """The file made again of the rows done, replaced in one step."""
+        tmp = self.path.with_name(f".{self.path.name}.tmp-{os.getpid()}")
+        tmp.write_text("".join(row_line(r) for r in self.done.values()))
+        os.replace(tmp, self.path)
+
+    def append(self, row: Row) -> None:
+        """Add ``row``: one write and an fsync, never through a link."""
+        line = row_line(row).encode()
+        try:  # never through a link: the rows are the folder's own file
+            fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW,
+                         0o644)
+        except OSError as exc:
+            raise BenchError(f"{self.path} cannot take a row ({exc.strerror}): remove it "
+                             "and run again") from None
+        try:  # one write: a kill leaves the line whole or cut, never run into the next
+            if os.fstat(fd).st_size and _last_byte(self.path) != b"\n":
+                line = b"\n" + line  # a line cut before: this row starts a line of its own
+            os.write(fd, line)
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+        self.done[row.key()] = row
+
+
+def _last_byte(path: Path) -> bytes:
+    with open(path, "rb") as f:
+        f.seek(-1, os.SEEK_END)
+        return f.read(1)
+
+
 def replaceable(path: Path) -> None:
     """`BenchError` where a file the bench writes in its own folder is a directory
     (anything else there, a link or a pipe, is replaced by the file, not written into)."""
