@@ -11,7 +11,6 @@ import os
 import re
 import secrets
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from concurrent.futures import ThreadPoolExecutor
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -23,6 +22,13 @@ import pyarrow.compute as pc
 from numpy.typing import NDArray
 
 from batchrl.records import printable, regular_file
+from batchrl.store.columns import (
+    column_codes,
+    column_values,
+    decisions_by_name,
+    matrix_of,
+    select_names,
+)
 from batchrl.store.content import CONTENT_KEY, ContentDigest, part_digest
 from batchrl.store.files import fsync, now
 from batchrl.store.lock import LOCK_NAME, store_lock
@@ -378,7 +384,7 @@ class Store:
                 c.to_numpy(zero_copy_only=False) for c in table.column(name).chunks)])
         out["action"] = out["action"].astype(np.int64)
         episodes = table.column("episode").chunks
-        out["episode"] = _codes(table.column("episode"))
+        out["episode"] = column_codes(table.column("episode"))
         out["state"] = self._matrix(table, "state", keep)
         out["next_state"] = self._matrix(table, "next_state", keep, out["state"],
                                          out["episode"], out["player"])
@@ -386,7 +392,7 @@ class Store:
         if stored["legal"]:  # a store that records each row's own legal actions
             out["legal"] = self._matrix(table, "legal")
         ids = episodes[0].dictionary.to_pylist() if episodes else []
-        line = _values(table.column("line"))
+        line = column_values(table.column("line"))
         del table, episodes
         rows = {**out, "next_state": out["next_state"] if isinstance(out["next_state"],
                                                                       np.ndarray) else None}
@@ -436,7 +442,7 @@ class Store:
         """Decisions per player name, for stores that record names; else empty."""
         if "name" not in self.schema.audit_columns:
             return {}
-        return _decisions_by_name(self._read_table(["name"]).column("name"))
+        return decisions_by_name(self._read_table(["name"]).column("name"))
 
     def _matrix(self, table: pa.Table, name: str, keep: Sequence[int] | None = None,
                 state: NDArray[np.float32] | None = None,
@@ -451,13 +457,13 @@ class Store:
             if state is None:
                 state = self._matrix(table, "state", keep)  # type: ignore[assignment]
             if episode is None or player is None:
-                episode = _codes(table.unify_dictionaries().column("episode"))
+                episode = column_codes(table.unify_dictionaries().column("episode"))
                 player = table.column("player").to_numpy()
             rows = episode, player
             return FollowingStates(state, lambda: following_rows(*rows))  # type: ignore[arg-type]
         if keep is not None:
             columns = tuple(columns[i] for i in keep)
-        return _rows_of([_values(table.column(c)) for c in columns], NUMERIC[name])
+        return matrix_of([column_values(table.column(c)) for c in columns], NUMERIC[name])
 
     def _check_names(self, players: Sequence[str]) -> None:
         if players and "name" not in self.schema.audit_columns:
@@ -479,7 +485,7 @@ class Store:
                           .to_numpy(zero_copy_only=False), dtype=bool)
 
     def _chosen(self, names: Any, players: Sequence[str]) -> list[str]:
-        known = _decisions_by_name(names)
+        known = decisions_by_name(names)
         chosen = select_names(players, list(known))
         if isinstance(chosen, str):
             raise StoreError(f"{chosen} in {self.place}; its players are "
@@ -602,75 +608,3 @@ def _recorded_path(store: Store, part: Place) -> str | None:
         return store._read_source(part).path
     except StoreError:
         return None
-
-
-def _rows_of(columns: Sequence[NDArray[Any]], dtype: type[np.generic],
-             block: int = 4096) -> NDArray[Any]:
-    """The matrix whose columns are ``columns``, row by row as the learners read it, in
-    ``dtype``. Built a block of rows at a time, each block gathered in its own dtype and
-    then cast, on a thread per core (numpy lets go of the GIL): on 800,000 rows of 287 int8
-    features 0.20 s, where a column at a time took 1.15 s, Fortran order then a copy 0.52 s
-    and one thread 0.34 s."""
-    rows = len(columns[0]) if columns else 0
-    out = np.empty((rows, len(columns)), dtype)
-    if not rows:
-        return out
-    kept = np.result_type(*(c.dtype for c in columns))
-
-    def fill(start: int, stop: int) -> None:
-        gathered = np.empty((block, len(columns)), kept)
-        for at in range(start, stop, block):
-            end = min(at + block, stop)
-            for j, column in enumerate(columns):
-                gathered[:end - at, j] = column[at:end]
-            out[at:end] = gathered[:end - at]
-
-    workers = min(os.cpu_count() or 1, 8)
-    if rows < 8 * block or workers == 1:
-        fill(0, rows)
-    else:
-        edges = np.linspace(0, rows, 4 * workers + 1).astype(int).tolist()
-        with ThreadPoolExecutor(workers) as pool:
-            list(pool.map(fill, edges[:-1], edges[1:]))
-    return out
-
-
-def _values(column: pa.ChunkedArray) -> NDArray[Any]:
-    """A numeric or boolean column as one numpy array (no copy where it is one chunk)."""
-    values: NDArray[Any] = (column.chunk(0).to_numpy(zero_copy_only=False)
-                            if column.num_chunks == 1 else column.to_numpy())
-    return values
-
-
-def _codes(column: pa.ChunkedArray) -> NDArray[np.int64]:
-    """A dictionary column's codes (its chunks share one dictionary), as int64."""
-    return np.concatenate([np.empty(0, np.int64), *(c.indices.to_numpy().astype(np.int64)
-                                                    for c in column.chunks)])
-
-
-def select_names(specs: Sequence[str], known: Sequence[str]) -> list[str] | str:
-    """The names among ``known`` that ``specs`` pick: a name, a shell pattern (``*.1``),
-    or ``!`` before either to leave those out (only exclusions: everyone else). A spec
-    that picks nobody gives a message (a string) saying which.
-
-    >>> select_names(["!DeepStack"], ["DeepStack", "laak.phil.1", "qin.youwei.2"])
-    ['laak.phil.1', 'qin.youwei.2']
-    >>> select_names(["*.1", "nobody"], ["DeepStack", "laak.phil.1"])
-    "no decisions by ['nobody']"
-    """
-    include = [s for s in specs if not s.startswith("!")]
-    exclude = [s[1:] for s in specs if s.startswith("!")]
-    if unmatched := [s for s in include + exclude
-                     if not any(fnmatch.fnmatchcase(n, s) for n in known)]:
-        return f"no decisions by {unmatched}"
-    picked = [n for n in known if not include or
-              any(fnmatch.fnmatchcase(n, s) for s in include)]
-    picked = [n for n in picked if not any(fnmatch.fnmatchcase(n, s) for s in exclude)]
-    return picked or f"{list(specs)} leave no player"
-
-
-def _decisions_by_name(names: pa.ChunkedArray) -> dict[str, int]:
-    """How many rows each name has, most first."""
-    counts = names.value_counts().to_pylist()
-    return {c["values"]: c["counts"] for c in sorted(counts, key=lambda c: -c["counts"])}
-
