@@ -14,6 +14,7 @@ from numpy.typing import NDArray
 from batchrl.games.base import (
     Game,
     GameError,
+    LearnFace,
     Report,
     Scores,
     SourceContext,
@@ -121,6 +122,24 @@ class PresidentLog(LogFace):
     def params_from_store(self, stored_game: str, game_params: Mapping[str, Any]) -> Any:
         return self.rules.params(**{k: game_params[k] for k in ("players", "pass_locks", "reward",
                                                           "match") if k in game_params})
+
+
+class PresidentLearn(LearnFace):
+    """The settings FQI (and the learners that take its settings) should use: the game's
+    recommended ones, with ``two_players``' over them for a two-player store (its
+    seats decide about twice as often, and its FQI learned best with fewer iterations:
+    docs/games/president.md)."""
+
+    def __init__(self, rules: Any, recommended: Mapping[str, Any],
+                 two_players: Mapping[str, Mapping[str, Any]]) -> None:
+        super().__init__(rules, recommended)
+        self.two_players = {k: dict(v) for k, v in two_players.items()}
+
+    def settings_for(self, learner: str, params: Any = None) -> dict[str, Any]:
+        out = super().settings_for(learner, params)
+        if params is not None and params.players == 2:
+            out.update(self.two_players.get(learner, {}))
+        return out
 
 
 class PresidentPlay(PlayFace):

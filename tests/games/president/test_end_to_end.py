@@ -11,6 +11,8 @@ from click.testing import CliRunner
 from batchrl.cli import main
 from batchrl.games.president import play_games
 from batchrl.games.president.logs import LoggedGame
+from batchrl.learners import get_learner
+from batchrl.learning import settings
 from batchrl.store import Store
 
 
@@ -167,3 +169,18 @@ def test_matches_from_generate_to_evaluate(tmp_path):
     assert report["match"] == 3 and report["games"] == 8 * 3
     result = invoke("evaluate", "--game", "president", "--players", players, "--games", 8)
     assert result.exit_code != 0 and "--match" in result.output
+
+
+@pytest.mark.parametrize(("players", "iters"), [(2, 12), (4, 20)])
+def test_fqi_recommends_fewer_iterations_for_two_players(players, iters, tmp_path):
+    """Two players' FQI learns best at N=12 (docs/games/president.md); four keep N=20,
+    and an iteration count given still wins."""
+    seats = ",".join(["random"] * players)
+    log, store = tmp_path / "p.jsonl", tmp_path / "store"
+    assert invoke("generate", "--game", "president", "--players", seats, "--games", 5,
+                  "-o", log).exit_code == 0
+    assert invoke("ingest", log, "--store", store).exit_code == 0
+    for name in ("fqi", "lcb"):  # lcb takes FQI's settings
+        chosen = settings(get_learner(name), store, {})
+        assert chosen.config.iters == iters and chosen.config.trees == 50, chosen.said
+        assert settings(get_learner(name), store, {"iters": 7}).config.iters == 7
