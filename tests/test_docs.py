@@ -179,7 +179,8 @@ def test_a_recipe_s_model_is_the_one_its_fqi_line_writes() -> None:
                 game = re.search(r"--game ([\w-]+)", " ".join(lines))
                 if named is None:
                     continue
-                s = dict(GAMES[game.group(1) if game else "holdem"].learn.recommended["fqi"])
+                # the recipes are of the games' default params
+                s = GAMES[game.group(1) if game else "holdem"].learn.settings_for("fqi")
                 fqi = get_learner("fqi")
                 config = fqi.config(**{k: v for k, v in s.items()
                                        if k not in ("features", "drop")})

@@ -15,7 +15,7 @@ from numpy.typing import NDArray
 
 
 def matrix_of(columns: Sequence[NDArray[Any]], dtype: type[np.generic],
-             block: int = 4096) -> NDArray[Any]:
+              block: int = 4096) -> NDArray[Any]:
     """The matrix whose columns are ``columns``, row by row as the learners read it, in
     ``dtype``. Built a block of rows at a time, each block gathered in its own dtype and
     then cast, on a thread per core (numpy lets go of the GIL): on 800,000 rows of 287 int8
@@ -83,4 +83,3 @@ def decisions_by_name(names: pa.ChunkedArray) -> dict[str, int]:
     """How many rows each name has, most first."""
     counts = names.value_counts().to_pylist()
     return {c["values"]: c["counts"] for c in sorted(counts, key=lambda c: -c["counts"])}
-

@@ -20,12 +20,13 @@ GAME = Game(
     RULES,
     log=PresidentLog(RULES),
     play=PresidentPlay(RULES),
-    # N=20 with four players (64.69% first places against random from rule,random logs at
-    # N=12, 65.88% at 20); N=12 with two, whose seats decide about 20 times a game:
-    # from 20,000 random games FQI won 86.64%, 88.73%, 90.61%, 91.71%, 92.19% against
-    # random at N=30, 20, 15, 12, 10 (each iteration's max over 41 moves' forests adds
-    # its bias), and from rule,random logs 94.43% at 12 against 93.91% at 20
-    # (docs/games/president.md)
+    # N=20 with four players (64.69% first places against random from
+    # rule,random,random,random logs at N=12, 65.88% at 20); N=12 for two-player single
+    # games with the placement reward: from 20,000 random games FQI won 86.64%, 88.73%,
+    # 90.61%, 91.71%, 92.19% against random at N=30, 20, 15, 12, 10 (each iteration's max
+    # over 41 moves' forests adds its bias), and from rule,random logs 94.43% at 12
+    # against 93.91% at 20 (10, within 12's interval on random logs, was not measured
+    # there; docs/games/president.md)
     learn=PresidentLearn(
         RULES, {"fqi": {"trees": 50, "nmin": 20, "iters": 20, "per_action": True,
                         "fast": True}},

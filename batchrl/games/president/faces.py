@@ -125,19 +125,25 @@ class PresidentLog(LogFace):
 
 
 class PresidentLearn(LearnFace):
-    """The settings FQI (and the learners that take its settings) should use: the game's
-    recommended ones, with ``two_players``' over them for a two-player store (its
-    seats decide about twice as often, and its FQI learned best with fewer iterations:
-    docs/games/president.md)."""
+    """The game's recommended settings, with ``two_players``' over them for a store of
+    two-player single games with the placement reward (where they were measured: FQI
+    learned better there with fewer iterations, each iteration's max over the moves'
+    forests adding its bias; docs/games/president.md). ``two_players`` holds only
+    learners the game already recommends settings for (one without would no longer take
+    another learner's, as ``lcb`` takes FQI's)."""
 
     def __init__(self, rules: Any, recommended: Mapping[str, Any],
-                 two_players: Mapping[str, Mapping[str, Any]]) -> None:
-        super().__init__(rules, recommended)
+                 two_players: Mapping[str, Mapping[str, Any]], learner: str = "fqi") -> None:
+        super().__init__(rules, recommended, learner)
+        if stray := sorted(set(two_players) - set(recommended)):
+            raise GameError(f"two-player settings for {', '.join(stray)}, which the game "
+                            "recommends nothing for")
         self.two_players = {k: dict(v) for k, v in two_players.items()}
 
     def settings_for(self, learner: str, params: Any = None) -> dict[str, Any]:
         out = super().settings_for(learner, params)
-        if params is not None and params.players == 2:
+        if params is not None and params.players == 2 and params.match == 1 and \
+                params.reward == "placement":
             out.update(self.two_players.get(learner, {}))
         return out
 

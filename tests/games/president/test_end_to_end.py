@@ -9,7 +9,7 @@ import pytest
 from click.testing import CliRunner
 
 from batchrl.cli import main
-from batchrl.games.president import play_games
+from batchrl.games.president import GAME, play_games
 from batchrl.games.president.logs import LoggedGame
 from batchrl.learners import get_learner
 from batchrl.learning import settings
@@ -173,8 +173,9 @@ def test_matches_from_generate_to_evaluate(tmp_path):
 
 @pytest.mark.parametrize(("players", "iters"), [(2, 12), (4, 20)])
 def test_fqi_recommends_fewer_iterations_for_two_players(players, iters, tmp_path):
-    """Two players' FQI learns best at N=12 (docs/games/president.md); four keep N=20,
-    and an iteration count given still wins."""
+    """Two players' FQI is recommended N=12 (docs/games/president.md); four keep N=20,
+    the game's own recommendation is left as it was, the learners with settings of
+    their own are not touched, and an iteration count given still wins."""
     seats = ",".join(["random"] * players)
     log, store = tmp_path / "p.jsonl", tmp_path / "store"
     assert invoke("generate", "--game", "president", "--players", seats, "--games", 5,
@@ -184,3 +185,17 @@ def test_fqi_recommends_fewer_iterations_for_two_players(players, iters, tmp_pat
         chosen = settings(get_learner(name), store, {})
         assert chosen.config.iters == iters and chosen.config.trees == 50, chosen.said
         assert settings(get_learner(name), store, {"iters": 7}).config.iters == 7
+    assert GAME.learn.recommended["fqi"]["iters"] == 20
+    assert settings(get_learner("iql"), store, {}).config.iters == get_learner("iql").config().iters
+
+
+def test_two_player_settings_apply_only_where_measured():
+    """A match, or the seed's time reward, keeps the game's N=20; so do the game's
+    defaults (no store)."""
+    params = GAME.log.params_from_store
+    two = params("president", {"players": 2, "reward": "placement"})
+    assert GAME.learn.settings_for("fqi", two)["iters"] == 12
+    for other in ({"players": 2, "reward": "placement", "match": 3},
+                  {"players": 2, "reward": "time"}, {"players": 4, "reward": "placement"}):
+        assert GAME.learn.settings_for("fqi", params("president", other))["iters"] == 20, other
+    assert GAME.learn.settings_for("fqi")["iters"] == 20
