@@ -39,6 +39,7 @@ writer at a time), `batchrl.store.place` (a directory or a URL), `batchrl.store.
 
 from __future__ import annotations
 
+from batchrl.store.info import SourceInfo, StoreInfo
 from batchrl.store.place import default_store_path
 from batchrl.store.rows import Rows, RowsBatch, following_rows
 from batchrl.store.schema import (
@@ -49,11 +50,7 @@ from batchrl.store.schema import (
     file_digest,
     source_key,
 )
-from batchrl.store.store import (
-    SourceInfo,
-    Store,
-    StoreInfo,
-)
+from batchrl.store.store import Store
 from batchrl.store.transitions import FollowingStates, Transitions
 from batchrl.store.writer import (
     COMPRESSION,

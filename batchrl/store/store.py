@@ -10,9 +10,9 @@ import json
 import os
 import re
 import secrets
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import AbstractContextManager
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -29,8 +29,9 @@ from batchrl.store.columns import (
     matrix_of,
     select_names,
 )
-from batchrl.store.content import CONTENT_KEY, ContentDigest, part_digest
+from batchrl.store.content import CONTENT_KEY, ContentDigest
 from batchrl.store.files import fsync, now
+from batchrl.store.info import SourceInfo, StoreInfo
 from batchrl.store.lock import LOCK_NAME, store_lock
 from batchrl.store.parts import (
     check_digests,
@@ -64,42 +65,6 @@ from batchrl.store.writer import SourceWriter
 
 if TYPE_CHECKING:
     import pandas as pd
-
-
-@dataclass(frozen=True, slots=True)
-class SourceInfo:
-    """One ingested source file, as recorded in its part's footer."""
-
-    path: str
-    digest: str
-    rows: int
-    episodes: int
-    extra: Mapping[str, Any]
-    resolved_path: str = ""
-    players: tuple[int, ...] = ()
-    ingested_at: str = ""
-    # each column's digest as written (`batchrl.store.content`); empty in a part written
-    # before parts recorded them
-    content: Mapping[str, str] = field(default_factory=dict)
-
-    @property
-    def content_digest(self) -> str:
-        """One digest for the rows the part holds ("" where it records none)."""
-        return part_digest(self.content) if self.content else ""
-
-
-@dataclass(frozen=True, slots=True)
-class StoreInfo:
-    root: Path | str
-    game: str
-    schema_version: int
-    rows: int
-    episodes: int
-    players: tuple[int, ...]
-    features: tuple[str, ...]
-    actions: tuple[str, ...]
-    sources: list[SourceInfo]
-    bytes_on_disk: int
 
 
 class Store:
