@@ -142,8 +142,7 @@ class PresidentLearn(LearnFace):
 
     def settings_for(self, learner: str, params: Any = None) -> dict[str, Any]:
         out = super().settings_for(learner, params)
-        if params is not None and params.players == 2 and params.match == 1 and \
-                params.reward == "placement":
+        if params is not None and params.won_or_lost:
             out.update(self.two_players.get(learner, {}))
         return out
 
@@ -254,7 +253,7 @@ class PresidentPlay(PlayFace):
     def return_of_score(self, params: PresidentParams) -> tuple[float, float] | None:
         """Two players, one game a match, the placement reward: a game's reward is 1 for
         first place, 0 for last, the score's own indicator; otherwise another quantity."""
-        if params.players == 2 and params.match == 1 and params.reward == "placement":
+        if params.won_or_lost:
             return 1.0, 0.0
         return None
 

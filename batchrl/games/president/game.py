@@ -63,6 +63,12 @@ class PresidentParams:
     def rules(self) -> Rules:
         return Rules(self.players, self.pass_locks, self.reward, self.match)
 
+    @property
+    def won_or_lost(self) -> bool:
+        """Two players, single games, the placement reward: a game's return is 1 for
+        first place and 0 for last, nothing else."""
+        return self.players == 2 and self.match == 1 and self.reward == "placement"
+
 
 class PresidentRules(core.Rules):
     """President's rules: a `rules.State` carries its own rules (players, pass rule, reward)."""

@@ -395,10 +395,10 @@ class Bench:
                         key = (s.game.name, s.dataset.tier, spec.label, seed, said,
                                self.config.quick, e.setup)
                         e.keys.append(key)
-                        if key in self.results.done:
-                            if not (why := self._disagrees(self.results.done[key], s, e)) and not (
+                        if (held := self.results.done.get(key)) is not None:
+                            if not (why := self._disagrees(held, s, e)) and not (
                                     s.ope is not None and not e.transfer
-                                    and not current(self.results.done[key].ope, s.ope_store)):
+                                    and not current(held.ope, s.ope_store)):
                                 continue
                             why = why or "has no value from the logs (--ope)"
                             self.say(f"{s.game.name}/{s.dataset.tier} {spec.label} seed "

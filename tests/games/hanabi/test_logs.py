@@ -12,7 +12,7 @@ from batchrl.games.hanabi.logs import generate, play_game, write_game
 from batchrl.games.hanabi.rules import legal_actions
 from batchrl.ingest import IngestConfig, IngestError, ingest
 from batchrl.store import Store
-from parsers.hanabi import HanabiLogError, read_game
+from parsers.hanabi import HanabiLogError, encode_record, read_game
 
 EGER = SHARED_EGER
 
@@ -183,8 +183,6 @@ def test_without_the_score_field_rewards_come_from_the_cards(tmp_path):
 
 
 def test_the_movers_own_cards_never_reach_its_features(tmp_path):
-    from parsers.hanabi import encode_record
-
     (states, actions), = _games(1)
     write_game(tmp_path, "g", states, actions, ("a", "b"))
     for text in (tmp_path / "g.states.jsonl").read_text().splitlines()[:20]:
@@ -201,7 +199,7 @@ def test_a_line_is_encoded_alike_in_bulk_and_field_by_field(tmp_path):
     """The bulk-checked encoding of a well-formed line is the field-by-field one; a line
     with any number wrong falls to the field-by-field checks, which name it."""
     # the two encodings are private: this test holds them to each other
-    from parsers.hanabi import _encode_checked, _encode_fast, encode_record
+    from parsers.hanabi import _encode_checked, _encode_fast
 
     generate(tmp_path, ["bot2", "bot2"], 3, seed=5)
     records = [json.loads(line) for path in sorted(tmp_path.glob("*.states.jsonl"))
@@ -235,6 +233,7 @@ def test_a_line_is_encoded_alike_in_bulk_and_field_by_field(tmp_path):
     # a discard pile met before is looked up, not checked again: it is the checked one,
     # and the same pile with a float in it (equal to the whole number, hashed alike) is
     # still refused once the pile is known
+    # the pile cache and its checks are private: this test holds them to each other
     from parsers.hanabi import _PILES, _discards, _discards_checked
 
     _PILES.clear()
