@@ -309,12 +309,15 @@ class LogLines:
     line if the file ends in the middle of it (a log cut off while written).
     A line longer than ``MAX_LINE`` characters comes out cut to more than
     ``MAX_LINE`` (so its reader refuses it: ``line_too_long``), the rest of it
-    passed over unread into memory.
+    passed over unread into memory. ``progress`` is told each ``every`` bytes or so (a
+    reader that spends long on each line wants it more often than ingest's mebibyte).
     """
 
-    def __init__(self, path: str | Path, progress: Callable[[int], None] | None = None) -> None:
+    def __init__(self, path: str | Path, progress: Callable[[int], None] | None = None,
+                 every: int = 1 << 20) -> None:
         self.path = Path(path)
         self.progress = progress
+        self.every = every
         self.unterminated: int | None = None
 
     def __iter__(self) -> Iterator[str]:
@@ -332,7 +335,7 @@ class LogLines:
                 while len(end) == most and not end.endswith(b"\n"):  # passed over
                     end = read(most)
                     pending += len(end)
-                if self.progress is not None and pending >= 1 << 20:
+                if self.progress is not None and pending >= self.every:
                     self.progress(pending)
                     pending = 0
                 if not end.endswith(b"\n"):

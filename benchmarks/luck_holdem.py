@@ -4,7 +4,9 @@ Bots play heads-up limit hold'em and their hands are logged (``batchrl generate`
 log is cut into replicates of a few hands each (consecutive hands: independent deals).
 Each replicate's result per hand is measured twice: raw (the mean of the chips won, the
 baseline) and variance-reduced (chance-event control variates from the value function
-cross-fitted over the whole log's hands, `batchrl.play.luck`). The truth is the same
+cross-fitted over the whole log's hands, `batchrl.play.luck`); where one of the bots is
+``random``, a third time with its strategy known (``--strategy random=random``: its
+choices' luck taken out too, AIVAT's action terms). The truth is the same
 matchup played far longer on duplicate deals (`evaluate_bots`), measured in the same run.
 
 Printed per matchup: the truth with its interval; each estimator's mean over the
@@ -25,6 +27,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -61,6 +64,7 @@ def main() -> None:
         truth = float(pairs.mean())
         truth_se = float(pairs.std(ddof=1) / np.sqrt(len(pairs)))
         truth_seconds = time.perf_counter() - started
+        estimators: dict[str, Any] = {}
         with tempfile.TemporaryDirectory() as tmp:
             log = Path(tmp) / "match.log"
             generate(log, [hero, villain], args.replicates * args.hands, args.seed)
@@ -68,19 +72,31 @@ def main() -> None:
             read = read_logs([log], LuckConfig(draws=args.draws, seed=args.seed))
             fixed = corrections(read.hands, LuckConfig.folds, args.seed)
             seconds = time.perf_counter() - started
-        name = read.hands[0].names[0] if hero == villain else hero
-        raw = np.array([h.results[h.names.index(name)] for h in read.hands])
-        reduced = raw - np.array([c[h.names.index(name)]
-                                  for h, c in zip(read.hands, fixed.per_seat, strict=True)])
+            name = read.hands[0].names[0] if hero == villain else hero
+            raw = np.array([h.results[h.names.index(name)] for h in read.hands])
+            estimators["raw (baseline)"] = raw
+            estimators["variance-reduced"] = raw - _mine(read.hands, fixed.per_seat, name)
+            if "random" in (hero, villain):  # its strategy is known: its choices' luck too
+                started = time.perf_counter()
+                known = read_logs([log], LuckConfig(draws=args.draws, seed=args.seed,
+                                                    strategies={"random": "random"}))
+                choices = corrections(known.hands, LuckConfig.folds, args.seed)
+                estimators["and random's choices"] = raw - _mine(known.hands,
+                                                                 choices.per_seat, name)
+                known_seconds = time.perf_counter() - started
         print(f"\n{hero} against {villain} ({name} measured): truth {truth:+.1f} "
               f"[{truth - 1.96 * truth_se:+.1f}, {truth + 1.96 * truth_se:+.1f}] "
               f"({truth_seconds:.0f} s); logs read and corrected in {seconds:.0f} s "
               f"({len(read.hands) / seconds:,.0f} hands/s), the value function's R² "
               f"{fixed.explained:.2f} (a seat's result after each event, held-out folds)")
-        print(f"{'estimator':<18} {'mean of replicates':>30} {'covers':>7} "
+        if "and random's choices" in estimators:
+            print(f"with random's strategy known (--strategy random=random): read and "
+                  f"corrected in {known_seconds:.0f} s, the value function's R² "
+                  f"{choices.explained:.2f}")
+        print(f"{'estimator':<21} {'mean of replicates':>30} {'covers':>7} "
               f"{'replicate SE':>13} {'SE ratio':>9} {'intervals covering':>19}")
         spread = {}
-        for label, values in (("raw (baseline)", raw), ("variance-reduced", reduced)):
+        for label, values in estimators.items():
             reps = values.reshape(args.replicates, args.hands)
             means = reps.mean(axis=1)
             ses = reps.std(axis=1, ddof=1) / np.sqrt(args.hands)
@@ -90,10 +106,15 @@ def main() -> None:
             # covers: within 1.96 standard errors of the difference (the truth's own too)
             apart = 1.96 * float(np.hypot(half / 1.96, truth_se))
             share = float(np.mean(np.abs(means - truth) <= 1.96 * ses))
-            print(f"{label:<18} {overall:>+9.1f} [{overall - half:+.1f}, {overall + half:+.1f}]"
+            print(f"{label:<21} {overall:>+9.1f} [{overall - half:+.1f}, {overall + half:+.1f}]"
                   f"{'':>4} {'yes' if abs(overall - truth) <= apart else 'NO':>7} "
                   f"{spread[label]:>13.1f} {spread[label] / spread['raw (baseline)']:>9.2f} "
                   f"{share:>19.1%}")
+
+
+def _mine(hands: list[Any], per_seat: list[Any], name: str) -> Any:
+    """The corrections of the player ``name`` in each hand."""
+    return np.array([c[h.names.index(name)] for h, c in zip(hands, per_seat, strict=True)])
 
 
 if __name__ == "__main__":

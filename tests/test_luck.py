@@ -338,3 +338,12 @@ def test_pluribus_s_hands_read_whole_and_their_raw_result_is_the_stacks() -> Non
         for name, result in zip(hand.names, hand.results, strict=True):
             got.setdefault(name, []).append(float(result))
     assert sorted(np.round(got["Pluribus"], 6)) == sorted(np.round(won["Pluribus"], 6))
+
+
+def test_reading_tells_its_progress_every_few_hundred_hands(tmp_path: Path) -> None:
+    path = tmp_path / "a.log"
+    generate(path, ["rule", "random"], 800, seed=6)
+    told: list[int] = []
+    read_logs([path], LuckConfig(draws=2), told.append)
+    assert sum(told) == path.stat().st_size
+    assert len(told) >= path.stat().st_size // (1 << 14)  # not once at the end of a mebibyte

@@ -168,6 +168,13 @@ def solve(game: Game, **kwargs: Any) -> None:
 @click.option("--player", "log_players", multiple=True, metavar="NAME",
               help="With --logs: the player reported, by name as logged; repeat for more "
                    "[default: every player].")
+@click.option("--strategy", "strategies", multiple=True, metavar="NAME=BOT",
+              help="With --logs: the player NAME played the bot BOT, whose probabilities "
+                   "batchrl knows (holdem: random): the luck of its choices is taken out "
+                   "too (AIVAT's action terms). Only for a player that did play it (your "
+                   "bots' logs): a move the bot never makes is refused, but a wrong "
+                   "strategy that makes every logged move would bias the result. Repeat "
+                   "for more.")
 @click.option("--draws", type=click.IntRange(min=2), default=DRAWS, show_default=True,
               help="With --logs: the draws of a deal or a flop that value what could have "
                    "come (a single card is drawn as every card left).")
@@ -181,7 +188,8 @@ def solve(game: Game, **kwargs: Any) -> None:
 def evaluate(game: Game | None, model: str | None, groups: tuple[str, ...],
              opponent: str | None, team: str | None, versus: str | None, count: int | None,
              seed: int, scheduler: str | None, logs: tuple[Path, ...],
-             log_players: tuple[str, ...], draws: int, folds: int, as_json: bool,
+             log_players: tuple[str, ...], strategies: tuple[str, ...], draws: int,
+             folds: int, as_json: bool,
              plot: Path | None, **kwargs: Any) -> None:
     """Measure a learned policy, in the game its model was trained on; or, with --logs,
     the players of logs, from their hands alone.
@@ -210,15 +218,16 @@ def evaluate(game: Game | None, model: str | None, groups: tuple[str, ...],
         if played:
             raise click.UsageError(f"--logs measures the logged players: {', '.join(played)} "
                                    "would play new games (leave them out)")
-        report: Any = _logged(logs, LuckConfig(draws, folds, seed, log_players, options),
-                              as_json)
+        report: Any = _logged(logs, LuckConfig(draws, folds, seed, log_players, options,
+                                               _strategies(strategies)), as_json)
         click.echo(json.dumps(report.as_dict()) if as_json else report.table())
         if plot is not None:
             _plot(report, report.game, f"batchrl evaluate --logs ({report.game})", plot,
                   as_json)
         return
-    if log_players:
-        raise click.UsageError("--player names a logged player: give --logs")
+    if log_players or strategies:
+        raise click.UsageError(f"{'--player' if log_players else '--strategy'} names a "
+                               "logged player: give --logs")
     hero = f"model:{model}" if model is not None else None
     try:
         game = _game_of(game, hero, groups, team)
@@ -252,6 +261,21 @@ def evaluate(game: Game | None, model: str | None, groups: tuple[str, ...],
     if plot is not None:
         _plot(report, game.name, f"batchrl evaluate --game {game.name} (seed {seed})", plot,
               as_json)
+
+
+def _strategies(given: tuple[str, ...]) -> dict[str, str]:
+    """``--strategy NAME=BOT`` as {NAME: BOT}."""
+    out: dict[str, str] = {}
+    for text in given:
+        name, equals, bot = text.rpartition("=")
+        if not equals or not name or not bot:
+            raise click.UsageError(f"--strategy {text!r}: give NAME=BOT (the logged player's "
+                                   "name, the bot it played: random)")
+        if out.get(name, bot) != bot:
+            raise click.UsageError(f"--strategy: {name} is given two bots, {out[name]} and "
+                                   f"{bot}")
+        out[name] = bot
+    return out
 
 
 def _plot(report: Any, name: str, title: str, plot: Path, as_json: bool) -> None:

@@ -194,12 +194,15 @@ class LogFace(Face):
         raise GameError(f"{self.rules.name} has no store side yet")
 
     def chance_hands(self, records: Iterator[Any], context: SourceContext, draws: int,
-                     seed: int) -> ChancePlan:
+                     seed: int, strategies: Mapping[str, str] | None = None) -> ChancePlan:
         """One source's hands as ``evaluate --logs`` reads them: each seat's result and
         each chance event's features for what was dealt and for ``draws`` draws from
         what could have come (``seed`` draws them: the same seed, the same draws), from
         which a learned value function's control variates take the luck out of the
         results (`batchrl.play.luck`). Every card a hand deals must be in its log.
+        ``strategies`` names players by the game's bot they played, whose probabilities
+        the game knows: each of their choices is an event too (`ChanceEvent.weights`); a
+        game refuses a bot it cannot give so.
 
         Raises:
             SourceError: the source's hands cannot be read so.

@@ -19,10 +19,20 @@ class ChanceEvent:
     the features a value function reads just after it, seat by seat, for what was dealt
     (``features[0]``) and for draws from what could have come (``features[1:]``, each as
     likely as the rules deal it: their mean estimates the expectation). ``seats``: the
-    seats the event concerns (a folded seat's result no longer depends on the cards)."""
+    seats the event concerns (a folded seat's result no longer depends on the cards).
+
+    A choice of a player whose strategy is known (a bot's, as probabilities) is an event
+    too (AIVAT's action terms): ``features[1:]`` are every move it could have made,
+    ``weights`` their probabilities (summing to 1: their weighted mean is the exact
+    expectation), and ``features[0]`` is the move made, a copy of its alternative's row
+    (the same numbers, noise included, so the correction's expectation is zero).
+    ``exact``: a seat's result where an outcome settles it (a fold that ends the hand, a
+    call to the showdown), in the results' unit, NaN where the value function values it."""
 
     features: NDArray[np.float64]  # (1 + draws, seats, features)
     seats: NDArray[np.bool_]  # (seats,)
+    weights: NDArray[np.float64] | None = None  # (draws,): None, the draws equally likely
+    exact: NDArray[np.float64] | None = None  # (1 + draws, seats)
 
 
 @dataclass(frozen=True)

@@ -54,13 +54,16 @@ class LuckConfig:
     """``draws`` per deal or flop (a single card's are every card left); ``folds`` for the
     cross-fitting; ``seed`` draws the cards and seeds the fits; ``players`` the names
     reported (all when empty); ``options`` the game's reading options (hold'em's
-    ``gamedef``), as ingest takes them."""
+    ``gamedef``), as ingest takes them; ``strategies`` the players (by name) who played
+    one of the game's bots whose probabilities it knows (``{"random": "random"}``): the
+    luck of their choices is taken out too."""
 
     draws: int = DRAWS
     folds: int = FOLDS
     seed: int = 0
     players: tuple[str, ...] = ()
     options: Mapping[str, Any] = field(default_factory=dict)
+    strategies: Mapping[str, str] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -93,6 +96,7 @@ class LuckReport:
     left_out: dict[str, int] = field(default_factory=dict)
     examples: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
+    strategies: dict[str, str] = field(default_factory=dict)  # name: the bot it played
 
     def as_dict(self) -> dict[str, Any]:
         """The report as JSON takes it: a figure that is not a number (the spread of one
@@ -105,6 +109,7 @@ class LuckReport:
                          "reduced": _with_se(p.reduced), "se_ratio": p.se_ratio}
                         for p in self.players],
             "left_out": self.left_out, "examples": self.examples, "notes": self.notes,
+            "strategies": self.strategies,
         })
         return out
 
@@ -123,6 +128,10 @@ class LuckReport:
                      f"{self.explained:.2f} of a seat's result after each event, on hands "
                      f"it did not see); {self.draws} draws per deal or flop, every card "
                      "left for a single card")
+        if self.strategies:
+            lines.append("the luck of the choices taken out too, with the probabilities of "
+                         "the bot each played: " + ", ".join(
+                             f"{name} ({bot})" for name, bot in self.strategies.items()))
         if self.left_out:
             lines.append("left out: " + ", ".join(f"{n:,} {k}" for k, n in
                                                   self.left_out.items()))
@@ -230,14 +239,16 @@ def read_logs(paths: Sequence[Path], config: LuckConfig,
                             "evaluate one game's logs at a time")
         notes: list[str] = []
         options = reading_options(game, config.options, path)
-        lines = LogLines(path, progress) if path.is_file() else None
+        # a hand's events take far longer than its bytes: told every 16 KiB (a few
+        # hundred hands), not every mebibyte
+        lines = LogLines(path, progress, every=1 << 14) if path.is_file() else None
         records = fmt.read(Source(path, lines, options, progress))
         try:
             with contextlib.closing(records) if isinstance(records, Generator) else \
                     contextlib.nullcontext():
-                plan = game.log.chance_hands(records, SourceContext(path, fmt, "", options,
-                                                                    notes),
-                                             config.draws, config.seed)
+                context = SourceContext(path, fmt, "", options, notes)
+                plan = game.log.chance_hands(records, context, config.draws, config.seed,
+                                             config.strategies)
                 if read is None:
                     read = LogsRead(game, plan.variant or game.name, plan.unit, [], Counter(), [],
                                  [])
@@ -262,6 +273,10 @@ def read_logs(paths: Sequence[Path], config: LuckConfig,
         raise LuckError(f"{', '.join(map(str, paths))}: no hand could be read"
                         + (f" ({', '.join(f'{n:,} {k}' for k, n in read.left_out.items())})"
                            if read is not None and read.left_out else ""))
+    seen = {name for hand in read.hands for name in hand.names}
+    if absent := sorted(set(config.strategies) - seen):
+        raise LuckError(f"--strategy {', '.join(absent)}: no such player in the logs: they "
+                        f"hold {_listed(seen) or 'no names'}")
     return read
 
 
@@ -312,6 +327,8 @@ def corrections(hands: Sequence[ChanceHand], folds: int, seed: int,
     seat_of: list[NDArray[np.int64]] = []
     group_of: list[NDArray[np.int64]] = []
     first: list[NDArray[np.bool_]] = []
+    weight_of: list[NDArray[np.float64]] = []  # an outcome's probability (what was dealt: 0)
+    exact_of: list[NDArray[np.float64]] = []  # a result an outcome settles, else NaN
     groups = 0
     for h, hand in enumerate(hands):
         for event in hand.events:
@@ -323,10 +340,17 @@ def corrections(hands: Sequence[ChanceHand], folds: int, seed: int,
             seat_of.append(np.tile(seats, outcomes))
             group_of.append(groups + np.tile(np.arange(len(seats)), outcomes))
             first.append(np.repeat(np.arange(outcomes) == 0, len(seats)))
+            likely = np.ones(outcomes - 1) if event.weights is None \
+                else np.asarray(event.weights, np.float64)
+            likely = likely / max(float(likely.sum()), 1e-300)
+            weight_of.append(np.repeat(np.concatenate([[0.0], likely]), len(seats)))
+            exact_of.append(np.full(len(rows), np.nan) if event.exact is None
+                            else event.exact[:, seats].reshape(-1))
             groups += len(seats)
     x = np.concatenate(blocks).astype(np.float32)
     hand_ids, seat_ids = np.concatenate(hand_of), np.concatenate(seat_of)
     group_ids, dealt = np.concatenate(group_of), np.concatenate(first)
+    weights, exact = np.concatenate(weight_of), np.concatenate(exact_of)
     seats_max = max(len(h.results) for h in hands)
     results = np.full((len(hands), seats_max), np.nan)
     for h, hand in enumerate(hands):
@@ -334,23 +358,25 @@ def corrections(hands: Sequence[ChanceHand], folds: int, seed: int,
     target = results[hand_ids, seat_ids]
     fold = _folds(deal, deals, folds, seed)
     row_fold = fold[hand_ids]
-    predicted = np.empty(len(x))
+    # an outcome that settles a seat's result is valued at it, not by V, nor fitted
+    settled = ~np.isnan(exact)
+    predicted = np.where(settled, exact, 0.0)
     for f in range(folds):
-        train = dealt & (row_fold != f)
+        train = dealt & ~settled & (row_fold != f)
         model = fit(x[train], target[train], seed + f)
-        mine = row_fold == f
+        mine = (row_fold == f) & ~settled
         predicted[mine] = model.predict(x[mine])
         if progress is not None:
             progress(1)
-    held = dealt
+    held = dealt & ~settled
     explained = 1.0 - float(np.mean((target[held] - predicted[held]) ** 2)
                             / max(np.var(target[held]), 1e-12))
-    # per group: V after what was dealt minus the mean of V after the draws
+    # per group: V after what was dealt (or chosen) minus V's expectation over what could
+    # have been: the draws' mean, or the moves' mean weighted by their probabilities
     dealt_value = np.zeros(groups)
     dealt_value[group_ids[dealt]] = predicted[dealt]
-    drawn_sum = np.bincount(group_ids[~dealt], weights=predicted[~dealt], minlength=groups)
-    drawn_count = np.bincount(group_ids[~dealt], minlength=groups)
-    correction = dealt_value - drawn_sum / np.maximum(drawn_count, 1)
+    expected = np.bincount(group_ids, weights=predicted * weights, minlength=groups)
+    correction = dealt_value - expected
     group_hand = np.zeros(groups, np.int64)
     group_seat = np.zeros(groups, np.int64)
     group_hand[group_ids[dealt]] = hand_ids[dealt]
@@ -416,7 +442,7 @@ def summarize(read: LogsRead, fixed: Corrections, config: LuckConfig, paths: Seq
                      "seat (seat 1 the log's first)")
     return LuckReport(read.variant, read.unit, [str(p) for p in paths], len(read.hands),
                       players, config.draws, config.folds, fixed.explained,
-                      dict(read.left_out), read.examples, notes)
+                      dict(read.left_out), read.examples, notes, dict(config.strategies))
 
 
 def _listed(names: Iterable[str]) -> str:

@@ -132,6 +132,19 @@ class RandomBot:
             choice = np.where(choice == RAISE, FIRST_RAISE + bins, choice)
         return _legal_or_call(states, choice.astype(np.int64))
 
+    def probabilities(self, states: Sequence[HandState]) -> NDArray[np.float64]:
+        """The chance of each of the learner's actions in each state, as ``act`` draws
+        them (an illegal choice's share on the call): its strategy, known exactly, which
+        ``evaluate --logs --strategy`` takes the luck of its choices out with."""
+        width = len(action_names(states[0].game)) if states else 3
+        raises = np.array(self.SIZES) if width > 3 else np.ones(1)
+        drawn = np.concatenate([[self.fold, self.call],
+                                (1 - self.fold - self.call) * raises])
+        legal = _masks(states)
+        out = np.where(legal, drawn, 0.0)
+        out[:, CALL] += 1.0 - out.sum(axis=1)
+        return out
+
 
 def random_action(state: HandState, rng: np.random.Generator,
                   fold: float = 0.1, call: float = 0.5) -> int:
@@ -457,6 +470,19 @@ def make_bot(spec: str, game: GameDef, rng: np.random.Generator, keyed: bool = F
     holdem.play.check_model_params(
         path, model.params, holdem.rules.params(gamedef=game, pv=model.params.pv))
     return HeroBot(model, Path(path).stem)
+
+
+def known_strategy(spec: str) -> RandomBot:
+    """The bot ``spec`` as a strategy batchrl knows in probabilities (``evaluate --logs
+    --strategy NAME=BOT``); a bot that chooses by its cards alone has no luck in its
+    choices to take out."""
+    if spec == "random":
+        return RandomBot(np.random.default_rng(0))
+    if spec == "rule":
+        raise ValueError("rule chooses by its cards and the betting alone: its choices have "
+                         "no luck to take out (--strategy takes random)")
+    raise ValueError(f"{spec}: not a bot whose strategy batchrl knows as probabilities "
+                     "(--strategy takes random)")
 
 
 PLAYABLE = tuple(range(2, 11))  # players at a table the bots and the features know

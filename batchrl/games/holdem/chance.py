@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import itertools
 import zlib
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from typing import Any
 
 import numpy as np
@@ -29,15 +29,17 @@ from numpy.typing import NDArray
 
 from batchrl.games.base import ChanceEvent, ChanceHand, ChancePlan, SourceContext, SourceError
 from batchrl.games.holdem import gamedef
+from batchrl.games.holdem.actions import concrete
+from batchrl.games.holdem.bots import RandomBot, known_strategy
 from batchrl.games.holdem.evaluator import N_CLASSES, evaluate7, evaluate_many
 from batchrl.games.holdem.gamedef import GameDef
 from batchrl.games.holdem.ingest import decide_game, runs
 from batchrl.games.holdem.pv import pv_flop, pv_preflop
 from batchrl.games.holdem.records import LoggedHand
-from batchrl.games.holdem.replay import Replayed
-from batchrl.games.holdem.rules import HandState
+from batchrl.games.holdem.replay import Replayed, tokens
+from batchrl.games.holdem.rules import RAISE, HandState, payoffs, step
 from batchrl.games.holdem.transitions import check_hands, game_of
-from batchrl.records import BadLine, Skipped
+from batchrl.records import BadLine, Skipped, shown
 
 FEATURES = ("equity", "strength", "rival_strength", "pot_bb", "put_in_bb", "showdown_bb",
             "behind_bb", "live", "acting", "round", "seat", "players")
@@ -57,11 +59,17 @@ def unsupported(game: GameDef) -> str | None:
 
 
 def chance_hands(records: Iterator[Any], context: SourceContext, forced: GameDef | None,
-                 draws: int, seed: int) -> ChancePlan:
+                 draws: int, seed: int, strategies: Mapping[str, str] | None = None
+                 ) -> ChancePlan:
     """A hold'em source's hands with their chance events (see the module's docstring):
     its game decided as ingest decides it, each hand replayed and its payoffs checked
     (a hand that fails is a ``BadLine``; one that hides a seat's hole cards is skipped:
-    its deal cannot be drawn again)."""
+    its deal cannot be drawn again). ``strategies`` names players by the bot they played
+    (``random``): each of their choices is an event too (`choice_event`)."""
+    try:
+        known = {name: known_strategy(spec) for name, spec in (strategies or {}).items()}
+    except ValueError as exc:
+        raise SourceError(f"--strategy: {exc}") from None
     game, pending = decide_game(context, records, forced)
     if why := unsupported(game):
         raise SourceError(f"{context.path}: {why}: batchrl draws the chance events of "
@@ -77,18 +85,18 @@ def chance_hands(records: Iterator[Any], context: SourceContext, forced: GameDef
                 if len(chunk) < CHUNK:
                     continue
             elif record is not None:
-                yield from _checked(chunk, game, draws, seed)
+                yield from _checked(chunk, game, draws, seed, known)
                 chunk = []
                 yield record
                 continue
-            yield from _checked(chunk, game, draws, seed)
+            yield from _checked(chunk, game, draws, seed, known)
             chunk = []
 
     return ChancePlan(FEATURES, hands(), unit="mbb/hand", variant=game.name)
 
 
-def _checked(chunk: list[LoggedHand], game: GameDef, draws: int, seed: int
-             ) -> Iterator[Any]:
+def _checked(chunk: list[LoggedHand], game: GameDef, draws: int, seed: int,
+             known: Mapping[str, RandomBot]) -> Iterator[Any]:
     """The chunk's hands in order, each replayed and checked: its `ChanceHand`, else a
     ``BadLine`` or a ``Skipped``. A hand that logs no result is measured at its rules'
     (the accepted hand carries them)."""
@@ -111,8 +119,10 @@ def _checked(chunk: list[LoggedHand], game: GameDef, draws: int, seed: int
                                   "are not in the log: its deal cannot be drawn again")
         else:
             checked, replayed = done[where]
+            key = deal_key(checked)
             yield hand_events(checked, replayed, game_of(checked, game), draws,
-                              np.random.default_rng([seed, deal_key(checked)]))
+                              np.random.default_rng([seed, key]), known,
+                              np.random.default_rng([seed, key, 1]))
 
 
 def deal_key(hand: LoggedHand) -> int:
@@ -123,9 +133,16 @@ def deal_key(hand: LoggedHand) -> int:
 
 
 def hand_events(hand: LoggedHand, replayed: Replayed, game: GameDef, draws: int,
-                rng: np.random.Generator) -> ChanceHand:
+                rng: np.random.Generator, known: Mapping[str, RandomBot] | None = None,
+                choice_rng: np.random.Generator | None = None) -> ChanceHand:
     """``hand``'s result per seat (mbb) and its chance events: the deal, then each round's
-    board cards, with the features after what was dealt and after the draws."""
+    board cards, with the features after what was dealt and after the draws; then each
+    choice of a player whose strategy is ``known`` (by name), its equities drawn by
+    ``choice_rng`` (the chance events' draws are the same with or without them).
+
+    Raises:
+        SourceError: a known player made a move its strategy never makes.
+    """
     n = game.num_players
     bb = float(game.big_blind)
     holes = np.array(hand.hole, dtype=np.int64)  # (n, 2)
@@ -146,11 +163,38 @@ def hand_events(hand: LoggedHand, replayed: Replayed, game: GameDef, draws: int,
         events.append(_event(holes, None, np.concatenate([dealt[None], drawn]), state, r,
                              bb, rng))
         board += tuple(group)
+    if known and len(hand.names) == n:
+        events += _choices(hand, replayed, game, holes, known,
+                           choice_rng or np.random.default_rng())
     results = np.asarray(hand.payoffs, dtype=np.float64) / bb * 1000.0
     # the deal whoever sat where: a duplicate match's twin hands share it
     deal = tuple(sorted(tuple(sorted(h)) for h in hand.hole))
     return ChanceHand(f"{hand.source}, line {hand.line}", tuple(hand.names), results,
                       tuple(events), deal)
+
+
+def _choices(hand: LoggedHand, replayed: Replayed, game: GameDef, holes: NDArray[np.int64],
+             known: Mapping[str, RandomBot], rng: np.random.Generator) -> list[ChanceEvent]:
+    """The events of the known players' choices in ``hand`` (`choice_event`)."""
+    out = []
+    moves = [m for sequence in tokens(hand.betting, game) for m in sequence]
+    for (state, action), (_, size) in zip(replayed.decisions, moves, strict=True):
+        bot = known.get(hand.names[state.current])
+        if bot is None:
+            continue
+        move = (action, size if action == RAISE and not game.is_limit else 0)
+        board = tuple(c for group in hand.board[: state.round] for c in group)
+        event = choice_event(holes, board, state, move, bot.probabilities([state])[0],
+                             float(game.big_blind), rng)
+        if event is None:
+            raise SourceError(
+                f"{hand.source}, line {hand.line}: {hand.names[state.current]} played "
+                f"{'fcr'[action]}{size or ''} after "
+                f"{shown(state.betting) if state.betting else 'the deal'}, a move {bot.name} "
+                f"never makes: it did not play {bot.name}'s strategy (leave out --strategy "
+                f"{hand.names[state.current]}={bot.name})")
+        out.append(event)
+    return out
 
 
 def _redeal(rng: np.random.Generator, draws: int, n: int) -> NDArray[np.int64]:
@@ -182,7 +226,6 @@ def _event(holes: NDArray[np.int64], hole_draws: NDArray[np.int64] | None,
     """The features after an event for what was dealt and each draw: the deal
     (``hole_draws``, new hole cards, no board), or a round's board cards (``boards``: the
     whole board so far, what was dealt first, then each draw's)."""
-    n = holes.shape[0]
     live = np.array([not f for f in state.folded])
     if hole_draws is not None:
         all_holes = np.concatenate([holes[None], hole_draws])
@@ -190,32 +233,86 @@ def _event(holes: NDArray[np.int64], hole_draws: NDArray[np.int64] | None,
     else:
         assert boards is not None
         all_holes = np.broadcast_to(holes, (len(boards), *holes.shape))
-    equity = np.zeros((len(all_holes), n))
-    equity[:, live] = equities(all_holes, boards, live, rng)
-    strength = np.zeros((len(all_holes), n))
-    strength[:, live] = strengths(all_holes[:, live], boards)
-    rival = np.zeros((len(all_holes), n))
+    cards = _card_features(all_holes, boards, live, rng)
+    return ChanceEvent(_features(cards, state, round_, bb), live)
+
+
+def _card_features(all_holes: NDArray[np.int64], boards: NDArray[np.int64],
+                   live: NDArray[np.bool_], rng: np.random.Generator
+                   ) -> NDArray[np.float64]:
+    """Each seat's equity, strength and strongest live rival's strength for ``A`` deals
+    (``all_holes`` (A, n, 2), ``boards`` (A, b)): (A, n, 3), nothing for a folded seat."""
+    a, n = all_holes.shape[:2]
+    out = np.zeros((a, n, 3))
+    out[:, live, 0] = equities(all_holes, boards, live, rng)
+    out[:, live, 1] = strengths(all_holes[:, live], boards)
     for s in np.flatnonzero(live):
         others = live.copy()
         others[s] = False
-        rival[:, s] = strength[:, others].max(axis=1) if others.any() else 0.0
+        out[:, s, 2] = out[:, others, 1].max(axis=1) if others.any() else 0.0
+    return out
+
+
+def _features(cards: NDArray[np.float64], state: HandState, round_: int, bb: float
+              ) -> NDArray[np.float64]:
+    """The features (A, n, FEATURES) of ``cards`` (`_card_features`) with ``state``'s
+    chips, ``round_`` the round whose cards are known."""
+    n = cards.shape[1]
+    live = np.array([not f for f in state.folded])
     pot = state.pot / bb
     put_in = np.array([state.contributed(s) for s in range(n)]) / bb
     behind = np.array([state.stack[s] - state.spent[s] for s in range(n)]) / bb
-    features = np.empty((len(all_holes), n, len(FEATURES)))
-    features[..., 0] = equity
-    features[..., 1] = strength
-    features[..., 2] = rival
+    features = np.empty((cards.shape[0], n, len(FEATURES)))
+    features[..., :3] = cards
     features[..., 3] = pot
     features[..., 4] = put_in
-    features[..., 5] = equity * pot - put_in
+    features[..., 5] = cards[..., 0] * pot - put_in
     features[..., 6] = behind
     features[..., 7] = live.sum()
     features[..., 8] = state.acting()
     features[..., 9] = round_
     features[..., 10] = np.arange(n)
     features[..., 11] = n
-    return ChanceEvent(features, live)
+    return features
+
+
+def choice_event(holes: NDArray[np.int64], board: tuple[int, ...], state: HandState,
+                 move: tuple[int, int], chances: NDArray[np.float64], bb: float,
+                 rng: np.random.Generator) -> ChanceEvent | None:
+    """The choice of the seat to act in ``state``, whose strategy is known (``chances``:
+    each of the learner's actions' probability), as an event: the features after each
+    move it could have made (the actions that play the same move merged, their chances
+    added), weighted by their chances, and first a copy of the row of the ``move`` made.
+    None when the strategy never makes ``move`` (it was not that strategy's). ``board``:
+    the cards on the table (a replay of the betting alone holds none)."""
+    alternatives: dict[tuple[int, int], float] = {}
+    for action in np.flatnonzero(chances > 0):
+        key = concrete(state, int(action))
+        alternatives[key] = alternatives.get(key, 0.0) + float(chances[action])
+    if move not in alternatives:
+        return None
+    game = state.game
+    on_table = np.array(board, np.int64)[None]
+    before = np.array([not f for f in state.folded])
+    known: dict[tuple[bool, ...], NDArray[np.float64]] = {}
+    rows = []
+    exact = np.full((len(alternatives), game.num_players), np.nan)
+    for k, key in enumerate(alternatives):
+        after = step(state, *key)
+        live = np.array([not f for f in after.folded])
+        if tuple(live) not in known:  # the cards' features: one draw per set of live seats
+            known[tuple(live)] = _card_features(holes[None], on_table, live, rng)
+        rows.append(_features(known[tuple(live)], after, state.round, bb)[0])
+        if after.finished and (live.sum() == 1 or len(board) == sum(game.num_board_cards)):
+            # settled: everybody else folded, or a showdown with every card on the table
+            shown_down = None if live.sum() == 1 else evaluate7(np.concatenate(
+                [holes, np.broadcast_to(on_table, (len(holes), len(board)))], axis=1)).tolist()
+            exact[k] = np.array(payoffs(after, shown_down)) / bb * 1000.0
+    features = np.stack(rows)
+    taken = list(alternatives).index(move)
+    return ChanceEvent(np.concatenate([features[taken : taken + 1], features]), before,
+                       np.array(list(alternatives.values())),
+                       np.concatenate([exact[taken : taken + 1], exact]))
 
 
 def strengths(holes: NDArray[np.int64], boards: NDArray[np.int64]) -> NDArray[np.float64]:

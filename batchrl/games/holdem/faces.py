@@ -99,11 +99,12 @@ class HoldemLog(LogFace):
                                       bool(context.options.get("pv", True)))
 
     def chance_hands(self, records: Iterator[Any], context: SourceContext, draws: int,
-                     seed: int) -> ChancePlan:
+                     seed: int, strategies: Mapping[str, str] | None = None) -> ChancePlan:
         """The deal and each round's board cards, with draws from the deck, and each live
-        seat's equity and chips after them (`batchrl.games.holdem.chance`)."""
+        seat's equity and chips after them; the choices of players who played the
+        ``random`` bot, with its probabilities (`batchrl.games.holdem.chance`)."""
         forced = self.prepare("ingest", context.options).get("gamedef")
-        return chance.chance_hands(records, context, forced, draws, seed)
+        return chance.chance_hands(records, context, forced, draws, seed, strategies)
 
 
 class HoldemPlay(PlayFace):
