@@ -121,8 +121,8 @@ def _checked(chunk: list[LoggedHand], game: GameDef, draws: int, seed: int,
             checked, replayed = done[where]
             key = deal_key(checked)
             yield hand_events(checked, replayed, game_of(checked, game), draws,
-                              np.random.default_rng([seed, key]), known,
-                              np.random.default_rng([seed, key, 1]))
+                              np.random.default_rng([seed, key]),
+                              (known, np.random.default_rng([seed, key, 1])) if known else None)
 
 
 def deal_key(hand: LoggedHand) -> int:
@@ -133,12 +133,14 @@ def deal_key(hand: LoggedHand) -> int:
 
 
 def hand_events(hand: LoggedHand, replayed: Replayed, game: GameDef, draws: int,
-                rng: np.random.Generator, known: Mapping[str, RandomBot] | None = None,
-                choice_rng: np.random.Generator | None = None) -> ChanceHand:
+                rng: np.random.Generator,
+                choices: tuple[Mapping[str, RandomBot], np.random.Generator] | None = None
+                ) -> ChanceHand:
     """``hand``'s result per seat (mbb) and its chance events: the deal, then each round's
-    board cards, with the features after what was dealt and after the draws; then each
-    choice of a player whose strategy is ``known`` (by name), its equities drawn by
-    ``choice_rng`` (the chance events' draws are the same with or without them).
+    board cards, with the features after what was dealt and after the draws; then, with
+    ``choices`` (the strategies known by player name, and a generator of their own, so the
+    chance events' draws are the same with or without them), each choice of a player
+    whose strategy is known.
 
     Raises:
         SourceError: a known player made a move its strategy never makes.
@@ -163,9 +165,8 @@ def hand_events(hand: LoggedHand, replayed: Replayed, game: GameDef, draws: int,
         events.append(_event(holes, None, np.concatenate([dealt[None], drawn]), state, r,
                              bb, rng))
         board += tuple(group)
-    if known and len(hand.names) == n:
-        events += _choices(hand, replayed, game, holes, known,
-                           choice_rng or np.random.default_rng())
+    if choices is not None and len(hand.names) == n:
+        events += _choices(hand, replayed, game, holes, *choices)
     results = np.asarray(hand.payoffs, dtype=np.float64) / bb * 1000.0
     # the deal whoever sat where: a duplicate match's twin hands share it
     deal = tuple(sorted(tuple(sorted(h)) for h in hand.hole))
