@@ -115,9 +115,10 @@ class LuckReport:
 
     def table(self) -> str:
         width = max([len("player"), *(len(p.name) for p in self.players)])
+        choices = " and of the known strategies' choices" if self.strategies else ""
         lines = [f"{self.game}: {self.hands:,} hands from {_sources(self.sources)}",
                  f"each player's result, {self.unit}, with its 95% interval: raw, and with "
-                 f"the cards' luck taken out",
+                 f"the luck of the cards{choices} taken out",
                  f"{'player':<{width}}  {'hands':>7}  {'raw':>30}  {'variance-reduced':>30}"
                  f"  {'SE ratio':>8}"]
         for p in self.players:
