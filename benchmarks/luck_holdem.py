@@ -78,8 +78,10 @@ def main() -> None:
             estimators["variance-reduced"] = raw - _mine(read.hands, fixed.per_seat, name)
             if "random" in (hero, villain):  # its strategy is known: its choices' luck too
                 started = time.perf_counter()
+                randoms = {n: "random" for n in read.hands[0].names
+                           if n == "random" or n.startswith("random-")}
                 known = read_logs([log], LuckConfig(draws=args.draws, seed=args.seed,
-                                                    strategies={"random": "random"}))
+                                                    strategies=randoms))
                 choices = corrections(known.hands, LuckConfig.folds, args.seed)
                 estimators["and random's choices"] = raw - _mine(known.hands,
                                                                  choices.per_seat, name)

@@ -15,7 +15,7 @@ from locations import SHARED, needs
 
 from batchrl.cli import main
 from batchrl.games import sniff_format
-from batchrl.games.base import ChanceHand, SourceContext
+from batchrl.games.base import ChanceEvent, ChanceHand, SourceContext
 from batchrl.games.holdem import chance, gamedef
 from batchrl.games.holdem.evaluator import evaluate7
 from batchrl.games.holdem.logs import generate
@@ -347,3 +347,42 @@ def test_reading_tells_its_progress_every_few_hundred_hands(tmp_path: Path) -> N
     read_logs([path], LuckConfig(draws=2), told.append)
     assert sum(told) == path.stat().st_size
     assert len(told) >= path.stat().st_size // (1 << 14)  # not once at the end of a mebibyte
+
+
+def test_a_choice_s_correction_is_the_move_made_less_the_moves_expected() -> None:
+    """V after the move made, less the probability-weighted mean of V after each move; a
+    settled outcome is valued at its result, never fitted nor predicted."""
+    hands = []
+    for h in range(20):
+        # two seats, one feature: the outcome's number, so V tells them apart (the move
+        # made first, a copy of its alternative's row); even hands call, odd ones fold
+        taken = 0.0 if h % 2 else 1.0
+        moves = np.array([[[taken], [taken]], [[0.0], [0.0]], [[1.0], [1.0]], [[2.0], [2.0]]])
+        exact = np.full((4, 2), np.nan)
+        exact[1] = (-5.0, 5.0)  # the fold settles the hand
+        if h % 2:
+            exact[0] = exact[1]
+        choice = ChanceEvent(moves, np.array([True, True]), np.array([0.1, 0.5, 0.4]), exact)
+        deal = ChanceEvent(np.full((3, 2, 1), 7.0), np.array([True, True]))
+        hands.append(ChanceHand(f"h{h}", ("a", "b"), np.array([1.0, -1.0]), (deal, choice),
+                                ("deal", h)))
+    fitted: list[np.ndarray] = []
+
+    class Tenfold:
+        def predict(self, x: np.ndarray) -> np.ndarray:
+            assert not (x[:, 0] == 0.0).any()  # a settled outcome is never predicted
+            return 10.0 * x[:, 0]
+
+    def fit(x: np.ndarray, y: np.ndarray, seed: int) -> Tenfold:
+        fitted.append(x[:, 0])
+        return Tenfold()
+
+    fixed = corrections(hands, 2, 0, fit=fit)
+    expected = 0.1 * np.array([-5.0, 5.0]) + 0.5 * 10 + 0.4 * 20
+    # the deal's V is the same for every draw: no correction; the call's: V 10 less the
+    # moves' mean; the fold's: its result less it
+    assert np.allclose(fixed.per_seat[0], 10.0 - expected)
+    assert np.allclose(fixed.per_seat[1], np.array([-5.0, 5.0]) - expected)
+    # fitted on what was dealt and the calls made, never on a settled fold
+    values = np.concatenate(fitted)
+    assert set(values.tolist()) == {7.0, 1.0}

@@ -106,7 +106,7 @@ def main() -> None:
       batchrl generate --game tressette --players seed-heuristic,random --games 50000 \\
           -o sr.jsonl
       batchrl ingest sr.jsonl --store datasets/tressette
-      batchrl fqi --store datasets/tressette --per-action --fast --iters 10
+      batchrl fqi --store datasets/tressette       # the recipe: per-action, fast, N=20
       batchrl evaluate --game tressette --team model:MODEL.npz --vs random
     \b
     The benchmark (every learner on every game's datasets, 0 = random, 100 = best):

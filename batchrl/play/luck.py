@@ -278,6 +278,11 @@ def read_logs(paths: Sequence[Path], config: LuckConfig,
     if absent := sorted(set(config.strategies) - seen):
         raise LuckError(f"--strategy {', '.join(absent)}: no such player in the logs: they "
                         f"hold {_listed(seen) or 'no names'}")
+    if config.strategies and not any(e.weights is not None for h in read.hands
+                                     for e in h.events):
+        raise LuckError(f"--strategy {', '.join(config.strategies)}: no choice of theirs "
+                        f"could be read ({read.game.name} reads none, or no hand names its "
+                        "players seat by seat)")
     return read
 
 

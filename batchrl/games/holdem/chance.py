@@ -120,6 +120,9 @@ def _checked(chunk: list[LoggedHand], game: GameDef, draws: int, seed: int,
         else:
             checked, replayed = done[where]
             key = deal_key(checked)
+            # the choices' runouts come from a stream keyed on the hand's logged cards,
+            # whose board ends where the choices ended it: each stream's runouts are as
+            # uniform as any, so a choice's correction keeps its zero mean
             yield hand_events(checked, replayed, game_of(checked, game), draws,
                               np.random.default_rng([seed, key]),
                               (known, np.random.default_rng([seed, key, 1])) if known else None)

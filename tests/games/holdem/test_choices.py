@@ -103,14 +103,18 @@ def test_a_call_to_the_showdown_is_valued_at_it() -> None:
 
 
 def test_no_limit_raise_bins_that_play_one_total_are_one_alternative() -> None:
-    state = deal(NOLIMIT, HOLES, BOARD)
+    # a raise to 8,000 of 20,000: the pot and two pots both reach the stack, as all-in does
+    state = step(deal(NOLIMIT, HOLES, BOARD), RAISE, 8000)
     chances = RandomBot().probabilities([state])[0]
-    totals = {concrete(state, a) for a in np.flatnonzero(chances > 0)}
-    event = chance.choice_event(np.array(HOLES), (), state, concrete(state, 3), chances,
+    assert sorted({concrete(state, a) for a in range(2, 6)}) == [(RAISE, 16000),
+                                                                  (RAISE, 20000)]
+    event = chance.choice_event(np.array(HOLES), (), state, (RAISE, 20000), chances,
                                 100.0, np.random.default_rng(0))
     assert event is not None and event.weights is not None
-    assert len(event.weights) == len(totals)
-    assert event.weights.sum() == pytest.approx(1.0)
+    # fold, call, half the pot, and the three bins that all go all-in as one
+    assert np.allclose(event.weights, [0.1, 0.5, 0.4 * 0.40, 0.4 * 0.60])
+    assert np.array_equal(event.features[0], event.features[4])
+
 
 
 def test_every_choice_of_the_named_player_is_an_event(tmp_path: Path) -> None:
