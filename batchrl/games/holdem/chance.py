@@ -37,7 +37,7 @@ from batchrl.games.holdem.ingest import decide_game, runs
 from batchrl.games.holdem.pv import pv_flop, pv_preflop
 from batchrl.games.holdem.records import LoggedHand
 from batchrl.games.holdem.replay import Replayed, tokens
-from batchrl.games.holdem.rules import RAISE, HandState, payoffs, step
+from batchrl.games.holdem.rules import ACTION_CHARS, RAISE, HandState, payoffs, step
 from batchrl.games.holdem.transitions import check_hands, game_of
 from batchrl.records import BadLine, Skipped, shown
 
@@ -193,7 +193,7 @@ def _choices(hand: LoggedHand, replayed: Replayed, game: GameDef, holes: NDArray
         if event is None:
             raise SourceError(
                 f"{hand.source}, line {hand.line}: {hand.names[state.current]} played "
-                f"{'fcr'[action]}{size or ''} after "
+                f"{ACTION_CHARS[action]}{size or ''} after "
                 f"{shown(state.betting) if state.betting else 'the deal'}, a move {bot.name} "
                 f"never makes: it did not play {bot.name}'s strategy (leave out --strategy "
                 f"{hand.names[state.current]}={bot.name})")
@@ -307,9 +307,10 @@ def choice_event(holes: NDArray[np.int64], board: tuple[int, ...], state: HandSt
         if tuple(live) not in known:  # the cards' features: one draw per set of live seats
             known[tuple(live)] = _card_features(holes[None], on_table, live, rng)
         rows.append(_features(known[tuple(live)], after, state.round, bb)[0])
-        if after.finished and (live.sum() == 1 or len(board) == sum(game.num_board_cards)):
+        alone = live.sum() == 1
+        if after.finished and (alone or len(board) == sum(game.num_board_cards)):
             # settled: everybody else folded, or a showdown with every card on the table
-            shown_down = None if live.sum() == 1 else evaluate7(np.concatenate(
+            shown_down = None if alone else evaluate7(np.concatenate(
                 [holes, np.broadcast_to(on_table, (len(holes), len(board)))], axis=1)).tolist()
             exact[k] = np.array(payoffs(after, shown_down)) / bb * 1000.0
     features = np.stack(rows)
