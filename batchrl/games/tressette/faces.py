@@ -26,7 +26,7 @@ from batchrl.games.tressette import transitions as tt
 from batchrl.games.tressette.bots import BOT_NAMES, make_bot
 from batchrl.games.tressette.evaluate import evaluate_teams, sides_points
 from batchrl.games.tressette.features import N_FEATURES
-from batchrl.games.tressette.game import _ORDERS, Hand, TressetteParams, replay
+from batchrl.games.tressette.game import Hand, TressetteParams, lockstep
 from batchrl.games.tressette.ingest import open_source
 from batchrl.games.tressette.logs import play, write_log
 from batchrl.games.tressette.rules import (
@@ -52,10 +52,10 @@ def _advancing(items: Iterable[Any], progress: Callable[[int], None] | None
 class CanonicalBot:
     """A bot (it plays real cards) as a `batchrl.games.play.Player` of canonical suits:
     the game's actions name cards in the seat's canonical suits (a tied suit's card by
-    the first of the tie: alike). A batch of states is replayed in one tracker
-    (`replay`) to rename its cards, not a tracker per state, and each state's suit
-    order is kept for the ``step`` that follows (`_ORDERS`): a search's rollouts ask
-    a bot for thousands of states at once."""
+    the first of the tie: alike). A batch of states is renamed in one tracker
+    (`lockstep`: a state one card on from the last batch's is not replayed from its deal),
+    and each state's suit order is kept for the ``step`` that follows: a search's rollouts
+    ask a bot for thousands of states at once."""
 
     def __init__(self, name: str, bot: Any) -> None:
         self.name, self.bot = name, bot
@@ -63,13 +63,12 @@ class CanonicalBot:
     def act(self, states: Sequence[Hand], seats: Sequence[int]) -> NDArray[np.int64]:
         cards = np.fromiter((self.bot.act(h.state) for h in states), np.int64,
                             count=len(states))
-        _ORDERS.clear()  # ``step`` follows the acting on these states
         if not len(states):
             return cards
-        x = replay([h.state for h in states]).features()  # the seat to play's view
+        x = lockstep(states).features()  # the seat to play's view
         order, renamed = canonical_cards(x, cards)
-        for h, o in zip(states, order, strict=True):
-            _ORDERS[h.state] = o.copy()
+        for h, o in zip(states, order.tolist(), strict=True):
+            h.seen.order = o  # for the ``step`` that follows
         return renamed
 
 
@@ -115,18 +114,17 @@ class TressettePlay(PlayFace):
 
     def encode_batch(self, states: Sequence[Hand], players: Sequence[int], params: Any
                      ) -> tuple[NDArray[np.float32], NDArray[np.bool_]]:
-        """Every state replayed from its deal in one tracker (`replay`), a play at a time
-        for the whole batch, not a tracker per state; a canonical state's suit order is
-        kept for ``step`` (`_ORDERS`)."""
+        """Every state in one tracker (`lockstep`: a state one card on from the last
+        batch's is played on from there, any other replayed from its deal), not a tracker
+        per state; a canonical state's suit order is kept for ``step``."""
         live = [i for i, h in enumerate(states) if not is_terminal(h.state)]
         x = np.empty((len(states), N_FEATURES), dtype=np.float32)
         legal = np.zeros((len(states), CARDS), dtype=bool)
         for i in sorted(set(range(len(states))) - set(live)):  # a hand over: as encode
             x[i] = self.rules.encode(states[i], players[i], params)
-        _ORDERS.clear()  # ``step`` follows the acting on these states
         if not live:
             return x, legal
-        tracker = replay([states[i].state for i in live])
+        tracker = lockstep([states[i] for i in live])
         seats = np.asarray(players, dtype=np.int64)[live]
         xs, ls = tracker.features(seats=seats), tracker.legal()
         own = seats == tracker.current  # the seat to play's own view
@@ -134,14 +132,14 @@ class TressettePlay(PlayFace):
             xs, renamed, order = canonical(xs, ls)
             assert renamed is not None
             ls = renamed
-            for j in np.flatnonzero(own):
-                _ORDERS[states[live[j]].state] = order[j].copy()
+            orders = order.tolist()
+            for j in np.flatnonzero(own).tolist():
+                states[live[j]].seen.order = orders[j]  # for the ``step`` that follows
         x[live] = xs
         legal[live] = ls
-        for j in np.flatnonzero(~own):  # the mask is the seat to play's, in its suits
+        for j in np.flatnonzero(~own).tolist():  # the mask: the seat to play's, its suits
             legal[live[j]] = legal_mask(self.rules, states[live[j]], params)
         return x, legal
-
 
     def check_model_params(self, path: str | Path, trained: Any, playing: Any) -> Any:
         """A model plays whatever reward its store had; its suits must be the game's."""

@@ -164,10 +164,35 @@ class Tracker:
         """An independent tracker of the same hands at the same point."""
         twin = Tracker.__new__(Tracker)
         for name, value in vars(self).items():
-            setattr(twin, name, value.copy() if isinstance(value, np.ndarray) else value)
-        twin.void = twin._shown[:, :, :4]  # views of the copy, as in __init__
-        twin.signal = twin._shown[:, :, 4:].reshape(len(twin), 4, 4, 3)
+            if name not in ("void", "signal", "_rows"):
+                setattr(twin, name, value.copy())
+        twin._views()
         return twin
+
+    def take(self, rows: NDArray[np.int64]) -> Tracker:
+        """A tracker of the hands ``rows`` of this one (in that order), at their point."""
+        part = Tracker.__new__(Tracker)
+        for name, value in vars(self).items():
+            if name not in ("void", "signal", "_rows"):
+                setattr(part, name, value[rows])
+        part._views()
+        return part
+
+    @classmethod
+    def concat(cls, parts: Sequence[Tracker]) -> Tracker:
+        """One tracker of the hands of ``parts``, in order."""
+        whole = Tracker.__new__(Tracker)
+        for name in vars(parts[0]):
+            if name not in ("void", "signal", "_rows"):
+                setattr(whole, name, np.concatenate([getattr(p, name) for p in parts]))
+        whole._views()
+        return whole
+
+    def _views(self) -> None:
+        """``void`` and ``signal`` as views of ``_shown``, the rows' indices."""
+        self.void = self._shown[:, :, :4]
+        self.signal = self._shown[:, :, 4:].reshape(len(self._shown), 4, 4, 3)
+        self._rows = np.arange(len(self._shown))
 
     def legal(self) -> NDArray[np.bool_]:
         """(g, 40): the cards the seat to play may play (follow the led suit if it can)."""

@@ -29,7 +29,7 @@ other's.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -51,7 +51,7 @@ from batchrl.games.tressette.rules import (
     team_points,
 )
 from batchrl.games.tressette.rules import returns as rules_returns
-from batchrl.games.tressette.symmetry import canonical, canonical_name, to_cards
+from batchrl.games.tressette.symmetry import canonical, canonical_name
 from batchrl.games.tressette.worlds import sample
 
 
@@ -68,13 +68,29 @@ class TressetteParams:
         tt.check_options(self.reward, self.suits)
 
 
+class Seen:
+    """Where a batch left a hand (`lockstep`): row ``row`` of ``tracker``, then the real
+    ``cards`` played since; ``order``: the seat to play's canonical suits (the real suit
+    in each canonical place), once worked out. A memo only: a copy or a pickle of it is
+    empty, and nothing compares it."""
+
+    tracker: Tracker | None = None
+    row: int = 0
+    cards: tuple[int, ...] = ()
+    order: list[int] | None = None
+
+    def __reduce__(self) -> tuple[type[Seen], tuple[()]]:
+        return Seen, ()
+
+
 @dataclass(frozen=True, slots=True)
 class Hand:
     """A hand as the protocol plays it: the rules' ``state`` and the ``params`` its seats
-    play with."""
+    play with; ``seen``: where the last batch that held it left it (a memo, for speed)."""
 
     state: State
     params: TressetteParams
+    seen: Seen = field(default_factory=Seen, init=False, compare=False, repr=False)
 
 
 class TressetteRules(Rules):
@@ -108,19 +124,25 @@ class TressetteRules(Rules):
 
     def step(self, state: Hand, action: int) -> Hand:
         card = int(action)
+        seen = state.seen
         if state.params.suits == "canonical" and not is_terminal(state.state):
             if not 0 <= card < CARDS:
                 raise IllegalCard(f"card {card}: ids are 0..{CARDS - 1}")
-            order = _ORDERS.get(state.state)
-            if order is None:
-                order = _canonical_view(state.state)[2]
-            real = int(to_cards(np.asarray([card]), order[None])[0])
+            order = seen.order if seen.order is not None else \
+                _canonical_view(state.state)[2].tolist()
+            real = order[card // 10] * 10 + card % 10
             try:
-                return Hand(step(state.state, real), state.params)
+                after = Hand(step(state.state, real), state.params)
             except IllegalCard as exc:
                 raise IllegalCard(f"{canonical_name(card)} is {card_name(real)} here: "
                                   f"{exc}") from None
-        return Hand(step(state.state, card), state.params)
+        else:
+            real, after = card, Hand(step(state.state, card), state.params)
+        if seen.tracker is not None:  # found in its batch's tracker, one card on
+            follows = after.seen
+            follows.tracker, follows.row, follows.cards = seen.tracker, seen.row, \
+                (*seen.cards, real)
+        return after
 
     def is_terminal(self, state: Hand) -> bool:
         return is_terminal(state.state)
@@ -133,7 +155,14 @@ class TressetteRules(Rules):
         """The other hands drawn uniformly among the deals ``seat`` cannot rule out: the
         cards it has not seen, in hands of the sizes they have, with the voids shown by
         not following suit and what the signals said (`batchrl.games.tressette.worlds`)."""
-        return [Hand(w, state.params) for w in sample(state.state, seat, n, rng)]
+        worlds = [Hand(w, state.params) for w in sample(state.state, seat, n, rng)]
+        if state.params.suits == "canonical" and seat == state.state.current:
+            # the seat sees each world as the real state (its hand, the plays, the
+            # signals): its canonical suits are the same, worked out once
+            order = _canonical_view(state.state)[2].tolist()
+            for w in worlds:
+                w.seen.order = order
+        return worlds
 
     def encode(self, state: Hand, player: int, params: Any) -> NDArray[np.float32]:
         if params.suits == "canonical" and player == state.state.current:
@@ -199,26 +228,73 @@ def tracker_at(state: State) -> Tracker:
 def replay(states: Sequence[State]) -> Tracker:
     """One tracker of the hands ``states``, each at its own point: replayed from their
     deals together, play t of every hand that has one at once."""
-    hands = np.zeros((len(states), SEATS, CARDS), dtype=bool)
     depth = np.fromiter((len(st.plays) for st in states), np.int64, count=len(states))
-    cards = np.zeros((len(states), max(int(depth.max(initial=0)), 1)), dtype=np.int64)
+    longest = int(depth.max(initial=0))
+    held: list[int] = []  # (hand, seat, card) as one index: every card dealt
+    cards = np.zeros((len(states), max(longest, 1)), dtype=np.int64)
     leaders = np.empty(len(states), dtype=np.int64)
     for g, st in enumerate(states):
-        for seat, held in enumerate(st.hands):
-            hands[g, seat, list(held)] = True
-        for t, (seat, card) in enumerate(st.plays):
-            hands[g, seat, card] = True
-            cards[g, t] = card
-        leaders[g] = st.plays[0][0] if st.plays else st.leader
-    tracker = Tracker(hands, leaders)
-    for t in range(int(depth.max(initial=0))):
+        base = g * SEATS * CARDS
+        for seat, hand in enumerate(st.hands):
+            at = base + seat * CARDS
+            held += [at + c for c in hand]
+        if st.plays:
+            held += [base + seat * CARDS + c for seat, c in st.plays]
+            cards[g, :len(st.plays)] = [c for _, c in st.plays]
+            leaders[g] = st.plays[0][0]
+        else:
+            leaders[g] = st.leader
+    hands = np.zeros(len(states) * SEATS * CARDS, dtype=bool)
+    hands[held] = True
+    tracker = Tracker(hands.reshape(len(states), SEATS, CARDS), leaders)
+    for t in range(longest):
         tracker.play(cards[:, t], active=depth > t)
     return tracker
 
 
-# the suit order of the canonical states of `TressettePlay.encode_batch`'s last batch, for
-# ``step`` to name their cards: a search's rollouts step every state a model acted on
-_ORDERS: dict[State, NDArray[np.int64]] = {}
+# ---- hands followed from batch to batch ----------------------------------------------------
+
+
+def lockstep(hands: Sequence[Hand]) -> Tracker:
+    """One tracker of ``hands`` (as `replay`'s), each hand's `Seen` pointed at its row. A
+    search's rollouts ask a model (and the others' model) for tens of thousands of hands
+    a step, each a card or two on from a hand of an earlier batch: such a hand is taken
+    from that batch's tracker and played on (the cards since); any other is replayed from
+    its deal."""
+    parts: list[Tracker] = []
+    placed: list[int] = []  # the batch's index of each part's rows, parts in order
+    groups: dict[tuple[int, int], list[int]] = {}
+    fresh: list[int] = []
+    for i, hand in enumerate(hands):
+        seen = hand.seen
+        if seen.tracker is None:
+            fresh.append(i)
+        else:
+            groups.setdefault((id(seen.tracker), len(seen.cards)), []).append(i)
+    for members in groups.values():
+        first = hands[members[0]].seen
+        assert first.tracker is not None
+        part = first.tracker.take(np.fromiter((hands[i].seen.row for i in members),
+                                              np.int64, count=len(members)))
+        if first.cards:
+            since = np.asarray([hands[i].seen.cards for i in members], dtype=np.int64)
+            for t in range(since.shape[1]):
+                part.play(since[:, t])
+        parts.append(part)
+        placed += members
+    if fresh:
+        parts.append(replay([hands[i].state for i in fresh]))
+        placed += fresh
+    tracker = Tracker.concat(parts) if len(parts) != 1 else parts[0]
+    if placed != list(range(len(hands))):
+        rows = np.empty(len(hands), dtype=np.int64)
+        rows[placed] = np.arange(len(hands))
+        tracker = tracker.take(rows)
+    for i, hand in enumerate(hands):
+        seen = hand.seen
+        seen.tracker, seen.row, seen.cards = tracker, i, ()
+    return tracker
+
 
 _View = tuple[NDArray[Any], NDArray[np.bool_], NDArray[np.int64]]
 _VIEWS: dict[State, _View] = {}

@@ -204,39 +204,45 @@ def trick_winner(trick: Sequence[Play]) -> int:
 
 def signal_of(hand_after: Iterable[int], led: int) -> str:
     """The seed's signal of a lead: from the leader's cards left in the led suit."""
-    rest = [c for c in hand_after if suit_of(c) == suit_of(led)]
-    if any(rank_of(c) in (TWO, THREE) for c in rest):
+    suit = led // 10
+    rest = [c % 10 for c in hand_after if c // 10 == suit]
+    if TWO in rest or THREE in rest:
         return BUSSO
     return STRISCIO if rest else VOLO
 
 
 def step(state: State, card: int) -> State:
     """The state after the seat to act plays ``card``."""
-    if is_terminal(state):
+    played = state.plays
+    n = len(played)
+    if n == CARDS:
         raise IllegalCard("the hand is over: all 40 cards are played")
     p = state.current
     hand = state.hands[p]
     if not 0 <= card < CARDS:
         raise IllegalCard(f"seat {p} cannot play card {card}: ids are 0..{CARDS - 1}")
-    if card not in hand:
-        raise IllegalCard(f"seat {p} cannot play {card_name(card)}: not in its hand")
-    lead = state.lead_suit
+    try:
+        at = hand.index(card)
+    except ValueError:
+        raise IllegalCard(f"seat {p} cannot play {card_name(card)}: not in its hand") from None
+    on_table = n % 4
+    lead = played[n - on_table][1] // 10 if on_table else -1
     if lead >= 0 and card // 10 != lead and any(c // 10 == lead for c in hand):
         raise IllegalCard(
             f"seat {p} cannot play {card_name(card)}: it must follow {SUIT_NAMES[lead]} "
             f"(holds {hand_text(c for c in hand if c // 10 == lead)})")
-    rest = tuple(c for c in hand if c != card)
+    rest = hand[:at] + hand[at + 1:]
     hands = (*state.hands[:p], rest, *state.hands[p + 1:])
-    plays = (*state.plays, (p, card))
+    plays = (*played, (p, card))
     signals = state.signals
     if lead < 0:
         signals = (*signals[:p], (card // 10, signal_of(rest, card)), *signals[p + 1:])
     leader, current, captured, last_winner = state.leader, (p + 1) % SEATS, state.captured, \
         state.last_winner
-    if len(plays) % 4 == 0:
+    if on_table == 3:  # the trick's last card
         trick = plays[-4:]
         winner = trick_winner(trick)
-        taken = tuple(c for _, c in trick)
+        taken = (trick[0][1], trick[1][1], trick[2][1], trick[3][1])
         captured = ((*captured[0], *taken), captured[1]) if winner % 2 == 0 else \
             (captured[0], (*captured[1], *taken))
         leader = current = last_winner = winner

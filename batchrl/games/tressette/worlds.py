@@ -33,9 +33,11 @@ True
 from __future__ import annotations
 
 import dataclasses
+import functools
 from math import comb
 
 import numpy as np
+from numpy.typing import NDArray
 
 from batchrl.games.tressette.rules import (
     BUSSO,
@@ -150,11 +152,18 @@ class _Splits:
                  sizes: list[int]) -> None:
         self.classes, self.sizes = classes, tuple(sizes)
         self.memo: dict[tuple[int, tuple[int, ...]], int] = {}
+        self.ways: dict[tuple[int, tuple[int, ...]], list[tuple[tuple[int, ...], int]]] = {}
+        # each class and room's splits and their chances, worked out once for every draw
+        self.chances: dict[tuple[int, tuple[int, ...]],
+                           tuple[list[tuple[int, ...]], NDArray[np.float64]]] = {}
         if self.count(0, self.sizes) == 0:
             raise ValueError("no deal of the unseen cards fits what the seat knows")
 
     def _ways(self, k: int, room: tuple[int, ...]) -> list[tuple[tuple[int, ...], int]]:
         """Each split of class ``k`` that fits ``room``, with its number of deals."""
+        out = self.ways.get((k, room))
+        if out is not None:
+            return out
         allowed, cards = self.classes[k]
         out = []
         for split in _compositions(len(cards), len(allowed)):
@@ -164,6 +173,7 @@ class _Splits:
                     ways *= comb(left, part)
                     left -= part
                 out.append((split, ways))
+        self.ways[(k, room)] = out
         return out
 
     def count(self, k: int, room: tuple[int, ...]) -> int:
@@ -180,10 +190,15 @@ class _Splits:
         room, out = self.sizes, []
         for k in range(len(self.classes)):
             allowed = self.classes[k][0]
-            options = [(split, ways * self.count(k + 1, _less(room, allowed, split)))
-                       for split, ways in self._ways(k, room)]
-            weights = np.array([float(w) for _, w in options])
-            split = options[int(rng.choice(len(options), p=weights / weights.sum()))][0]
+            chances = self.chances.get((k, room))
+            if chances is None:
+                options = [(split, ways * self.count(k + 1, _less(room, allowed, split)))
+                           for split, ways in self._ways(k, room)]
+                weights = np.array([float(w) for _, w in options])
+                chances = [split for split, _ in options], weights / weights.sum()
+                self.chances[(k, room)] = chances
+            splits, p = chances
+            split = splits[int(rng.choice(len(splits), p=p))]
             out.append(split)
             room = _less(room, allowed, split)
         return out
@@ -197,14 +212,15 @@ def _less(room: tuple[int, ...], allowed: tuple[int, ...], split: tuple[int, ...
     return tuple(left)
 
 
-def _compositions(total: int, parts: int) -> list[tuple[int, ...]]:
-    """Every way to write ``total`` as ``parts`` whole numbers (in order)."""
+@functools.cache
+def _compositions(total: int, parts: int) -> tuple[tuple[int, ...], ...]:
+    """Every way to write ``total`` as ``parts`` whole numbers (in order); kept."""
     if parts == 0:
-        return [()] if total == 0 else []
+        return ((),) if total == 0 else ()
     if parts == 1:
-        return [(total,)]
-    return [(first, *rest) for first in range(total + 1)
-            for rest in _compositions(total - first, parts - 1)]
+        return ((total,),)
+    return tuple((first, *rest) for first in range(total + 1)
+                 for rest in _compositions(total - first, parts - 1))
 
 
 def consistent(world: State, real: State, seat: int) -> bool:

@@ -1,5 +1,9 @@
 """Tressette rules against the seed's: points, following suit, tricks, signals, the fast path."""
 
+import copy
+import dataclasses
+import pickle
+
 import numpy as np
 import pytest
 
@@ -233,17 +237,57 @@ def test_a_batch_is_encoded_at_once_as_each_state_alone(suits):
     for i, state in enumerate(states):
         assert np.array_equal(x[i], GAME.rules.encode(state, max(seats[i], 0), params))
         assert np.array_equal(legal[i], legal_mask(GAME.rules, state, params))
-    from batchrl.games.tressette.game import _ORDERS
-
+    # what the batch keeps for ``step``: the orders worked out, only for the seat to act
     cards = [int(np.flatnonzero(legal[i])[-1]) for i, s in enumerate(states)
              if not GAME.rules.is_terminal(s)]
     playing = [s for s in states if not GAME.rules.is_terminal(s)]
+    ordered = sum(s.seen.order is not None for s in playing)
     kept = [GAME.rules.step(s, c) for s, c in zip(playing, cards, strict=True)]
     own = sum(not GAME.rules.is_terminal(s) and GAME.rules.current_player(s) == p
               for s, p in zip(states, seats, strict=True))  # encoded from the seat to act
-    assert own >= 6 and len(_ORDERS) == (own if suits == "canonical" else 0)
-    _ORDERS.clear()  # the orders worked out again, state by state
-    assert kept == [GAME.rules.step(s, c) for s, c in zip(playing, cards, strict=True)]
+    assert own >= 6 and ordered == (own if suits == "canonical" else 0)
+    again = [type(s)(s.state, s.params) for s in playing]  # nothing kept: worked out again
+    assert kept == [GAME.rules.step(s, c) for s, c in zip(again, cards, strict=True)]
+
+
+@pytest.mark.parametrize("suits", ["dealt", "canonical"])
+def test_hands_followed_from_batch_to_batch_encode_as_replayed_from_their_deals(suits):
+    """A search's rollouts: a batch encoded, each state stepped once or twice (a bot's
+    card between two batches), the next batch mixed with states never seen (a world
+    drawn); each row is still ``encode`` and ``legal_mask`` of its state, as a fresh
+    replay from its deal gives them. What a hand keeps of its batch is no part of it:
+    not compared, and a copy, a pickle or a hand made from it keeps nothing."""
+    params = GAME.rules.params(suits=suits)
+    rng = np.random.default_rng(8)
+    states = [GAME.rules.new_game(rng, params) for _ in range(24)]
+    steps = 0
+    while states:
+        seats = [GAME.rules.current_player(s) for s in states]
+        x, legal = GAME.play.encode_batch(states, seats, params)
+        for i, state in enumerate(states):
+            assert np.array_equal(x[i], GAME.rules.encode(state, seats[i], params))
+            assert np.array_equal(legal[i], legal_mask(GAME.rules, state, params))
+            assert state.seen.row == i and state.seen.cards == ()
+        stepped = []
+        for i, state in enumerate(states):
+            for _ in range(1 + (i + steps) % 2):  # one card, or two
+                if not GAME.rules.is_terminal(state):
+                    options = np.flatnonzero(legal[i]) if state is states[i] else \
+                        GAME.rules.legal_actions(state)
+                    state = GAME.rules.step(state, int(options[(i * 7 + steps) % len(options)]))
+            if not GAME.rules.is_terminal(state):
+                stepped.append(state)
+        assert all(s.seen.tracker is not None and s.seen.cards for s in stepped)
+        if steps % 5 == 2 and steps < 20:  # a world never seen: replayed from its deal
+            stepped.append(GAME.rules.new_game(rng, params))
+        states, steps = stepped, steps + 1
+    assert steps >= 20
+    hand = GAME.rules.new_game(rng, params)
+    GAME.play.encode_batch([hand], [GAME.rules.current_player(hand)], params)
+    assert hand.seen.tracker is not None
+    assert pickle.loads(pickle.dumps(hand)).seen.tracker is None
+    assert copy.deepcopy(hand).seen.tracker is None and copy.deepcopy(hand) == hand
+    assert dataclasses.replace(hand, state=hand.state).seen.tracker is None  # its own
 
 
 @pytest.mark.parametrize("name", ["rule", "random", "seed-heuristic"])
@@ -290,3 +334,61 @@ def test_a_bot_of_canonical_suits_acts_on_a_batch_as_on_each_state(name):
         assert action in GAME.rules.legal_actions(s)
         played = GAME.rules.step(s, action).state.plays[-1][1]  # a tied suit's alike card, or it
         assert played % 10 == card % 10
+
+
+@pytest.mark.slow
+def test_a_search_decides_the_same_with_its_rollouts_followed_or_replayed(tmp_path,
+                                                                         monkeypatch):
+    """Following the rollouts' hands from batch to batch (`lockstep`) only saves time: a
+    search over a model of canonical suits (random as the others' model, a bot between
+    the model's batches) gets the same returns in every rollout, and so makes the same
+    moves, as one whose every batch is replayed from the deals."""
+    # the CLI and the play module are this test's alone: a small model to search over
+    from click.testing import CliRunner
+
+    from batchrl.cli import main
+    from batchrl.games.play import make_player
+    from batchrl.games.search import SearchPlayer
+    from batchrl.games.tressette import faces
+    from batchrl.games.tressette import game as core
+
+    run = CliRunner().invoke
+    for args in (["generate", "--game", "tressette", "--games", "40", "--seed", "2", "-o",
+                  str(tmp_path / "h.jsonl")],
+                 ["ingest", str(tmp_path / "h.jsonl"), "--store", str(tmp_path / "s"),
+                  "--suits", "canonical"],
+                 ["learn", "bc", "--store", str(tmp_path / "s"), "--trees", "3",
+                  "--out", str(tmp_path / "m.npz")]):
+        result = run(main, args, catch_exceptions=False)
+        assert result.exit_code == 0, result.output
+    params = GAME.rules.params(suits="canonical")
+    rng = np.random.default_rng(4)
+    states = []
+    for k in range(6):
+        s = GAME.rules.new_game(rng, params)
+        for _ in range(5 * k):
+            legal = GAME.rules.legal_actions(s)
+            s = GAME.rules.step(s, legal[int(rng.integers(len(legal)))])
+        states.append(s)
+    seats = [GAME.rules.current_player(s) for s in states]
+
+    def search() -> tuple[list[int], list[np.ndarray], int]:
+        player = make_player(GAME, f"search+worlds=3+opponent=random:model:{tmp_path / 'm.npz'}",
+                             params, np.random.default_rng(0))
+        assert isinstance(player, SearchPlayer)
+        returns: list[np.ndarray] = []
+        rollout = player.rollout
+        player.rollout = lambda roots, searcher: returns.append(rollout(roots, searcher)) \
+            or returns[-1]
+        return player.act(states, seats).tolist(), returns, player.rollout_steps
+
+    followed = search()
+    for s in states:
+        s.seen.tracker, s.seen.order = None, None
+    monkeypatch.setattr(core, "lockstep", lambda hands: core.replay([h.state for h in hands]))
+    monkeypatch.setattr(faces, "lockstep", core.lockstep)  # every batch from the deals
+    replayed = search()
+    assert followed[0] == replayed[0] and followed[2] == replayed[2] > 0
+    assert len(followed[1]) == len(replayed[1]) and all(
+        np.array_equal(a, b) for a, b in zip(followed[1], replayed[1], strict=True))
+    assert len({v for r in followed[1] for v in r.tolist()}) > 2  # returns that tell apart
