@@ -29,7 +29,12 @@ ROOT = Path(__file__).resolve().parent.parent
 def timed(tree: Path, command: list[str]) -> tuple[float, str]:
     """Seconds of ``python -m batchrl COMMAND`` run from ``tree``'s code, and its report
     (stdout; the progress lines go to stderr)."""
-    env = {**os.environ, "PYTHONPATH": str(tree)}
+    # the tree's code, not the working directory's (PYTHONSAFEPATH: no cwd on sys.path)
+    env = {**os.environ, "PYTHONPATH": str(tree), "PYTHONSAFEPATH": "1"}
+    where = subprocess.run([sys.executable, "-c", "import batchrl; print(batchrl.__file__)"],
+                           env=env, text=True, capture_output=True, check=True).stdout
+    if not Path(where.strip()).resolve().is_relative_to(tree.resolve()):
+        raise SystemExit(f"batchrl is imported from {where.strip()}, not from {tree}")
     start = time.perf_counter()
     done = subprocess.run([sys.executable, "-m", "batchrl", *command], env=env, text=True,
                           capture_output=True, check=False)
