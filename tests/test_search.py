@@ -121,6 +121,44 @@ def test_in_a_game_of_teams_the_partner_plays_the_blueprint_in_the_rollouts() ->
     assert others.seats == {(mine + 1) % 4, (mine + 3) % 4}
 
 
+def test_the_cycle_collector_waits_out_a_rollout_and_is_left_as_it_was() -> None:
+    """Python's cycle collector is paused while the rollouts run (they make millions of
+    states and no cycles) and left as the caller had it, even when a player fails."""
+    import gc  # this test's alone: what the rollouts do to the collector
+
+    game = get_game("leduc")
+    params = game.rules.params()
+    seen: list[bool] = []
+
+    class Watcher:
+        name = "watcher"
+
+        def act(self, states, seats):
+            seen.append(gc.isenabled())
+            return np.array([game.rules.legal_actions(s)[0] for s in states], dtype=np.int64)
+
+    player = SearchPlayer(game, params, Watcher(), Watcher(), SearchOptions(worlds=2), "s")
+    state = game.rules.new_game(np.random.default_rng(0), params)
+    assert gc.isenabled()
+    player.act([state], [game.rules.current_player(state)])
+    assert gc.isenabled() and seen and not any(seen[:-1])  # the last: the blueprint's own
+
+    class Failing(Watcher):
+        def act(self, states, seats):
+            raise RuntimeError("a player that fails")
+
+    failing = SearchPlayer(game, params, Failing(), Failing(), SearchOptions(worlds=2), "s")
+    with pytest.raises(RuntimeError, match="fails"):
+        failing.act([state], [game.rules.current_player(state)])
+    assert gc.isenabled()
+    gc.disable()
+    try:
+        player.act([state], [game.rules.current_player(state)])
+        assert not gc.isenabled()  # the caller's choice kept
+    finally:
+        gc.enable()
+
+
 @pytest.mark.slow
 def test_hanabi_evaluate_plays_a_search_bot_the_same_on_a_seed() -> None:
     run = CliRunner().invoke

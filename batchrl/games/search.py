@@ -35,6 +35,7 @@ True
 
 from __future__ import annotations
 
+import gc
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, fields
 from typing import Any
@@ -324,7 +325,18 @@ class SearchPlayer:
         """Each root played to the end (or, with ``depth``, to the searcher's depth-th
         decision, then its banked return and the blueprint's value there),
         ``searcher[j]``'s seat by the blueprint and the others by their model, in
-        lockstep: its return to ``searcher[j]``."""
+        lockstep: its return to ``searcher[j]``. Python's cycle collector waits until it
+        is over: the rollouts make millions of states and no cycles, and each of its
+        full passes would walk every state alive."""
+        collecting = gc.isenabled()
+        gc.disable()
+        try:
+            return self._rollout(roots, searcher)
+        finally:
+            if collecting:
+                gc.enable()
+
+    def _rollout(self, roots: Sequence[Any], searcher: Sequence[int]) -> NDArray[np.float64]:
         game, depth = self.game, self.options.depth
         states = list(roots)
         value = np.zeros(len(states))  # a leaf's, where a rollout stopped short
