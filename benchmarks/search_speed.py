@@ -9,8 +9,9 @@ revision ``REV``, checked out in a temporary git worktree) and in this working t
 turn (baseline, here, baseline, here, ...), ``--runs`` times each; each side's fastest
 run is kept. Prints the seconds of each, the ratio (the baseline's time over this tree's:
 above 1, this tree is faster) and whether the two printed the same report: a search that
-makes the same decisions for the same seed gives the same scores to the last digit, so a
-speed-up that changed a decision shows here. Nothing else should load the machine.
+makes the same decisions for the same seed gives the same scores to the last digit (a
+changed move that changed no hand's points would not show: the tests compare the moves
+themselves). Nothing else should load the machine.
 """
 
 from __future__ import annotations

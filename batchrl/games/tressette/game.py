@@ -71,13 +71,18 @@ class TressetteParams:
 class Seen:
     """Where a batch left a hand (`lockstep`): row ``row`` of ``tracker``, then the real
     ``cards`` played since; ``order``: the seat to play's canonical suits (the real suit
-    in each canonical place), once worked out. A memo only: a copy or a pickle of it is
-    empty, and nothing compares it."""
+    in each canonical place), once worked out. A memo only: nothing compares it, a deep
+    copy or a pickle of it is empty, a hand made with ``dataclasses.replace`` gets its own
+    (a shallow copy shares it: the same state, so still right), and a finished hand keeps
+    no tracker. The tracker is shared by the batch: never change it."""
 
-    tracker: Tracker | None = None
-    row: int = 0
-    cards: tuple[int, ...] = ()
-    order: list[int] | None = None
+    __slots__ = ("cards", "order", "row", "tracker")
+
+    def __init__(self) -> None:
+        self.tracker: Tracker | None = None
+        self.row = 0
+        self.cards: tuple[int, ...] = ()
+        self.order: list[int] | None = None
 
     def __reduce__(self) -> tuple[type[Seen], tuple[()]]:
         return Seen, ()
@@ -138,7 +143,7 @@ class TressetteRules(Rules):
                                   f"{exc}") from None
         else:
             real, after = card, Hand(step(state.state, card), state.params)
-        if seen.tracker is not None:  # found in its batch's tracker, one card on
+        if seen.tracker is not None and not is_terminal(after.state):  # one card on
             follows = after.seen
             follows.tracker, follows.row, follows.cards = seen.tracker, seen.row, \
                 (*seen.cards, real)
@@ -260,7 +265,9 @@ def lockstep(hands: Sequence[Hand]) -> Tracker:
     search's rollouts ask a model (and the others' model) for tens of thousands of hands
     a step, each a card or two on from a hand of an earlier batch: such a hand is taken
     from that batch's tracker and played on (the cards since); any other is replayed from
-    its deal."""
+    its deal. Never change the tracker returned: the hands' memos hold it."""
+    if not hands:
+        return replay([])
     parts: list[Tracker] = []
     placed: list[int] = []  # the batch's index of each part's rows, parts in order
     groups: dict[tuple[int, int], list[int]] = {}

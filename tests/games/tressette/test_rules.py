@@ -288,6 +288,19 @@ def test_hands_followed_from_batch_to_batch_encode_as_replayed_from_their_deals(
     assert pickle.loads(pickle.dumps(hand)).seen.tracker is None
     assert copy.deepcopy(hand).seen.tracker is None and copy.deepcopy(hand) == hand
     assert dataclasses.replace(hand, state=hand.state).seen.tracker is None  # its own
+    # a drawn world's suit order is the real state's (the seat to play sees the same)
+    from batchrl.games.tressette.game import _canonical_view
+
+    canonical = GAME.rules.params(suits="canonical")
+    for depth in range(0, 36, 5):
+        state = GAME.rules.new_game(np.random.default_rng(depth), canonical)
+        for _ in range(depth):
+            state = GAME.rules.step(state, GAME.rules.legal_actions(state)[0])
+        seat = GAME.rules.current_player(state)
+        for world in GAME.rules.sample_worlds(state, seat, 6, np.random.default_rng(1)):
+            assert world.seen.order == _canonical_view(world.state)[2].tolist()
+        others = GAME.rules.sample_worlds(state, (seat + 1) % 4, 2, np.random.default_rng(1))
+        assert all(w.seen.order is None for w in others)  # another seat's view: not known
 
 
 @pytest.mark.parametrize("name", ["rule", "random", "seed-heuristic"])
