@@ -163,18 +163,16 @@ class Tracker:
     def copy(self) -> Tracker:
         """An independent tracker of the same hands at the same point."""
         twin = Tracker.__new__(Tracker)
-        for name, value in vars(self).items():
-            if name not in ("void", "signal", "_rows"):
-                setattr(twin, name, value.copy())
+        for name, value in self._arrays():
+            setattr(twin, name, value.copy())
         twin._views()
         return twin
 
     def take(self, rows: NDArray[np.int64]) -> Tracker:
         """A tracker of the hands ``rows`` of this one (in that order), at their point."""
         part = Tracker.__new__(Tracker)
-        for name, value in vars(self).items():
-            if name not in ("void", "signal", "_rows"):
-                setattr(part, name, value[rows])
+        for name, value in self._arrays():
+            setattr(part, name, value[rows])
         part._views()
         return part
 
@@ -182,11 +180,15 @@ class Tracker:
     def concat(cls, parts: Sequence[Tracker]) -> Tracker:
         """One tracker of the hands of ``parts``, in order."""
         whole = Tracker.__new__(Tracker)
-        for name in vars(parts[0]):
-            if name not in ("void", "signal", "_rows"):
-                setattr(whole, name, np.concatenate([getattr(p, name) for p in parts]))
+        for name, _ in parts[0]._arrays():
+            setattr(whole, name, np.concatenate([getattr(p, name) for p in parts]))
         whole._views()
         return whole
+
+    def _arrays(self) -> list[tuple[str, NDArray[Any]]]:
+        """The arrays the tracker owns (not ``_views``'s, which are made from them)."""
+        return [(name, value) for name, value in vars(self).items()
+                if name not in ("void", "signal", "_rows")]
 
     def _views(self) -> None:
         """``void`` and ``signal`` as views of ``_shown``, the rows' indices."""

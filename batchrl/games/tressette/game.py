@@ -51,7 +51,7 @@ from batchrl.games.tressette.rules import (
     team_points,
 )
 from batchrl.games.tressette.rules import returns as rules_returns
-from batchrl.games.tressette.symmetry import canonical, canonical_name
+from batchrl.games.tressette.symmetry import canonical, canonical_name, to_card
 from batchrl.games.tressette.worlds import sample
 
 
@@ -135,7 +135,7 @@ class TressetteRules(Rules):
                 raise IllegalCard(f"card {card}: ids are 0..{CARDS - 1}")
             order = seen.order if seen.order is not None else \
                 _canonical_view(state.state)[2].tolist()
-            real = order[card // 10] * 10 + card % 10
+            real = to_card(card, order)
             try:
                 after = Hand(step(state.state, real), state.params)
             except IllegalCard as exc:

@@ -26,6 +26,7 @@ suit or a card is moved with it, and so are the legal cards and the card played;
 from __future__ import annotations
 
 import itertools
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
@@ -171,6 +172,12 @@ def _renamed(keys: NDArray[np.int64], action: NDArray[np.integer]) -> NDArray[np
     first = (keys > own[:, None]).sum(axis=1)  # the first place with the card's key
     renamed: NDArray[np.int64] = first * 10 + action % 10
     return renamed
+
+
+def to_card(card: int, order: Sequence[int]) -> int:
+    """One card named in a state's canonical suits (``order``: the real suit in each
+    canonical place), as the real card; `to_cards` for many."""
+    return order[card // 10] * 10 + card % 10
 
 
 def to_cards(cards: NDArray[np.integer], order: NDArray[np.int64]) -> NDArray[np.int64]:
