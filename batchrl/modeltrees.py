@@ -34,7 +34,7 @@ from __future__ import annotations
 
 import functools
 import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
@@ -327,9 +327,19 @@ def predict(model: Any, x: NDArray[np.float32]) -> NDArray[np.float64]:
         return np.asarray(model.predict(x), dtype=np.float64)
     if x.ndim != 2 or x.shape[1] != model.n_features_in_:  # the trees check nothing
         raise ValueError(f"the model takes {model.n_features_in_} inputs, not {x.shape[1:]}")
-    workers = min(len(trees), os.cpu_count() or 1) if jobs < 0 else jobs
-    parts = (tree.predict(x, check_input=False) for tree in trees) if len(x) < FEW_ROWS \
-        else _pool(workers).map(lambda tree: tree.predict(x, check_input=False), trees)
+    walk = _walker(trees[0], x)
+    if len(x) < FEW_ROWS:
+        parts: Iterator[NDArray[Any]] = (walk(tree) for tree in trees)
+    else:
+        # a few tasks of several trees each, not one a tree (a task's hand-off cost as
+        # much as a tree's walk of a search's few hundred rows); each task's trees in
+        # order, its outputs at most CHUNK_BYTES
+        workers = min(len(trees), os.cpu_count() or 1) if jobs < 0 else jobs
+        size = max(1, min(-(-len(trees) // workers),
+                          CHUNK_BYTES // max(1, len(x) * _outputs(trees[0]) * 8)))
+        chunks = [trees[i:i + size] for i in range(0, len(trees), size)]
+        done = _pool(workers).map(lambda chunk: [walk(tree) for tree in chunk], chunks)
+        parts = (part for chunk in done for part in chunk)
     total: NDArray[np.float64] | None = None
     for part in parts:
         total = part.astype(np.float64) if total is None else total + part
@@ -337,9 +347,32 @@ def predict(model: Any, x: NDArray[np.float32]) -> NDArray[np.float64]:
     return total / len(trees)
 
 
+def _outputs(tree: Any) -> int:
+    return int(getattr(tree, "n_outputs_", 1))
+
+
+def _walker(tree: Any, x: NDArray[Any]) -> Any:
+    """A tree's ``predict(x)`` for the trees of a forest like ``tree``: for a regression
+    tree and float32 rows, its fitted structure's own walk (``tree_.predict``, what
+    ``predict`` calls after its checks, which cost as much as a walk of a few hundred
+    rows); otherwise ``predict``, with its input checks where the rows are not float32
+    (they convert them)."""
+    from sklearn.base import is_regressor  # loaded: a fitted tree is at hand
+
+    ready = isinstance(x, np.ndarray) and x.dtype == np.float32
+    if not ready:
+        return lambda t: t.predict(x)
+    if not (is_regressor(tree) and hasattr(tree, "tree_")):
+        return lambda t: t.predict(x, check_input=False)
+    if _outputs(tree) == 1:
+        return lambda t: t.tree_.predict(x)[:, 0]
+    return lambda t: t.tree_.predict(x)[:, :, 0]
+
+
 # below this many rows a forest's trees predict in the caller's thread: a thread's hand-off
 # costs more than a tree's walk of a few rows (the sum is the same, in the same order)
 FEW_ROWS = 64
+CHUNK_BYTES = 16 << 20  # the most one task's tree outputs hold before they are summed
 _POOLS: dict[tuple[int, int], ThreadPoolExecutor] = {}
 
 

@@ -10,7 +10,7 @@ import pytest
 from click.testing import CliRunner
 
 from batchrl.cli import main
-from batchrl.games import GAMES, GameError, get_game
+from batchrl.games import GAMES, GameError, PlayFace, get_game
 from batchrl.games.play import make_player
 from batchrl.games.search import SearchOptions, SearchPlayer, inner, parse
 
@@ -210,6 +210,10 @@ def test_a_second_round_races_only_the_moves_that_beat_the_blueprint() -> None:
         def rules(self):  # its own rules core
             return self
 
+        @property
+        def play(self):  # the protocol's play face: the returns one state at a time
+            return PlayFace(self)
+
         def can(self, what: str) -> bool:
             return True
 
@@ -225,6 +229,9 @@ def test_a_second_round_races_only_the_moves_that_beat_the_blueprint() -> None:
 
         def is_terminal(self, state):
             return True
+
+        def current_player(self, state):
+            return -1  # every world is over after one move
 
         def returns(self, state):
             decision, round_, k, action = state

@@ -7,6 +7,7 @@ import multiprocessing
 import numpy as np
 from sklearn.ensemble import ExtraTreesRegressor
 
+from batchrl.learners.fqi.model import DISTINCT_ROWS, QFunction, distinct_rows
 from batchrl.modeltrees import FEW_ROWS, predict
 
 
@@ -48,3 +49,51 @@ def test_a_forked_child_predicts_on_its_own_threads() -> None:
         child.kill()
     assert not alive, "the child waited on threads it does not have"
     assert np.array_equal(np.asarray(queue.get(timeout=5)), here)
+
+
+def test_q_values_of_repeated_rows_are_each_rows_own() -> None:
+    """A Q-function predicts each distinct (state, legal mask) once and gives every row
+    its own: the same numbers as row by row, whatever repeats, for a forest on (state,
+    action) and per action, with and without pessimism."""
+    model, x = _forest()
+    rng = np.random.default_rng(1)
+    states = x[rng.integers(0, 30, size=200), :4]  # 200 rows, at most 30 distinct
+    only = rng.random((200, 3)) < 0.7  # the same state with other masks, too
+    only[:, 1] = True
+    per_action = [ExtraTreesRegressor(n_estimators=5, n_jobs=2, random_state=a)
+                  .fit(x[:, :4], x[:, a]) for a in range(3)]
+    for function in (QFunction([model], per_action=False, n_actions=3),
+                     QFunction(per_action, per_action=True, n_actions=3),
+                     QFunction(per_action, per_action=True, n_actions=3, pessimism=1.0)):
+        many = function.q_values(states, only=only)
+        alone = np.concatenate([function.q_values(states[i:i + 1], only=only[i:i + 1])
+                                for i in range(len(states))])
+        assert len(states) >= DISTINCT_ROWS
+        assert np.array_equal(many, alone, equal_nan=True)
+        assert np.isnan(many[~only]).all() and not np.isnan(many[only]).any()
+        assert np.array_equal(function.q_values(states), np.concatenate(
+            [function.q_values(states[i:i + 1]) for i in range(len(states))]))
+    first, where = distinct_rows(states, only)
+    assert len(first) < len(states) and np.array_equal(states[first][where], states)
+    assert np.array_equal(only[first][where], only)
+
+
+def test_the_trees_walked_in_chunks_are_summed_in_their_order(monkeypatch) -> None:
+    """Several outputs, float64 rows (scikit-learn's own predict), and the trees handed
+    to the threads one at a time or all at once: the same sum as tree by tree."""
+    import batchrl.modeltrees as modeltrees  # (the module itself: its chunk bound is patched)
+
+    rng = np.random.default_rng(2)
+    x = rng.normal(size=(300, 4)).astype(np.float32)
+    y = np.column_stack([x[:, 0], x[:, 1] * x[:, 2], np.cos(x[:, 3])])
+    several = ExtraTreesRegressor(n_estimators=7, n_jobs=2, random_state=0).fit(x, y)
+    for model, rows in ((several, x), (_forest()[0], _forest()[1].astype(np.float64))):
+        total = model.estimators_[0].predict(rows).astype(np.float64)
+        for tree in model.estimators_[1:]:
+            total = total + tree.predict(rows)
+        expected = total / len(model.estimators_)
+        for limit in (1, 1 << 30):  # a tree a task, or each thread's share in one
+            monkeypatch.setattr(modeltrees, "CHUNK_BYTES", limit)
+            assert np.array_equal(predict(model, rows), expected)
+        assert np.array_equal(predict(model, rows[:5]), expected[:5])
+    assert predict(several, x).shape == (300, 3)

@@ -261,6 +261,14 @@ class PlayFace(Face):
             legal[i, list(rules.legal_actions(s))] = True
         return x, legal
 
+    def returns_batch(self, states: Sequence[Any]) -> NDArray[np.float64]:
+        """``returns(s)`` of many finished states at once, one row each (n, seats), as a
+        search's rollouts end. By default one state at a time; a game whose returns
+        evaluate hands (hold'em's showdowns) scores the batch at once. The conformance
+        check holds it to ``returns``."""
+        rows = [self.rules.returns(s) for s in states]
+        return np.array(rows, dtype=np.float64).reshape(len(rows), -1)
+
     def bot(self, name: str, params: Any, rng: np.random.Generator) -> Any:
         """The game's bot called ``name`` (one of ``bots``) as a player of the rules'
         states: ``act(states, seats)`` gives one action per state, ``name`` names it

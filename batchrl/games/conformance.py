@@ -4,7 +4,7 @@ OpenSpiel's random simulation test), run over ``batchrl.games.GAMES`` by the tes
 Random playouts through the `Game` protocol: a move is always possible while the game is
 on and every legal move is one of the game's actions; the seat to act is a seat; each
 encoded state has as many numbers as the game has feature names (and ``encode_batch``
-encodes as ``encode`` does); an action the rules
+encodes as ``encode`` does, ``returns_batch`` gives ``returns``); an action the rules
 do not allow raises; the same seed gives the same game; and the returns of a zero-sum
 game add up to zero.
 
@@ -33,10 +33,11 @@ def check_game(game: Game, params: Any = None, playouts: int = 100, seed: int = 
     assert len(set(names)) == len(names), f"{game.name}: feature names repeat"
     assert len(set(actions)) == len(actions), f"{game.name}: action names repeat"
     seats = game.rules.num_players(params)
+    ends: list[Any] = []
     for k in range(playouts):
         seen: list[Any] = []
         first = _playout(game, params, seed + k, max_steps, len(names), len(actions), seats,
-                         seen)
+                         seen, ends)
         again = _playout(game, params, seed + k, max_steps, len(names), len(actions), seats)
         if names and k < 10:
             _check_batch(game, params, seen, seats)
@@ -46,6 +47,10 @@ def check_game(game: Game, params: Any = None, playouts: int = 100, seed: int = 
         if game.rules.zero_sum:
             total = sum(returns)
             assert abs(total) < 1e-9, f"{game.name}, playout {k}: returns add up to {total}"
+    batch = game.play.returns_batch(ends)
+    one = np.array([game.rules.returns(s) for s in ends], dtype=np.float64)
+    assert batch.shape == one.shape and np.array_equal(batch, one), \
+        f"{game.name}: returns_batch of {len(ends)} games is not their returns one at a time"
 
 
 def _check_batch(game: Game, params: Any, states: list[Any], seats: int) -> None:
@@ -65,13 +70,15 @@ def _check_batch(game: Game, params: Any, states: list[Any], seats: int) -> None
 
 
 def _playout(game: Game, params: Any, seed: int, max_steps: int, n_features: int,
-             n_actions: int, seats: int, seen: list[Any] | None = None
-             ) -> tuple[list[int], tuple[float, ...]]:
+             n_actions: int, seats: int, seen: list[Any] | None = None,
+             ends: list[Any] | None = None) -> tuple[list[int], tuple[float, ...]]:
     rng = np.random.default_rng(seed)
     state = game.rules.new_game(rng, params)
     moves: list[int] = []
     for _ in range(max_steps):
         if game.rules.is_terminal(state):
+            if ends is not None:
+                ends.append(state)
             return moves, tuple(float(r) for r in game.rules.returns(state))
         if seen is not None:
             seen.append(state)

@@ -338,13 +338,16 @@ class SearchPlayer:
 
     def _rollout(self, roots: Sequence[Any], searcher: Sequence[int]) -> NDArray[np.float64]:
         game, depth = self.game, self.options.depth
+        # the rules' methods bound once: they are called for every state at every step
+        step, is_terminal = game.rules.step, game.rules.is_terminal
+        current_player = game.rules.current_player
         states = list(roots)
         value = np.zeros(len(states))  # a leaf's, where a rollout stopped short
         stopped = np.zeros(len(states), dtype=bool)
         met = np.zeros(len(states), dtype=np.int64)  # the searcher's decisions reached
-        live = [j for j, s in enumerate(states) if not game.rules.is_terminal(s)]
+        live = [j for j, s in enumerate(states) if not is_terminal(s)]
         while live:
-            turn = [game.rules.current_player(states[j]) for j in live]
+            turn = [current_player(states[j]) for j in live]
             if depth:
                 leaves = []
                 for j, p in zip(live, turn, strict=True):
@@ -373,13 +376,14 @@ class SearchPlayer:
                     continue
                 chosen = player.act([states[j] for j in ids], who)
                 for j, a in zip(ids, chosen.tolist(), strict=True):
-                    states[j] = game.rules.step(states[j], int(a))
+                    states[j] = step(states[j], int(a))
             self.rollout_steps += len(live)
-            live = [j for j in live if not game.rules.is_terminal(states[j])]
-        return np.fromiter((v if cut else game.rules.returns(s)[p] for s, p, v, cut in
-                            zip(states, searcher, value.tolist(), stopped.tolist(),
-                                strict=True)),
-                           np.float64, count=len(states))
+            live = [j for j in live if not is_terminal(states[j])]
+        ended = np.flatnonzero(~stopped)
+        if len(ended):  # the returns of the rollouts played to the end, in one batch
+            table = game.play.returns_batch([states[j] for j in ended.tolist()])
+            value[ended] = table[np.arange(len(ended)), np.asarray(searcher)[ended]]
+        return value
 
     def leaf_values(self, states: Sequence[Any], searcher: Sequence[int],
                     leaves: Sequence[int], value: NDArray[np.float64]) -> None:

@@ -46,12 +46,12 @@ from numpy.typing import NDArray
 
 from batchrl.blocks import load_once
 from batchrl.games.base import Bound
-from batchrl.games.holdem.actions import FIRST_RAISE, action_mask, action_names
-from batchrl.games.holdem.features import betting_code, encode_many, thesis
+from batchrl.games.holdem.actions import FIRST_RAISE, action_names
+from batchrl.games.holdem.features import encode_many, history_codes, thesis
 from batchrl.games.holdem.gamedef import GameDef, GameDefError, evaluable
 from batchrl.games.holdem.pv import pv_many
 from batchrl.games.holdem.pv2 import pv2_many
-from batchrl.games.holdem.rules import CALL, FOLD, RAISE, HandState
+from batchrl.games.holdem.rules import CALL, FOLD, RAISE, HandState, raise_bounds
 from batchrl.games.search import inner, search_player
 from batchrl.policy import LoadedModel, ModelError, policy_meta
 
@@ -70,15 +70,33 @@ class Bot(Protocol):
 
 
 def _masks(states: Sequence[HandState]) -> NDArray[np.bool_]:
-    """The learner's legal actions of each state, one row each."""
+    """The learner's legal actions of each state, one row each (`action_mask`'s: fold
+    when owing chips, call, every raise bin when a raise is allowed; none once over)."""
     width = len(action_names(states[0].game)) if states else 3
-    return np.array([action_mask(s) for s in states], dtype=bool).reshape(len(states), width)
+    out = np.zeros((len(states), width), dtype=bool)
+    fold, call, can_raise = out[:, FOLD], out[:, CALL], out[:, RAISE]
+    for i, s in enumerate(states):
+        seat = s.current
+        if seat >= 0:
+            fold[i] = s.spent[seat] < s.max_spent
+            call[i] = True
+            can_raise[i] = raise_bounds(s) is not None
+    out[:, RAISE + 1:] = can_raise[:, None]
+    return out
 
 
 def _legal_or_call(states: Sequence[HandState], choice: NDArray[np.int64]) -> NDArray[np.int64]:
-    """``choice`` where legal, a call where not (fold with nothing to call, raise at the cap)."""
-    ok = _masks(states)[np.arange(len(states)), choice]
-    return np.where(ok, choice, CALL).astype(np.int64)
+    """``choice`` where legal, a call where not (fold with nothing to call, raise at the cap):
+    only a fold's or a raise's legality is looked up (a call is always legal)."""
+    out = choice.astype(np.int64)
+    for i in np.flatnonzero(out != CALL).tolist():
+        s = states[i]
+        seat = s.current
+        legal = seat >= 0 and (s.spent[seat] < s.max_spent if out[i] == FOLD else
+                               raise_bounds(s) is not None)
+        if not legal:
+            out[i] = CALL
+    return out
 
 
 _MASK = (1 << 64) - 1
@@ -90,6 +108,21 @@ def _unit(key: int) -> float:
     z = ((z ^ (z >> 30)) * 0xBF58476D1CE4E5B9) & _MASK
     z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & _MASK
     return ((z ^ (z >> 31)) >> 11) / float(1 << 53)
+
+
+def _units(keys: NDArray[np.uint64]) -> NDArray[np.float64]:
+    """`_unit` of each key, in numpy's wrapping 64-bit arithmetic: the same numbers.
+
+    >>> keys = [0, 1, 12345, _MASK]
+    >>> _units(np.array(keys, dtype=np.uint64)).tolist() == [_unit(k) for k in keys]
+    True
+    """
+    z = keys + np.uint64(0x9E3779B97F4A7C15)
+    z = (z ^ (z >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
+    z = (z ^ (z >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
+    out: NDArray[np.float64] = ((z ^ (z >> np.uint64(31))) >> np.uint64(11)).astype(
+        np.float64) / float(1 << 53)
+    return out
 
 
 class RandomBot:
@@ -118,9 +151,9 @@ class RandomBot:
             return self.rng.random(len(states))
 
         # ints only: Python's hash of a str changes from process to process
-        return np.array([_unit(hash((self.key, s.hole, s.board, p,
-                                     tuple(betting_code(h) for h in s.history))) & _MASK)
-                         for s, p in zip(states, seats, strict=True)])
+        return _units(np.array([hash((self.key, s.hole, s.board, p, history_codes(s.history)))
+                                & _MASK for s, p in zip(states, seats, strict=True)],
+                               dtype=np.uint64))
 
     def act(self, states: Sequence[HandState], seats: Sequence[int]) -> NDArray[np.int64]:
         u = self._draws(states, seats)

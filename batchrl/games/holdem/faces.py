@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
+from numpy.typing import NDArray
 
 from batchrl.games.base import (
     ChancePlan,
@@ -27,6 +28,7 @@ from batchrl.games.holdem.evaluate import HoldemReport, evaluate_bots, play_bots
 from batchrl.games.holdem.game import HoldemParams
 from batchrl.games.holdem.gamedef import GameDef, GameDefError
 from batchrl.games.holdem.logs import generate
+from batchrl.games.holdem.rules import HandState, returns_many
 from batchrl.policy import ModelError
 from batchrl.store import StoreSchema
 
@@ -129,6 +131,9 @@ class HoldemPlay(PlayFace):
                      ) -> HoldemParams:
         """A model trained without pv plays without computing it (pv2: three players)."""
         return dataclasses.replace(params, pv=bool({"pv", "pv2"} & set(model_features)))
+
+    def returns_batch(self, states: Sequence[HandState]) -> NDArray[np.float64]:
+        return returns_many(states)
 
     def bot(self, name: str, params: HoldemParams, rng: np.random.Generator) -> Any:
         """``random`` (the thesis's) or ``rule``: they act on batches of states already."""

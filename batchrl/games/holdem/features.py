@@ -59,6 +59,7 @@ opponent has behind: what the seat can win or lose from here.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Sequence
 
 import numpy as np
@@ -129,17 +130,46 @@ def betting_code(sequence: str | None) -> int:
     return code + 1
 
 
+@functools.lru_cache(maxsize=1 << 16)
+def history_codes(history: tuple[str, ...]) -> tuple[int, ...]:
+    """`betting_code` of each round reached (a hand's ``history``), remembered: a search
+    asks for the same few betting histories millions of times."""
+    return tuple(betting_code(h) for h in history)
+
+
+# The thesis's features of a heads-up limit hand come from its betting alone (the rules
+# make its every chip and raise from the betting string), so each game's (betting, seat)
+# is worked out once: a search asks for the same few bettings in many worlds.
+_THESIS: dict[int, tuple[GameDef, dict[tuple[tuple[str, ...], int], tuple[float, ...]]]] = {}
+THESIS_LIMIT = 1 << 16  # bettings remembered per game (a heads-up limit game has ~10^4)
+
+
 def public_features(state: HandState, seat: int) -> list[float]:
     """Every feature but the equities, whose slots hold NaN (they are filled in batches)."""
     game = state.game
     if not thesis(game):
         return _general(state, seat)
+    held = _THESIS.get(id(game))
+    if held is None or held[0] is not game:
+        if len(_THESIS) >= 64:
+            _THESIS.clear()
+        held = _THESIS[id(game)] = (game, {})
+    rows = held[1]
+    key = (state.history, seat)
+    row = rows.get(key)
+    if row is None:
+        if len(rows) >= THESIS_LIMIT:
+            rows.clear()
+        row = rows[key] = tuple(_thesis_features(state, seat))
+    return list(row)
+
+
+def _thesis_features(state: HandState, seat: int) -> list[float]:
+    game = state.game
     sb = game.small_blind_player
-    history = state.history
-    codes = [
-        float(betting_code(history[r])) if r < len(history) else 0.0
-        for r in range(game.num_rounds)
-    ]
+    reached = history_codes(state.history)
+    codes = [float(c) for c in reached[:game.num_rounds]]
+    codes += [0.0] * (game.num_rounds - len(codes))
     return [
         float(state.round),
         float(sum(state.raises)),

@@ -83,8 +83,10 @@ class HoldemRules(Rules):
 
     def step(self, state: HandState, action: int) -> HandState:
         """The learner's ``action`` played: a no-limit raise bin as a legal total."""
-        if state.finished or not 0 <= action < len(actions.action_names(state.game)):
-            return rules.step(state, action)  # the rules say what is wrong
+        game = state.game
+        if action == rules.FOLD or action == rules.CALL or game.is_limit or \
+                state.current < 0 or not 0 <= action < len(actions.action_names(game)):
+            return rules.step(state, action)  # (or the rules say what is wrong)
         return rules.step(state, *actions.concrete(state, action))
 
     def is_terminal(self, state: HandState) -> bool:

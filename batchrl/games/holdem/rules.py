@@ -39,8 +39,9 @@ from collections.abc import Sequence
 from typing import NamedTuple
 
 import numpy as np
+from numpy.typing import NDArray
 
-from batchrl.games.holdem.evaluator import evaluate
+from batchrl.games.holdem.evaluator import evaluate, evaluate_many
 from batchrl.games.holdem.gamedef import GameDef
 
 FOLD, CALL, RAISE = 0, 1, 2
@@ -102,8 +103,7 @@ class HandState(NamedTuple):
 
     def acting(self) -> int:
         """Players who can still act: neither folded nor all-in."""
-        return sum(1 for f, s, k in zip(self.folded, self.spent, self.stack, strict=True)
-                   if not f and s < k)
+        return _acting(self.folded, self.spent, self.stack)
 
     @property
     def pot(self) -> int:
@@ -172,10 +172,12 @@ def raise_bounds(state: HandState) -> tuple[int, int] | None:
     """The least and the most a raise may raise *to* (limit: the one size), or None when
     no raise is allowed: the round's cap is reached, nobody is left to call it, or the
     player cannot put in more than the bet."""
-    if state.finished:
+    seat = state.current
+    if seat < 0:
         return None
-    game, seat = state.game, state.current
-    if state.round_raises >= game.max_raises[state.round] or state.acting() <= 1:
+    game = state.game
+    if state.round_raises >= game.max_raises[state.round] or \
+            _acting(state.folded, state.spent, state.stack) <= 1:
         return None
     stack = state.stack[seat]
     if state.max_spent >= stack:
@@ -246,26 +248,33 @@ def step(state: HandState, action: int, size: int = 0) -> HandState:
     else:
         raise IllegalAction(f"seat {seat}: {action!r} is not an action (0 fold, 1 call, 2 raise)")
     history = (*history[:-1], history[-1] + token)
-    after = HandState(game, hole, board, round_, spent, max_spent, folded, history, raises,
-                      round_raises, called, seat, min_raise_to, aggressor, stack, round_pots)
+    # who acts next, worked out before the one state is built
     if sum(folded) + 1 >= game.num_players:
-        return after._replace(current=-1)
-    acting = after.acting()
-    if called < acting:
-        return after._replace(current=_next_to_act(after, seat))
-    if acting <= 1:
-        # nobody left to bet against: the board runs out to the showdown
-        last = game.num_rounds - 1
-        pot = sum(spent) + dead_chips(game)
-        return after._replace(history=(*history, *[""] * (last - round_)), round=last,
-                              round_pots=(*round_pots, *[pot] * (last - round_)), current=-1)
-    if round_ + 1 >= game.num_rounds:
-        return after._replace(current=-1)
-    next_min = 0 if game.is_limit else max(1, *game.blind) + max_spent
-    after = after._replace(round=round_ + 1, history=(*history, ""), round_raises=0,
-                           called=0, min_raise_to=next_min,
-                           round_pots=(*round_pots, sum(spent) + dead_chips(game)))
-    return after._replace(current=_first_to_act(after, round_ + 1))
+        current = -1
+    else:
+        acting = _acting(folded, spent, stack)
+        if called < acting:
+            current = _next_seat(folded, spent, stack, seat)
+        elif acting <= 1:
+            # nobody left to bet against: the board runs out to the showdown
+            last = game.num_rounds - 1
+            pot = sum(spent) + dead_chips(game)
+            history = (*history, *[""] * (last - round_))
+            round_pots = (*round_pots, *[pot] * (last - round_))
+            round_, current = last, -1
+        elif round_ + 1 >= game.num_rounds:
+            current = -1
+        else:
+            min_raise_to = 0 if game.is_limit else max(1, *game.blind) + max_spent
+            round_pots = (*round_pots, sum(spent) + dead_chips(game))
+            history = (*history, "")
+            round_, round_raises, called = round_ + 1, 0, 0
+            current = game.first_player[round_]
+            if folded[current] or spent[current] >= stack[current]:
+                current = _next_seat(folded, spent, stack, current)
+    return _new_state(HandState, (game, hole, board, round_, spent, max_spent, folded, history,
+                                  raises, round_raises, called, current, min_raise_to,
+                                  aggressor, stack, round_pots))
 
 
 def is_terminal(state: HandState) -> bool:
@@ -301,6 +310,13 @@ def payoffs(state: HandState, strengths: Sequence[int] | None = None) -> tuple[f
         return tuple(float(pot - paid[p] if p == winner else -paid[p]) for p in range(n))
     if strengths is None:
         raise ValueError("a showdown needs the players' hand strengths")
+    if n == 2 and paid[0] == paid[1] and not any(antes):
+        # heads-up, both in for as much: one pot to the stronger, split on a tie (the
+        # layers below would do the same sums)
+        both = float(paid[0] + paid[1])
+        a, b = strengths[0], strengths[1]
+        won2 = (both / 2, both / 2) if a == b else (both, 0.0) if a > b else (0.0, both)
+        return (won2[0] - paid[0], won2[1] - paid[1])
     won = [0.0] * n
 
     def share(amount: float, eligible: Sequence[int]) -> None:
@@ -333,6 +349,33 @@ def returns(state: HandState) -> tuple[float, ...]:
     return payoffs(state, strengths)
 
 
+def returns_many(states: Sequence[HandState]) -> NDArray[np.float64]:
+    """`returns` of many finished hands with as many seats, one row each (n, seats),
+    the showdowns evaluated in one batch. The same numbers and the same errors as
+    `returns` one hand at a time, which a batch falls back to where its hands are not
+    all of one game with every card known, distinct and in the deck."""
+    if not states:
+        return np.zeros((0, 0))
+    game = states[0].game
+    n, k, shown = game.num_players, game.num_hole_cards, sum(game.num_board_cards)
+    width = n * k + shown
+    rows = [[c for h in s.hole for c in h] + list(s.board[:shown]) for s in states]
+    if not 5 <= k + shown <= 7 or any(s.game is not game or len(row) != width
+                                      for s, row in zip(states, rows, strict=True)):
+        return np.array([returns(s) for s in states], dtype=np.float64)
+    cards = np.array(rows, dtype=np.int64)
+    ordered = np.sort(cards, axis=1)
+    if ordered[:, 0].min() < 0 or ordered[:, -1].max() > 51 or \
+            (np.diff(ordered, axis=1) == 0).any():
+        return np.array([returns(s) for s in states], dtype=np.float64)
+    board = cards[:, n * k:]
+    strengths = np.stack([evaluate_many(np.concatenate([cards[:, p * k:(p + 1) * k], board],
+                                                       axis=1)) for p in range(n)], axis=1)
+    return np.array([payoffs(s, row) if showdown_seats(s) else payoffs(s)
+                     for s, row in zip(states, strengths.tolist(), strict=True)],
+                    dtype=np.float64).reshape(len(states), n)
+
+
 def _first_to_act(state: HandState, round_: int) -> int:
     """The round's first player, or the next after it who can act."""
     first = state.game.first_player[round_]
@@ -341,9 +384,31 @@ def _first_to_act(state: HandState, round_: int) -> int:
     return _next_to_act(state, first)
 
 
+# a HandState from its 16 fields in order, without the named constructor's frame (step
+# makes millions in a search's rollouts)
+_new_state = tuple.__new__
+
+
 def _next_to_act(state: HandState, seat: int) -> int:
-    n = len(state.folded)
+    return _next_seat(state.folded, state.spent, state.stack, seat)
+
+
+def _next_seat(folded: tuple[bool, ...], spent: tuple[int, ...], stack: tuple[int, ...],
+               seat: int) -> int:
+    """The seat after ``seat`` that can act (neither folded nor all-in)."""
+    n = len(folded)
     nxt = (seat + 1) % n
-    while state.folded[nxt] or state.all_in(nxt):
+    while folded[nxt] or spent[nxt] >= stack[nxt]:
         nxt = (nxt + 1) % n
     return nxt
+
+
+def _acting(folded: tuple[bool, ...], spent: tuple[int, ...], stack: tuple[int, ...]) -> int:
+    """How many seats can still act: neither folded nor all-in."""
+    if len(folded) == 2:  # heads-up, without a loop
+        return (not folded[0] and spent[0] < stack[0]) + (not folded[1] and spent[1] < stack[1])
+    count = 0
+    for f, s, k in zip(folded, spent, stack, strict=False):  # one per seat (strict: 2x the cost)
+        if not f and s < k:
+            count += 1
+    return count

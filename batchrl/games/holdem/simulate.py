@@ -31,9 +31,8 @@ from numpy.typing import NDArray
 
 from batchrl.games.holdem.actions import concrete
 from batchrl.games.holdem.bots import Bot, check_playable
-from batchrl.games.holdem.evaluator import evaluate_many
 from batchrl.games.holdem.gamedef import GameDef
-from batchrl.games.holdem.rules import HandState, deal, payoffs, step
+from batchrl.games.holdem.rules import HandState, deal, returns_many, step
 
 
 @dataclass(frozen=True)
@@ -97,18 +96,6 @@ def _start(game: GameDef, row: NDArray[np.int64]) -> HandState:
     return deal(game, hole, cards[game.num_players * k:])
 
 
-def _finish(game: GameDef, states: Sequence[HandState]) -> NDArray[np.float64]:
-    """Each seat's payoff per hand, the showdowns scored in one batch."""
-    k, n = game.num_hole_cards, game.num_players
-    cards = np.array([[*(c for h in s.hole for c in h), *s.board] for s in states],
-                     dtype=np.int64)
-    board = cards[:, n * k:]
-    strengths = np.stack([evaluate_many(np.concatenate([cards[:, p * k:(p + 1) * k], board],
-                                                       axis=1)) for p in range(n)], axis=1)
-    return np.array([payoffs(s, strengths[i].tolist()) for i, s in enumerate(states)],
-                    dtype=np.float64)
-
-
 def play(
     game: GameDef,
     bots: Sequence[Bot],
@@ -160,7 +147,7 @@ def play(
                 for j, a in zip(mine, actions.tolist(), strict=True):
                     states[j] = step(states[j], *concrete(states[j], a))
             live = [j for j in live if not states[j].finished]
-        by_seat = _finish(game, states)
+        by_seat = returns_many(states)
         payoff[lo:hi] = by_seat[np.arange(hi - lo)[:, None], seat[lo:hi]]
         if keep_states:
             kept.extend(states)

@@ -39,6 +39,32 @@ ARTIFACT_VERSION = 2
 KIND = "model"  # FQI's model files (written before model files had other kinds)
 
 
+# from this many rows on, q_values looks for repeated rows first (a search's rollouts
+# ask about the same state in many worlds: a third of their rows repeat)
+DISTINCT_ROWS = 64
+
+
+def distinct_rows(states: NDArray[np.float32], only: NDArray[np.bool_] | None = None
+                  ) -> tuple[NDArray[np.intp], NDArray[np.intp]]:
+    """The first of each distinct row of ``states`` (with its row of ``only``, where
+    given), byte for byte, and the index into those of each row: ``states[first][where]``
+    is ``states``.
+
+    >>> x = np.array([[1, 2], [3, 4], [1, 2]], np.float32)
+    >>> first, where = distinct_rows(x)
+    >>> len(first), x[first][where].tolist() == x.tolist(), bool(where[0] == where[2])
+    (2, True, True)
+    """
+    parts = [np.ascontiguousarray(states).view(np.uint8).reshape(len(states), -1)]
+    if only is not None:
+        parts.append(np.ascontiguousarray(only, dtype=bool).view(np.uint8)
+                     .reshape(len(states), -1))
+    rows = np.ascontiguousarray(np.hstack(parts) if len(parts) > 1 else parts[0])
+    keys = rows.view(np.dtype((np.void, rows.shape[1]))).ravel()
+    _, first, where = np.unique(keys, return_index=True, return_inverse=True)
+    return first, where.reshape(len(states))
+
+
 @dataclass
 class QFunction:
     """Q(s, a) from fitted regressors: one on (state, action), or one per action."""
@@ -61,20 +87,37 @@ class QFunction:
                  only: NDArray[np.bool_] | None = None) -> NDArray[np.float64]:
         """Q of every action in each state, shape (n, actions); NaN where no model knows.
         With ``only`` (n, actions), just those (the legal actions: a state's values do
-        not depend on the other rows', so they are the same), NaN elsewhere."""
+        not depend on the other rows', so they are the same), NaN elsewhere. A row that
+        repeats (with its ``only``) is predicted once."""
         states = np.asarray(states, dtype=np.float32).reshape(len(states), -1)
+        if len(states) >= DISTINCT_ROWS:
+            first, where = distinct_rows(states, only)
+            if len(first) < len(states):  # each distinct row once: a row's Q is its own
+                q = self._q_values(states[first], None if only is None else only[first])
+                return q[where]
+        return self._q_values(states, only)
+
+    def _q_values(self, states: NDArray[np.float32], only: NDArray[np.bool_] | None
+                  ) -> NDArray[np.float64]:
         q = np.full((len(states), self.n_actions), np.nan)
+        asked: list[tuple[NDArray[np.intp], int]] = []  # one regressor: (rows, action)s
         for a in range(self.n_actions):
-            rows = slice(None) if only is None else np.flatnonzero(only[:, a])
-            part = states[rows]
-            if not len(part):
+            rows = np.arange(len(states)) if only is None else np.flatnonzero(only[:, a])
+            if not len(rows):
                 continue
-            if self.per_action:
-                if self.models[a] is not None:
-                    q[rows, a] = self._predict(self.models[a], part)
-            else:
-                x = np.column_stack([part, np.full(len(part), a, dtype=np.float32)])
-                q[rows, a] = self._predict(self.models[0], x)
+            if not self.per_action:
+                asked.append((rows, a))
+            elif self.models[a] is not None:
+                q[rows, a] = self._predict(self.models[a], states[rows])
+        if asked:  # every (state, action) row in one prediction: a row's is its own
+            x = np.concatenate([np.column_stack([states[rows],
+                                                 np.full(len(rows), a, dtype=np.float32)])
+                                for rows, a in asked])
+            values = self._predict(self.models[0], x)
+            start = 0
+            for rows, a in asked:
+                q[rows, a] = values[start:start + len(rows)]
+                start += len(rows)
         return q
 
 

@@ -3,7 +3,7 @@ from locations import SAMPLES
 
 from batchrl.games.holdem import gamedef
 from batchrl.games.holdem.features import betting_code, encode_many, feature_names
-from batchrl.games.holdem.rules import deal, step
+from batchrl.games.holdem.rules import deal, legal_actions, new_hand, step
 from batchrl.ingest import IngestConfig, ingest
 from batchrl.store import Store
 from parsers.acpc import LoggedHand, read_acpc
@@ -41,3 +41,32 @@ def test_stored_rows_come_from_the_one_encoder(tmp_path):
     for key, vector in zip(keys, expected, strict=True):
         np.testing.assert_array_equal(stored[key], vector)
     assert feature_names(game)[5] == "pv" and 0 < expected[:, 5].min() < expected[:, 5].max() <= 1
+
+
+def test_a_heads_up_limit_bettings_features_are_remembered_per_game():
+    """The thesis's features, worked out once per (game, betting, seat), are each state's
+    own: for hands of two games whose bettings match but whose blinds differ, for every
+    seat, dealt other cards, and asked again after the memory was emptied."""
+    from batchrl.games.holdem import features  # (its memory is emptied below)
+
+    rng = np.random.default_rng(4)
+    games = [gamedef.HEADS_UP_LIMIT, gamedef.GLASSFROG_LIMIT]
+    assert games[0].blind != games[1].blind
+    asked = 0
+    for _ in range(300):
+        for game in games:
+            state = new_hand(game, rng)
+            while not state.finished:
+                for seat in (0, 1):
+                    fresh = features._thesis_features(state, seat)
+                    for _ in range(2):  # the second from the memory
+                        row = features.public_features(state, seat)
+                        assert np.array_equal(row, fresh, equal_nan=True)
+                        asked += 1
+                state = step(state, int(rng.choice(legal_actions(state))))
+        if len(features._THESIS) and asked % 7 == 0:
+            features._THESIS.clear()
+    assert asked > 1000
+    same = [features.public_features(deal(g, ((0, 1), (2, 3)), (4, 5, 6, 7, 8)), 1)
+            for g in games]
+    assert same[0] != same[1]  # the same (empty) betting, other blinds: another pot

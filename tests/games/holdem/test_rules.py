@@ -3,6 +3,7 @@ import pytest
 
 from batchrl.games.conformance import check_game
 from batchrl.games.holdem import GAME, gamedef
+from batchrl.games.holdem.cards import parse_cards
 from batchrl.games.holdem.rules import (
     CALL,
     FOLD,
@@ -13,6 +14,9 @@ from batchrl.games.holdem.rules import (
     new_hand,
     payoffs,
     raise_bounds,
+    returns,
+    returns_many,
+    showdown_seats,
     step,
 )
 
@@ -178,3 +182,55 @@ def test_three_way_ties_pay_fractions():
     assert payoffs(s, [7, 7, 7]) == (0.0, 0.0, 0.0)
     s = play(deal(game, ((0, 1), (2, 3), (4, 5)), (6, 7, 8, 9, 10)), "cfc/cc/cc/cc")
     assert payoffs(s, [1, 7, 7]) == (-5.0, 2.5, 2.5)
+
+
+def _random_ends(game, n, seed):
+    """``n`` finished hands of ``game`` played by uniformly random legal moves (no-limit
+    raises at either bound), so folds, showdowns, all-ins and side pots all occur."""
+    rng = np.random.default_rng(seed)
+    ends = []
+    for _ in range(n):
+        s = new_hand(game, rng)
+        while not s.finished:
+            action = int(rng.choice(legal_actions(s)))
+            size = 0
+            if action == RAISE and not game.is_limit:
+                size = int(rng.choice(raise_bounds(s)))
+            s = step(s, action, size)
+        ends.append(s)
+    return ends
+
+
+@pytest.mark.parametrize("game", [HU, NL, gamedef.THREE_PLAYER_LIMIT,
+                                  gamedef.THREE_PLAYER_NOLIMIT])
+def test_returns_of_many_hands_at_once_are_each_hands_returns(game):
+    ends = _random_ends(game, 400, seed=5)
+    # a royal flush on the board: every seat that sees the river ties
+    board = tuple(parse_cards("AsKsQsJsTs"))
+    hole = tuple(tuple(parse_cards(h)) for h in ("2c3d", "4c5d", "6c7d")[:game.num_players])
+    tie = deal(game, hole, board)
+    while not tie.finished:
+        tie = step(tie, CALL)
+    ends.append(tie)
+    batch = returns_many(ends)
+    one = np.array([returns(s) for s in ends])
+    assert batch.shape == (len(ends), game.num_players)
+    assert np.array_equal(batch, one)
+    showdowns = sum(1 for s in ends if showdown_seats(s))
+    assert 0 < showdowns < len(ends)  # both kinds of ending were met
+    assert (one[-1] == 0).all()  # the tie: every seat gets its chips back
+
+
+def test_returns_of_many_hands_fall_back_to_one_at_a_time_and_keep_its_errors():
+    ends = _random_ends(HU, 20, seed=1)
+    unknown = ends[0]._replace(hole=((), ends[0].hole[1]))  # a log that hid a hand
+    other = _random_ends(gamedef.GLASSFROG_LIMIT, 1, seed=2)[0]  # other blinds, two seats
+    for batch in ([*ends, unknown], [*ends, other], [unknown]):
+        assert [tuple(r) for r in returns_many(batch)] == [returns(s) for s in batch]
+    shown = next(s for s in ends if showdown_seats(s))
+    bad = shown._replace(board=(60, *shown.board[1:]))
+    with pytest.raises(ValueError, match=r"want distinct cards in 0\.\.51"):
+        returns(bad)
+    with pytest.raises(ValueError, match=r"want distinct cards in 0\.\.51"):
+        returns_many([*ends, bad])
+    assert returns_many([]).shape[0] == 0

@@ -172,6 +172,55 @@ def hero(tmp_path_factory):
     return out
 
 
+def test_a_search_decides_the_same_with_its_speed_ups_undone(hero, monkeypatch):
+    """A search over the hero: the rollouts' showdowns scored in one batch, each repeated
+    state asked of the model once, the bettings' features remembered and the trees walked
+    a chunk at a time only save time. With each undone (the protocol's returns one state
+    at a time, every row predicted, no betting remembered, a tree a task), every rollout
+    returns the same and every move is the same."""
+    # the modules whose speed-ups are undone, and the search's player: this test's alone
+    from batchrl import modeltrees
+    from batchrl.games import PlayFace
+    from batchrl.games.holdem import GAME as HOLDEM
+    from batchrl.games.holdem import features
+    from batchrl.games.play import make_player
+    from batchrl.games.search import SearchPlayer
+    from batchrl.learners.fqi import model
+
+    params = HOLDEM.rules.params()
+    rng = np.random.default_rng(6)
+    states = []
+    for k in range(12):
+        s = HOLDEM.rules.new_game(rng, params)
+        for _ in range(k % 6):
+            if not HOLDEM.rules.is_terminal(s):
+                s = HOLDEM.rules.step(s, int(rng.choice(HOLDEM.rules.legal_actions(s))))
+        if not HOLDEM.rules.is_terminal(s):
+            states.append(s)
+    seats = [HOLDEM.rules.current_player(s) for s in states]
+
+    def search() -> tuple[list[int], list[np.ndarray], int]:
+        player = make_player(HOLDEM, f"search+worlds=8+opponent=random+more=16+top=1:"
+                             f"model:{hero}", params, np.random.default_rng(0))
+        assert isinstance(player, SearchPlayer)
+        returns: list[np.ndarray] = []
+        rollout = player.rollout
+        player.rollout = lambda roots, searcher: returns.append(rollout(roots, searcher)) \
+            or returns[-1]
+        return player.act(states, seats).tolist(), returns, player.contested
+
+    fast = search()
+    monkeypatch.setattr(type(HOLDEM.play), "returns_batch", PlayFace.returns_batch)
+    monkeypatch.setattr(model, "DISTINCT_ROWS", 1 << 40)
+    monkeypatch.setattr(features, "public_features", features._thesis_features)
+    monkeypatch.setattr(modeltrees, "CHUNK_BYTES", 1)
+    slow = search()
+    assert fast[0] == slow[0] and fast[2] == slow[2] > 0  # a second round was raced
+    assert len(fast[1]) == len(slow[1]) == 2
+    assert all(np.array_equal(a, b) for a, b in zip(fast[1], slow[1], strict=True))
+    assert len(set(fast[0])) > 1
+
+
 def test_hero_acts_legally_and_beats_random(hero):
     bot = HeroBot.load(hero, GAME)
     assert "pot" not in bot.policy.feature_names and len(bot.columns) == 10
