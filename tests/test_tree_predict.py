@@ -5,8 +5,10 @@ child too."""
 import multiprocessing
 
 import numpy as np
+import pytest
 from sklearn.ensemble import ExtraTreesRegressor
 
+from batchrl.learners.fqi import model as fqi_model
 from batchrl.learners.fqi.model import DISTINCT_ROWS, QFunction, distinct_rows
 from batchrl.modeltrees import FEW_ROWS, predict
 
@@ -51,10 +53,13 @@ def test_a_forked_child_predicts_on_its_own_threads() -> None:
     assert np.array_equal(np.asarray(queue.get(timeout=5)), here)
 
 
-def test_q_values_of_repeated_rows_are_each_rows_own() -> None:
+@pytest.mark.parametrize("one_call", [1 << 16, 10])
+def test_q_values_of_repeated_rows_are_each_rows_own(one_call, monkeypatch) -> None:
     """A Q-function predicts each distinct (state, legal mask) once and gives every row
     its own: the same numbers as row by row, whatever repeats, for a forest on (state,
     action) and per action, with and without pessimism."""
+    # one call for every action's rows, or (past ONE_CALL_ROWS states) an action at a time
+    monkeypatch.setattr(fqi_model, "ONE_CALL_ROWS", one_call)
     model, x = _forest()
     rng = np.random.default_rng(1)
     states = x[rng.integers(0, 30, size=200), :4]  # 200 rows, at most 30 distinct

@@ -267,7 +267,8 @@ class PlayFace(Face):
         evaluate hands (hold'em's showdowns) scores the batch at once. The conformance
         check holds it to ``returns``."""
         rows = [self.rules.returns(s) for s in states]
-        return np.array(rows, dtype=np.float64).reshape(len(rows), -1)
+        return np.array(rows, dtype=np.float64).reshape(len(rows), -1) if rows else \
+            np.zeros((0, 0))
 
     def bot(self, name: str, params: Any, rng: np.random.Generator) -> Any:
         """The game's bot called ``name`` (one of ``bots``) as a player of the rules'

@@ -97,15 +97,24 @@ def concrete(state: HandState, action: int) -> tuple[int, int]:
     return RAISE, min(max(to, low), high)
 
 
+def may_fold(state: HandState) -> bool:
+    """Whether the seat to act may fold: it owes chips (the dealer refuses a free fold)."""
+    seat = state.current
+    return seat >= 0 and state.spent[seat] < state.max_spent
+
+
+def may_raise(state: HandState) -> bool:
+    """Whether the seat to act may raise (every raise bin is then legal)."""
+    return raise_bounds(state) is not None
+
+
 def action_mask(state: HandState) -> tuple[bool, ...]:
     """The learner's legal actions: fold when owing chips, call, and every raise bin when a
     raise is allowed (several bins may then play the same total)."""
     if state.finished:
         return (False,) * len(action_names(state.game))
-    fold = state.spent[state.current] < state.max_spent
-    can_raise = raise_bounds(state) is not None
     raises = 1 if state.game.is_limit else len(NOLIMIT_NAMES) - FIRST_RAISE
-    return (fold, True, *(can_raise,) * raises)
+    return (may_fold(state), True, *(may_raise(state),) * raises)
 
 
 def legal(state: HandState) -> tuple[int, ...]:

@@ -46,12 +46,12 @@ from numpy.typing import NDArray
 
 from batchrl.blocks import load_once
 from batchrl.games.base import Bound
-from batchrl.games.holdem.actions import FIRST_RAISE, action_names
+from batchrl.games.holdem.actions import FIRST_RAISE, action_names, may_fold, may_raise
 from batchrl.games.holdem.features import encode_many, history_codes, thesis
 from batchrl.games.holdem.gamedef import GameDef, GameDefError, evaluable
 from batchrl.games.holdem.pv import pv_many
 from batchrl.games.holdem.pv2 import pv2_many
-from batchrl.games.holdem.rules import CALL, FOLD, RAISE, HandState, raise_bounds
+from batchrl.games.holdem.rules import CALL, FOLD, RAISE, HandState
 from batchrl.games.search import inner, search_player
 from batchrl.policy import LoadedModel, ModelError, policy_meta
 
@@ -70,17 +70,14 @@ class Bot(Protocol):
 
 
 def _masks(states: Sequence[HandState]) -> NDArray[np.bool_]:
-    """The learner's legal actions of each state, one row each (`action_mask`'s: fold
-    when owing chips, call, every raise bin when a raise is allowed; none once over)."""
+    """The learner's legal actions of each state, one row each (`action_mask`'s, from the
+    same `may_fold` and `may_raise`, without a tuple per state)."""
     width = len(action_names(states[0].game)) if states else 3
     out = np.zeros((len(states), width), dtype=bool)
     fold, call, can_raise = out[:, FOLD], out[:, CALL], out[:, RAISE]
     for i, s in enumerate(states):
-        seat = s.current
-        if seat >= 0:
-            fold[i] = s.spent[seat] < s.max_spent
-            call[i] = True
-            can_raise[i] = raise_bounds(s) is not None
+        if s.current >= 0:
+            fold[i], call[i], can_raise[i] = may_fold(s), True, may_raise(s)
     out[:, RAISE + 1:] = can_raise[:, None]
     return out
 
@@ -89,12 +86,12 @@ def _legal_or_call(states: Sequence[HandState], choice: NDArray[np.int64]) -> ND
     """``choice`` where legal, a call where not (fold with nothing to call, raise at the cap):
     only a fold's or a raise's legality is looked up (a call is always legal)."""
     out = choice.astype(np.int64)
+    width = len(action_names(states[0].game)) if states else 3
+    if len(out) and (out.min() < 0 or out.max() >= width):
+        raise ValueError(f"a choice out of the {width} actions: {out.tolist()}")
     for i in np.flatnonzero(out != CALL).tolist():
         s = states[i]
-        seat = s.current
-        legal = seat >= 0 and (s.spent[seat] < s.max_spent if out[i] == FOLD else
-                               raise_bounds(s) is not None)
-        if not legal:
+        if s.current < 0 or not (may_fold(s) if out[i] == FOLD else may_raise(s)):
             out[i] = CALL
     return out
 

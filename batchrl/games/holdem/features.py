@@ -137,11 +137,14 @@ def history_codes(history: tuple[str, ...]) -> tuple[int, ...]:
     return tuple(betting_code(h) for h in history)
 
 
-# The thesis's features of a heads-up limit hand come from its betting alone (the rules
-# make its every chip and raise from the betting string), so each game's (betting, seat)
-# is worked out once: a search asks for the same few bettings in many worlds.
-_THESIS: dict[int, tuple[GameDef, dict[tuple[tuple[str, ...], int], tuple[float, ...]]]] = {}
-THESIS_LIMIT = 1 << 16  # bettings remembered per game (a heads-up limit game has ~10^4)
+# The thesis's features of a heads-up limit hand come from its betting alone (a state is
+# made by `deal` and `step`, which make its every chip and raise from the game and the
+# betting; only its cards are ever replaced), so each game's (betting, seat) is worked out
+# once: a search asks for the same few bettings in many worlds. Keyed by the game's id,
+# the game held beside so that no id is reused while its rows are kept.
+_THESIS: dict[tuple[int, tuple[str, ...], int], tuple[float, ...]] = {}
+_THESIS_GAMES: dict[int, GameDef] = {}
+THESIS_LIMIT = 1 << 16  # (game, betting, seat)s kept in all (heads-up limit has ~10^4)
 
 
 def public_features(state: HandState, seat: int) -> list[float]:
@@ -149,19 +152,19 @@ def public_features(state: HandState, seat: int) -> list[float]:
     game = state.game
     if not thesis(game):
         return _general(state, seat)
-    held = _THESIS.get(id(game))
-    if held is None or held[0] is not game:
-        if len(_THESIS) >= 64:
-            _THESIS.clear()
-        held = _THESIS[id(game)] = (game, {})
-    rows = held[1]
-    key = (state.history, seat)
-    row = rows.get(key)
+    key = (id(game), state.history, seat)
+    row = _THESIS.get(key)
     if row is None:
-        if len(rows) >= THESIS_LIMIT:
-            rows.clear()
-        row = rows[key] = tuple(_thesis_features(state, seat))
+        if len(_THESIS) >= THESIS_LIMIT:
+            _forget_bettings()
+        _THESIS_GAMES[id(game)] = game
+        row = _THESIS[key] = tuple(_thesis_features(state, seat))
     return list(row)
+
+
+def _forget_bettings() -> None:
+    _THESIS.clear()
+    _THESIS_GAMES.clear()
 
 
 def _thesis_features(state: HandState, seat: int) -> list[float]:

@@ -310,13 +310,22 @@ def payoffs(state: HandState, strengths: Sequence[int] | None = None) -> tuple[f
         return tuple(float(pot - paid[p] if p == winner else -paid[p]) for p in range(n))
     if strengths is None:
         raise ValueError("a showdown needs the players' hand strengths")
-    if n == 2 and paid[0] == paid[1] and not any(antes):
+    if n == 2 and paid[0] == paid[1] and not any(antes) and not any(state.folded):
         # heads-up, both in for as much: one pot to the stronger, split on a tie (the
         # layers below would do the same sums)
         both = float(paid[0] + paid[1])
         a, b = strengths[0], strengths[1]
         won2 = (both / 2, both / 2) if a == b else (both, 0.0) if a > b else (0.0, both)
         return (won2[0] - paid[0], won2[1] - paid[1])
+    return _layered(state, strengths, paid, antes)
+
+
+def _layered(state: HandState, strengths: Sequence[int], paid: tuple[int, ...],
+             antes: tuple[int, ...]) -> tuple[float, ...]:
+    """`payoffs` of a showdown, the pot cut in layers by what the seats put in."""
+    game = state.game
+    n = game.num_players
+    live = [p for p in range(n) if not state.folded[p]]
     won = [0.0] * n
 
     def share(amount: float, eligible: Sequence[int]) -> None:
@@ -360,7 +369,8 @@ def returns_many(states: Sequence[HandState]) -> NDArray[np.float64]:
     n, k, shown = game.num_players, game.num_hole_cards, sum(game.num_board_cards)
     width = n * k + shown
     rows = [[c for h in s.hole for c in h] + list(s.board[:shown]) for s in states]
-    if not 5 <= k + shown <= 7 or any(s.game is not game or len(row) != width
+    if not 5 <= k + shown <= 7 or any(s.game is not game or len(row) != width or
+                                      any(len(h) != k for h in s.hole)
                                       for s, row in zip(states, rows, strict=True)):
         return np.array([returns(s) for s in states], dtype=np.float64)
     cards = np.array(rows, dtype=np.int64)

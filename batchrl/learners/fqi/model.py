@@ -42,6 +42,10 @@ KIND = "model"  # FQI's model files (written before model files had other kinds)
 # from this many rows on, q_values looks for repeated rows first (a search's rollouts
 # ask about the same state in many worlds: a third of their rows repeat)
 DISTINCT_ROWS = 64
+# up to this many states, a (state, action) regressor predicts every action's rows in one
+# call (a call's hand-off to the threads costs as much as a walk of a few hundred rows);
+# beyond, an action at a time, so the rows are not all copied at once
+ONE_CALL_ROWS = 1 << 16
 
 
 def distinct_rows(states: NDArray[np.float32], only: NDArray[np.bool_] | None = None
@@ -90,7 +94,7 @@ class QFunction:
         not depend on the other rows', so they are the same), NaN elsewhere. A row that
         repeats (with its ``only``) is predicted once."""
         states = np.asarray(states, dtype=np.float32).reshape(len(states), -1)
-        if len(states) >= DISTINCT_ROWS:
+        if len(states) >= DISTINCT_ROWS and states.shape[1]:
             first, where = distinct_rows(states, only)
             if len(first) < len(states):  # each distinct row once: a row's Q is its own
                 q = self._q_values(states[first], None if only is None else only[first])
@@ -105,8 +109,11 @@ class QFunction:
             rows = np.arange(len(states)) if only is None else np.flatnonzero(only[:, a])
             if not len(rows):
                 continue
-            if not self.per_action:
+            if not self.per_action and len(states) <= ONE_CALL_ROWS:
                 asked.append((rows, a))
+            elif not self.per_action:
+                x = np.column_stack([states[rows], np.full(len(rows), a, dtype=np.float32)])
+                q[rows, a] = self._predict(self.models[0], x)
             elif self.models[a] is not None:
                 q[rows, a] = self._predict(self.models[a], states[rows])
         if asked:  # every (state, action) row in one prediction: a row's is its own

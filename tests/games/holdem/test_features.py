@@ -65,7 +65,7 @@ def test_a_heads_up_limit_bettings_features_are_remembered_per_game():
                         asked += 1
                 state = step(state, int(rng.choice(legal_actions(state))))
         if len(features._THESIS) and asked % 7 == 0:
-            features._THESIS.clear()
+            features._forget_bettings()
     assert asked > 1000
     same = [features.public_features(deal(g, ((0, 1), (2, 3)), (4, 5, 6, 7, 8)), 1)
             for g in games]

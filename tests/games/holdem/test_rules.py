@@ -228,9 +228,34 @@ def test_returns_of_many_hands_fall_back_to_one_at_a_time_and_keep_its_errors():
     for batch in ([*ends, unknown], [*ends, other], [unknown]):
         assert [tuple(r) for r in returns_many(batch)] == [returns(s) for s in batch]
     shown = next(s for s in ends if showdown_seats(s))
+    uneven = shown._replace(hole=((*shown.hole[0], shown.board[4]), shown.hole[1][:1]))
+    with pytest.raises(ValueError, match="want 5 to 7 cards"):  # 8 cards in one hand
+        returns(uneven)
+    with pytest.raises(ValueError, match="want 5 to 7 cards"):  # as many cards in all
+        returns_many([*ends, uneven])
     bad = shown._replace(board=(60, *shown.board[1:]))
     with pytest.raises(ValueError, match=r"want distinct cards in 0\.\.51"):
         returns(bad)
     with pytest.raises(ValueError, match=r"want distinct cards in 0\.\.51"):
         returns_many([*ends, bad])
     assert returns_many([]).shape[0] == 0
+
+
+@pytest.mark.parametrize("game", [HU, NL, gamedef.GLASSFROG_LIMIT])
+def test_a_heads_up_pot_of_equal_stakes_pays_as_its_layers_do(game):
+    """`payoffs`' shortcut (two seats, both in for as much, no antes) gives the same
+    numbers as the side-pot layers, ties and both-folded states included."""
+    from batchrl.games.holdem.rules import _layered  # (the layers the shortcut skips)
+
+    checked = 0
+    antes = game.posted_antes()
+    for s in _random_ends(game, 300, seed=9):
+        for strengths in ([5, 5], [7, 2], [2, 7], [-1, 3]):
+            paid = tuple(a + b for a, b in zip(s.spent, antes, strict=True))
+            for state in (s, s._replace(folded=(True, True))):
+                if sum(not f for f in state.folded) == 1:
+                    continue  # a fold: no showdown
+                got, layers = payoffs(state, strengths), _layered(state, strengths, paid, antes)
+                assert [repr(v) for v in got] == [repr(v) for v in layers]  # -0.0 too
+                checked += state.spent[0] == state.spent[1] and not any(state.folded)
+    assert checked > 100

@@ -174,10 +174,12 @@ def hero(tmp_path_factory):
 
 def test_a_search_decides_the_same_with_its_speed_ups_undone(hero, monkeypatch):
     """A search over the hero: the rollouts' showdowns scored in one batch, each repeated
-    state asked of the model once, the bettings' features remembered and the trees walked
-    a chunk at a time only save time. With each undone (the protocol's returns one state
-    at a time, every row predicted, no betting remembered, a tree a task), every rollout
-    returns the same and every move is the same."""
+    state asked of the model once, the bettings' features remembered and the forest's
+    trees handed out a few to a task only save time. With those undone (the protocol's
+    returns one state at a time, every row predicted, no betting remembered, a tree a
+    task), every rollout returns the same and every move is the same. (The rules' step,
+    the legal masks, the payoffs' shortcut and the one-call prediction are held to their
+    one-at-a-time forms by their own tests.)"""
     # the modules whose speed-ups are undone, and the search's player: this test's alone
     from batchrl import modeltrees
     from batchrl.games import PlayFace
@@ -219,6 +221,41 @@ def test_a_search_decides_the_same_with_its_speed_ups_undone(hero, monkeypatch):
     assert len(fast[1]) == len(slow[1]) == 2
     assert all(np.array_equal(a, b) for a, b in zip(fast[1], slow[1], strict=True))
     assert len(set(fast[0])) > 1
+
+
+@pytest.mark.parametrize("game", [gamedef.HEADS_UP_LIMIT, gamedef.HEADS_UP_NOLIMIT,
+                                  gamedef.THREE_PLAYER_NOLIMIT])
+def test_the_bots_legal_masks_are_each_states_action_mask(game):
+    """The masks the bots act on, made for a batch, are `action_mask` state by state; the
+    random bot's fallback to a call is a call exactly where its choice is not legal; a
+    choice out of the actions is refused."""
+    # the bots' private helpers, and the one mask they must agree with
+    from batchrl.games.holdem.actions import action_mask, action_names
+    from batchrl.games.holdem.bots import _legal_or_call, _masks
+    from batchrl.games.holdem.rules import RAISE, new_hand, raise_bounds, step
+
+    rng = np.random.default_rng(5)
+    states = []
+    for _ in range(300):
+        s = new_hand(game, rng)
+        while True:
+            states.append(s)
+            if s.finished:
+                break
+            action = int(rng.choice(legal_actions(s)))
+            size = int(rng.choice(raise_bounds(s))) if action == RAISE and \
+                not game.is_limit else 0
+            s = step(s, action, size)
+    width = len(action_names(game))
+    expected = np.array([action_mask(s) for s in states], dtype=bool).reshape(-1, width)
+    assert np.array_equal(_masks(states), expected)
+    assert expected[:, 0].any() and not expected[:, 0].all() and not expected[:, -1].all()
+    for _ in range(3):
+        choice = rng.integers(0, width, len(states))
+        legal = expected[np.arange(len(states)), choice]
+        assert np.array_equal(_legal_or_call(states, choice), np.where(legal, choice, 1))
+    with pytest.raises(ValueError, match="out of the"):
+        _legal_or_call(states[:2], np.array([1, width]))
 
 
 def test_hero_acts_legally_and_beats_random(hero):
