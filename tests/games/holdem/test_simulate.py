@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 from click.testing import CliRunner
 from fqi_runs import FQIRun, run_fqi
+from search_runs import recorded_search
 
 from batchrl.cli import main
 from batchrl.evaluation import mean_ci
@@ -180,13 +181,11 @@ def test_a_search_decides_the_same_with_its_speed_ups_undone(hero, monkeypatch):
     task), every rollout returns the same and every move is the same. (The rules' step,
     the legal masks, the payoffs' shortcut and the one-call prediction are held to their
     one-at-a-time forms by their own tests.)"""
-    # the modules whose speed-ups are undone, and the search's player: this test's alone
+    # the modules whose speed-ups are undone: this test's alone
     from batchrl import modeltrees
     from batchrl.games import PlayFace
     from batchrl.games.holdem import GAME as HOLDEM
     from batchrl.games.holdem import features
-    from batchrl.games.play import make_player
-    from batchrl.games.search import SearchPlayer
     from batchrl.learners.fqi import model
 
     params = HOLDEM.rules.params()
@@ -201,26 +200,17 @@ def test_a_search_decides_the_same_with_its_speed_ups_undone(hero, monkeypatch):
             states.append(s)
     seats = [HOLDEM.rules.current_player(s) for s in states]
 
-    def search() -> tuple[list[int], list[np.ndarray], int]:
-        player = make_player(HOLDEM, f"search+worlds=8+opponent=random+more=16+top=1:"
-                             f"model:{hero}", params, np.random.default_rng(0))
-        assert isinstance(player, SearchPlayer)
-        returns: list[np.ndarray] = []
-        rollout = player.rollout
-        player.rollout = lambda roots, searcher: returns.append(rollout(roots, searcher)) \
-            or returns[-1]
-        return player.act(states, seats).tolist(), returns, player.contested
-
-    fast = search()
+    spec = f"search+worlds=8+opponent=random+more=16+top=1:model:{hero}"
+    fast, fast_returns, fast_player = recorded_search(HOLDEM, spec, params, states, seats)
     monkeypatch.setattr(type(HOLDEM.play), "returns_batch", PlayFace.returns_batch)
     monkeypatch.setattr(model, "DISTINCT_ROWS", 1 << 40)
     monkeypatch.setattr(features, "public_features", features._thesis_features)
     monkeypatch.setattr(modeltrees, "CHUNK_BYTES", 1)
-    slow = search()
-    assert fast[0] == slow[0] and fast[2] == slow[2] > 0  # a second round was raced
-    assert len(fast[1]) == len(slow[1]) == 2
-    assert all(np.array_equal(a, b) for a, b in zip(fast[1], slow[1], strict=True))
-    assert len(set(fast[0])) > 1
+    slow, slow_returns, slow_player = recorded_search(HOLDEM, spec, params, states, seats)
+    assert fast == slow and len(set(fast)) > 1
+    assert fast_player.contested == slow_player.contested > 0  # a second round was raced
+    assert len(fast_returns) == len(slow_returns) == 2 and all(
+        np.array_equal(a, b) for a, b in zip(fast_returns, slow_returns, strict=True))
 
 
 @pytest.mark.parametrize("game", [gamedef.HEADS_UP_LIMIT, gamedef.HEADS_UP_NOLIMIT,

@@ -6,6 +6,7 @@ import pickle
 
 import numpy as np
 import pytest
+from search_runs import recorded_search
 
 from batchrl.games import legal_mask
 from batchrl.games.conformance import check_game
@@ -356,12 +357,10 @@ def test_a_search_decides_the_same_with_its_rollouts_followed_or_replayed(tmp_pa
     search over a model of canonical suits (random as the others' model, a bot between
     the model's batches) gets the same returns in every rollout, and so makes the same
     moves, as one whose every batch is replayed from the deals."""
-    # the CLI and the play module are this test's alone: a small model to search over
+    # the CLI and the game modules patched are this test's alone: a small model to search over
     from click.testing import CliRunner
 
     from batchrl.cli import main
-    from batchrl.games.play import make_player
-    from batchrl.games.search import SearchPlayer
     from batchrl.games.tressette import faces
     from batchrl.games.tressette import game as core
 
@@ -385,23 +384,14 @@ def test_a_search_decides_the_same_with_its_rollouts_followed_or_replayed(tmp_pa
         states.append(s)
     seats = [GAME.rules.current_player(s) for s in states]
 
-    def search() -> tuple[list[int], list[np.ndarray], int]:
-        player = make_player(GAME, f"search+worlds=3+opponent=random:model:{tmp_path / 'm.npz'}",
-                             params, np.random.default_rng(0))
-        assert isinstance(player, SearchPlayer)
-        returns: list[np.ndarray] = []
-        rollout = player.rollout
-        player.rollout = lambda roots, searcher: returns.append(rollout(roots, searcher)) \
-            or returns[-1]
-        return player.act(states, seats).tolist(), returns, player.rollout_steps
-
-    followed = search()
+    spec = f"search+worlds=3+opponent=random:model:{tmp_path / 'm.npz'}"
+    followed, followed_returns, first = recorded_search(GAME, spec, params, states, seats)
     for s in states:
         s.seen.tracker, s.seen.order = None, None
     monkeypatch.setattr(core, "lockstep", lambda hands: core.replay([h.state for h in hands]))
     monkeypatch.setattr(faces, "lockstep", core.lockstep)  # every batch from the deals
-    replayed = search()
-    assert followed[0] == replayed[0] and followed[2] == replayed[2] > 0
-    assert len(followed[1]) == len(replayed[1]) and all(
-        np.array_equal(a, b) for a, b in zip(followed[1], replayed[1], strict=True))
-    assert len({v for r in followed[1] for v in r.tolist()}) > 2  # returns that tell apart
+    replayed, replayed_returns, second = recorded_search(GAME, spec, params, states, seats)
+    assert followed == replayed and first.rollout_steps == second.rollout_steps > 0
+    assert len(followed_returns) == len(replayed_returns) and all(
+        np.array_equal(a, b) for a, b in zip(followed_returns, replayed_returns, strict=True))
+    assert len({v for r in followed_returns for v in r.tolist()}) > 2  # returns that differ
