@@ -307,8 +307,9 @@ def lower_bound(model: Any, x: NDArray[np.float32], kappa: float) -> NDArray[np.
     trees = model.estimators_
     total = np.zeros(len(x))
     squares = np.zeros(len(x))
+    walk = _walker(trees[0], x)
     for tree in trees:
-        part = tree.predict(x, check_input=False).astype(np.float64).reshape(len(x))
+        part = walk(tree).astype(np.float64).reshape(len(x))
         total += part
         squares += part * part
     mean = total / len(trees)

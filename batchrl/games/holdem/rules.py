@@ -269,9 +269,7 @@ def step(state: HandState, action: int, size: int = 0) -> HandState:
             round_pots = (*round_pots, sum(spent) + dead_chips(game))
             history = (*history, "")
             round_, round_raises, called = round_ + 1, 0, 0
-            current = game.first_player[round_]
-            if folded[current] or spent[current] >= stack[current]:
-                current = _next_seat(folded, spent, stack, current)
+            current = _first_seat(game.first_player[round_], folded, spent, stack)
     return _new_state(HandState, (game, hole, board, round_, spent, max_spent, folded, history,
                                   raises, round_raises, called, current, min_raise_to,
                                   aggressor, stack, round_pots))
@@ -369,13 +367,12 @@ def returns_many(states: Sequence[HandState]) -> NDArray[np.float64]:
     n, k, shown = game.num_players, game.num_hole_cards, sum(game.num_board_cards)
     width = n * k + shown
     rows = [[c for h in s.hole for c in h] + list(s.board[:shown]) for s in states]
-    if not 5 <= k + shown <= 7 or any(s.game is not game or len(row) != width or
-                                      any(len(h) != k for h in s.hole)
-                                      for s, row in zip(states, rows, strict=True)):
-        return np.array([returns(s) for s in states], dtype=np.float64)
-    cards = np.array(rows, dtype=np.int64)
+    even = 5 <= k + shown <= 7 and not any(
+        s.game is not game or len(row) != width or any(len(h) != k for h in s.hole)
+        for s, row in zip(states, rows, strict=True))
+    cards = np.array(rows, dtype=np.int64) if even else np.zeros((0, 0), dtype=np.int64)
     ordered = np.sort(cards, axis=1)
-    if ordered[:, 0].min() < 0 or ordered[:, -1].max() > 51 or \
+    if not even or ordered[:, 0].min() < 0 or ordered[:, -1].max() > 51 or \
             (np.diff(ordered, axis=1) == 0).any():
         return np.array([returns(s) for s in states], dtype=np.float64)
     board = cards[:, n * k:]
@@ -388,10 +385,15 @@ def returns_many(states: Sequence[HandState]) -> NDArray[np.float64]:
 
 def _first_to_act(state: HandState, round_: int) -> int:
     """The round's first player, or the next after it who can act."""
-    first = state.game.first_player[round_]
-    if not state.folded[first] and not state.all_in(first):
+    return _first_seat(state.game.first_player[round_], state.folded, state.spent, state.stack)
+
+
+def _first_seat(first: int, folded: tuple[bool, ...], spent: tuple[int, ...],
+                stack: tuple[int, ...]) -> int:
+    """``first``, or the next seat after it that can act (neither folded nor all-in)."""
+    if not folded[first] and spent[first] < stack[first]:
         return first
-    return _next_to_act(state, first)
+    return _next_seat(folded, spent, stack, first)
 
 
 # a HandState from its 16 fields in order, without the named constructor's frame (step

@@ -109,20 +109,22 @@ class QFunction:
             rows = np.arange(len(states)) if only is None else np.flatnonzero(only[:, a])
             if not len(rows):
                 continue
-            if not self.per_action and len(states) <= ONE_CALL_ROWS:
+            if not self.per_action:
                 asked.append((rows, a))
-            elif not self.per_action:
-                x = np.column_stack([states[rows], np.full(len(rows), a, dtype=np.float32)])
-                q[rows, a] = self._predict(self.models[0], x)
             elif self.models[a] is not None:
                 q[rows, a] = self._predict(self.models[a], states[rows])
-        if asked:  # every (state, action) row in one prediction: a row's is its own
+        # every (state, action) row in one prediction (a row's is its own), or past
+        # ONE_CALL_ROWS states an action at a time
+        calls = [asked] if len(states) <= ONE_CALL_ROWS else [[one] for one in asked]
+        for call in calls:
+            if not call:
+                continue
             x = np.concatenate([np.column_stack([states[rows],
                                                  np.full(len(rows), a, dtype=np.float32)])
-                                for rows, a in asked])
+                                for rows, a in call])
             values = self._predict(self.models[0], x)
             start = 0
-            for rows, a in asked:
+            for rows, a in call:
                 q[rows, a] = values[start:start + len(rows)]
                 start += len(rows)
         return q
