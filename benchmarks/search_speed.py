@@ -18,26 +18,22 @@ left out of the comparison. Nothing else should load the machine.
 from __future__ import annotations
 
 import argparse
-import os
 import re
 import subprocess
 import sys
-import tempfile
 import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "benchmarks"))
+
+import _args  # noqa: E402  (benchmarks/, the script's own folder)
 
 
 def timed(tree: Path, command: list[str]) -> tuple[float, str]:
     """Seconds of ``python -m batchrl COMMAND`` run from ``tree``'s code, and its report
     (stdout; the progress lines go to stderr)."""
-    # the tree's code, not the working directory's (PYTHONSAFEPATH: no cwd on sys.path)
-    env = {**os.environ, "PYTHONPATH": str(tree), "PYTHONSAFEPATH": "1"}
-    where = subprocess.run([sys.executable, "-c", "import batchrl; print(batchrl.__file__)"],
-                           env=env, text=True, capture_output=True, check=True).stdout
-    if not Path(where.strip()).resolve().is_relative_to(tree.resolve()):
-        raise SystemExit(f"batchrl is imported from {where.strip()}, not from {tree}")
+    env = _args.tree_env(tree)
     start = time.perf_counter()
     done = subprocess.run([sys.executable, "-m", "batchrl", *command], env=env, text=True,
                           capture_output=True, check=False)
@@ -68,22 +64,15 @@ def main() -> None:
     command = args.command[1:] if args.command[:1] == ["--"] else args.command
     if not command:
         parser.error("give the batchrl command after --")
-    with tempfile.TemporaryDirectory() as scratch:
-        base = Path(scratch) / "baseline"
-        subprocess.run(["git", "-C", str(ROOT), "worktree", "add", "--detach", str(base),
-                        args.baseline], check=True, capture_output=True)
-        try:
-            best = {"baseline": float("inf"), "here": float("inf")}
-            reports: dict[str, str] = {}
-            for run in range(args.runs):
-                for side, tree in (("baseline", base), ("here", ROOT)):
-                    seconds, report = timed(tree, command)
-                    best[side] = min(best[side], seconds)
-                    reports[side] = report
-                    print(f"run {run + 1}, {side}: {seconds:.1f} s", flush=True)
-        finally:
-            subprocess.run(["git", "-C", str(ROOT), "worktree", "remove", "--force",
-                            str(base)], check=False, capture_output=True)
+    with _args.worktree(args.baseline) as base:
+        best = {"baseline": float("inf"), "here": float("inf")}
+        reports: dict[str, str] = {}
+        for run in range(args.runs):
+            for side, tree in (("baseline", base), ("here", ROOT)):
+                seconds, report = timed(tree, command)
+                best[side] = min(best[side], seconds)
+                reports[side] = report
+                print(f"run {run + 1}, {side}: {seconds:.1f} s", flush=True)
     print(f"\nbatchrl {' '.join(command)}")
     print(f"{'side':<44} {'seconds':>8} {'ratio':>6}")
     print(f"{'baseline ' + args.baseline:<44} {best['baseline']:>8.1f} {1.0:>6.2f}")

@@ -82,10 +82,7 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, help=f"runs, median reported ({DEFAULTS['repeat']})")
     args = _args.parse(parser, DEFAULTS, QUICK)
     work = Path(tempfile.mkdtemp(prefix="store-layout-"))
-    baseline = work / "baseline"
-    subprocess.run(["git", "-C", str(ROOT), "worktree", "add", "--detach", str(baseline),
-                    args.baseline], check=True, capture_output=True)
-    try:
+    with _args.worktree(args.baseline) as baseline:
         trees = {f"baseline ({args.baseline})": baseline, "this checkout": ROOT}
         runs: dict[tuple[str, str], list[dict[str, float]]] = {}
         for game, log in logs(work, args.hands).items():
@@ -110,9 +107,6 @@ def main() -> None:
             print(f"{game:<10} {label:<22} {med['rows']:>9,.0f} {med['MB']:>6.1f} "
                   f"{med['ingest']:>9.2f} {med['arrays']:>9.2f} {med['arrays + next']:>9.2f}"
                   f"   {ratios}")
-    finally:
-        subprocess.run(["git", "-C", str(ROOT), "worktree", "remove", "--force", str(baseline)],
-                       check=False, capture_output=True)
 
 
 if __name__ == "__main__":

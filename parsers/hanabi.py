@@ -27,6 +27,8 @@ refused whole, with an error naming the file and the line.
 from __future__ import annotations
 
 import itertools
+import operator
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -36,7 +38,7 @@ from numpy.typing import NDArray
 
 from batchrl.games.hanabi.logs import ACTIONS_SUFFIX, STATES_SUFFIX
 from batchrl.games.hanabi.rules import COLOURS, MAX_HINTS, card, decode, encode_hint, legal_moves
-from batchrl.games.jsonlines import parse_json
+from batchrl.games.jsonlines import line_parser
 from batchrl.records import MAX_LINE, regular_file, shown
 
 _HEAD = ("hints", "fuse", "deck", *COLOURS, "handentropy_current", "handentropy_other")
@@ -146,6 +148,7 @@ def _discards_checked(numbers: list[Any]) -> tuple[float, ...]:
 
 
 _COLOUR_INDEX = {c: i for i, c in enumerate(COLOURS)}
+_HEAD_OF = operator.itemgetter(*_HEAD)
 _ONE_HOT = [[float(k == i) for k in range(5)] for i in range(5)]
 _NUMBER_TYPES = frozenset({int, float})
 
@@ -172,15 +175,19 @@ def _encode_fast(record: dict[str, Any]) -> tuple[list[float], list[tuple[int, i
     if type(mine) is not list or type(theirs) is not list or not 1 <= len(mine) <= 5 \
             or not 1 <= len(theirs) <= 5:
         return None
-    numbers = [record[k] for k in _HEAD]
+    numbers = [*_HEAD_OF(record)]
     own_ids = _cards(mine, numbers)
     own = len(numbers)
     other_ids = _cards(theirs, numbers)
     if own_ids is None or other_ids is None:
         return None
-    # every number an int or a float (no bool, no string), none NaN, all in range
-    if not set(map(type, numbers)) <= _NUMBER_TYPES or max(numbers) > MAX_NUMBER or \
-            min(numbers) < -MAX_NUMBER or (total := sum(numbers)) != total:
+    # every number an int or a float (no bool, no string), none NaN, all in range (as
+    # floats: max and min compare floats with floats quicker than ints with floats)
+    if not set(map(type, numbers)) <= _NUMBER_TYPES:
+        return None
+    numbers = [*map(float, numbers)]
+    if max(numbers) > MAX_NUMBER or min(numbers) < -MAX_NUMBER or \
+            (total := sum(numbers)) != total:
         return None
     for _, value in (*own_ids, *other_ids):
         if type(value) is not int or not 1 <= value <= 5:
@@ -195,17 +202,21 @@ def _encode_fast(record: dict[str, Any]) -> tuple[list[float], list[tuple[int, i
     return x, own_ids, other_ids
 
 
+_FIELDS = operator.itemgetter("playability", "cardentropy", "uselessness", "poss_values",
+                              "poss_colors", "color", "value")
+
+
 def _cards(cards: list[Any], numbers: list[Any]) -> list[tuple[int, int]] | None:
     """A hand's cards' 13 numbers each, unchecked, onto ``numbers``; their identities, or
     None where a card's lists are not 5 long."""
     ids: list[tuple[int, int]] = []
     for c in cards:
-        values, colours = c["poss_values"], c["poss_colors"]
+        playability, entropy, uselessness, values, colours, colour, value = _FIELDS(c)
         if type(values) is not list or type(colours) is not list or len(values) != 5 \
                 or len(colours) != 5:
             return None
-        numbers += (c["playability"], c["cardentropy"], c["uselessness"], *values, *colours)
-        ids.append((_COLOUR_INDEX[c["color"]], c["value"]))
+        numbers += (playability, entropy, uselessness, *values, *colours)
+        ids.append((_COLOUR_INDEX[colour], value))
     return ids
 
 
@@ -224,6 +235,46 @@ def _encode_checked(record: dict[str, Any]) -> tuple[list[float], list[tuple[int
         other += [*_card_numbers(c), *(float(colour == k) for k in range(5)), float(value)]
     x += other + [0.0] * (95 - len(other))
     return x, [_identity(c) for c in mine], [_identity(c) for c in theirs]
+
+
+State = tuple[list[float], list[tuple[int, int]], list[tuple[int, int]], int, list[int], int,
+              int, str]
+_STATE_INTS = operator.itemgetter("hints", "fuse", "deck", *COLOURS)
+
+
+def _state(record: dict[str, Any]) -> State:
+    """A state line's numbers and hands (`encode_record`), then its hints, fireworks,
+    fuse, deck and the player to move: checked in bulk for a line as the logs write it,
+    else field by field, whose errors say what is wrong."""
+    try:
+        fast = _state_fast(record)
+    except (KeyError, TypeError, ValueError, AttributeError, IndexError, OverflowError):
+        fast = None
+    if fast is not None:
+        return fast
+    x, mine, theirs = encode_record(record)
+    hints = _integer(record["hints"], "hints", 0, MAX_HINTS)
+    fireworks = [_integer(record[c], c, 0, 5) for c in COLOURS]
+    fuse = _integer(record["fuse"], "fuse", 0, 3)
+    deck = _integer(record["deck"], "deck", 0, 40)
+    return x, mine, theirs, hints, fireworks, fuse, deck, _name(record["current"], "current")
+
+
+def _state_fast(record: dict[str, Any]) -> State | None:
+    """`_state` of a well-formed line; None, or any exception, for another."""
+    encoded = _encode_fast(record)
+    counts = _STATE_INTS(record)
+    hints, fuse, deck, *fireworks = counts
+    current = record["current"]
+    if encoded is None or set(map(type, counts)) != _INT or \
+            not (0 <= hints <= MAX_HINTS and 0 <= fuse <= 3 and 0 <= deck <= 40) or \
+            min(fireworks) < 0 or max(fireworks) > 5 or type(current) is not str or \
+            len(current) > 1000:
+        return None
+    return *encoded, hints, fireworks, fuse, deck, current
+
+
+_INT = {int}
 
 
 def legal(hints: int, own: int, other: list[tuple[int, int]],
@@ -245,15 +296,17 @@ def _action(record: dict[str, Any], own: int) -> int:
     raise ValueError(f"type {shown(kind)}: want play, discard, hintvalue or hintcolor")
 
 
-def _object(text: str) -> dict[str, Any]:
-    data = parse_json(text)
-    if not isinstance(data, dict):
+def _object(text: str, parse: Callable[[str], Any]) -> dict[str, Any]:
+    data = parse(text)
+    if type(data) is not dict:
         raise ValueError(f"{shown(data)}: want a JSON object")
     return data
 
 
 def _name(value: Any, what: str) -> str:
     """A player's name: a string (or a number, as some logs write seats)."""
+    if type(value) is str and len(value) <= 1000:
+        return value
     if isinstance(value, bool) or not isinstance(value, str | int) or \
             (isinstance(value, int) and not -(2**63) <= value < 2**64) or \
             (isinstance(value, str) and len(value) > 1000):
@@ -261,7 +314,9 @@ def _name(value: Any, what: str) -> str:
     return str(value)
 
 
-def _lines(path: Path) -> list[str]:
+def _lines(path: Path) -> tuple[list[str], Callable[[str], Any]]:
+    """A game file's lines, and the parser of its lines (`line_parser`: the file's text
+    checked once for what every line would be checked for)."""
     if not path.exists() and not path.is_symlink():
         raise HanabiLogError(f"{path}: no such file (a game needs its states and its "
                              f"actions file)")
@@ -277,18 +332,20 @@ def _lines(path: Path) -> list[str]:
     if long := next((n for n, t in enumerate(lines, 1) if len(t) > MAX_LINE), None):
         raise HanabiLogError(f"{path}, line {long}: a line of more than {MAX_LINE:,} "
                              f"characters: a state is a few thousand")
-    return lines
+    while lines and not lines[-1].strip():
+        lines.pop()
+    return lines, line_parser(text)
+
+
+_FLOATS = [[0.0] * n for n in range(6)]  # a hand's missing slots' hint facts
+_CARD_TEXT = {(c, r): f"{name[0]}{r}" for c, name in enumerate(COLOURS) for r in range(1, 6)}
 
 
 def read_game(states: str | Path) -> ReportGame:
     """One game from its states file (the actions file is found beside it)."""
     states = Path(states)
     acts = actions_path(states)
-    state_lines, action_lines = _lines(states), _lines(acts)
-    while state_lines and not state_lines[-1].strip():
-        state_lines.pop()
-    while action_lines and not action_lines[-1].strip():
-        action_lines.pop()
+    (state_lines, parse_state), (action_lines, parse_action) = _lines(states), _lines(acts)
     if not state_lines:
         raise HanabiLogError(f"{states}: no state")
     if len(state_lines) != len(action_lines):
@@ -303,36 +360,31 @@ def read_game(states: str | Path) -> ReportGame:
     names: list[str] = []
     hands: list[str] = []
     rewards: list[float] = []
-    fuses: list[int] = []
-    decks: list[int] = []
-    score = 0
-    clued: list[list[bool]] = [[False] * 5, [False] * 5]  # by seat; seat 0 moves first
-    focus: list[int] = []  # the slots the last move's hint touched first, if it was one
+    score = fuse = emptied = 0  # emptied: the states seen with the deck run out
+    # by seat (seat 0 moves first), 1.0 for a card a hint has touched
+    clued: list[list[float]] = [[0.0] * 5, [0.0] * 5]
+    focus = _FLOATS[5]  # 1.0 for the slots the last move's hint touched first
     for no, (s_text, a_text) in enumerate(zip(state_lines, action_lines, strict=True), 1):
-        where, a_where = f"{states}, line {no}", f"{acts}, line {no}"
         try:
-            s = _object(s_text)
+            s = _object(s_text, parse_state)
         except ValueError as exc:
-            raise HanabiLogError(f"{where}: {exc}") from None
+            raise HanabiLogError(f"{states}, line {no}: {exc}") from None
         try:
-            a = _object(a_text)
+            a = _object(a_text, parse_action)
         except ValueError as exc:
-            raise HanabiLogError(f"{a_where}: {exc}") from None
+            raise HanabiLogError(f"{acts}, line {no}: {exc}") from None
         try:
-            x, mine, theirs = encode_record(s)
-            hints = _integer(s["hints"], "hints", 0, MAX_HINTS)
-            fireworks = [_integer(s[c], c, 0, 5) for c in COLOURS]
-            fuses.append(_integer(s["fuse"], "fuse", 0, 3))
-            decks.append(_integer(s["deck"], "deck", 0, 40))
-            current = _name(s["current"], "current")
+            x, mine, theirs, hints, fireworks, fuse, deck, current = _state(s)
         except (KeyError, TypeError, ValueError, AttributeError) as exc:
             what = f"no field {shown(exc.args[0])}" if isinstance(exc, KeyError) else str(exc)
-            raise HanabiLogError(f"{where}: {what}") from None
+            raise HanabiLogError(f"{states}, line {no}: {what}") from None
         if sum(fireworks) != score:
-            raise HanabiLogError(f"{where}: the fireworks add up to {sum(fireworks)}, but the "
-                                 f"moves before it played {score} cards")
-        if fuses[-1] == 0 or score == 25 or decks.count(0) > 2:
-            raise HanabiLogError(f"{where}: a move after the game is over")
+            raise HanabiLogError(f"{states}, line {no}: the fireworks add up to "
+                                 f"{sum(fireworks)}, but the moves before it played {score} "
+                                 f"cards")
+        emptied += deck == 0
+        if fuse == 0 or score == 25 or emptied > 2:
+            raise HanabiLogError(f"{states}, line {no}: a move after the game is over")
         try:
             action = _action(a, len(mine))
             player = _name(a.get("player", current), "player")
@@ -341,14 +393,15 @@ def read_game(states: str | Path) -> ReportGame:
                 logged = _integer(logged, "score", 0, 25)
         except (KeyError, TypeError, ValueError, AttributeError) as exc:
             what = f"no field {shown(exc.args[0])}" if isinstance(exc, KeyError) else str(exc)
-            raise HanabiLogError(f"{a_where}: {what}") from None
+            raise HanabiLogError(f"{acts}, line {no}: {what}") from None
         moves = legal(hints, len(mine), theirs)
         if action not in moves:
-            raise HanabiLogError(f"{a_where}: {a['type']} {a.get('card', a.get('value'))} is "
-                                 f"not a legal move in the state on line {no} of {states.name}")
+            raise HanabiLogError(f"{acts}, line {no}: {a['type']} "
+                                 f"{a.get('card', a.get('value'))} is not a legal move in the "
+                                 f"state on line {no} of {states.name}")
         if player != current:
-            raise HanabiLogError(f"{a_where}: {shown(player)} moves, but the state says "
-                                 f"{shown(current)} is to move")
+            raise HanabiLogError(f"{acts}, line {no}: {shown(player)} moves, but the state "
+                                 f"says {shown(current)} is to move")
         # the mover's own card is in its state line (hidden from the features): a play
         # scores when its colour's firework is one below it
         reward = 0.0
@@ -356,44 +409,48 @@ def read_game(states: str | Path) -> ReportGame:
             colour, value = mine[action]
             reward = float(fireworks[colour] == value - 1)
         if logged is not None and logged != score + reward:
-            raise HanabiLogError(f"{a_where}: score {logged} after the move, but the move "
-                                 f"makes it {score + reward:g}")
+            raise HanabiLogError(f"{acts}, line {no}: score {logged} after the move, but the "
+                                 f"move makes it {score + reward:g}")
         score += int(reward)
-        me, other = (no - 1) % 2, no % 2
-        if len(clued[me]) != len(mine) or len(clued[other]) != len(theirs):
-            raise HanabiLogError(f"{where}: hands of {len(mine)} and {len(theirs)} cards, but "
-                                 f"the moves before leave {len(clued[me])} and "
-                                 f"{len(clued[other])}")
-        x += [*map(float, clued[me]), *[0.0] * (5 - len(mine)),
-              *map(float, clued[other]), *[0.0] * (5 - len(theirs)),
-              *(float(i in focus) for i in range(5))]
-        focus = []
+        mine_clued, other_clued = clued[(no - 1) % 2], clued[no % 2]
+        if len(mine_clued) != len(mine) or len(other_clued) != len(theirs):
+            raise HanabiLogError(f"{states}, line {no}: hands of {len(mine)} and "
+                                 f"{len(theirs)} cards, but the moves before leave "
+                                 f"{len(mine_clued)} and {len(other_clued)}")
+        x += mine_clued
+        x += _FLOATS[5 - len(mine)]
+        x += other_clued
+        x += _FLOATS[5 - len(theirs)]
+        x += focus
+        focus = _FLOATS[5]
         if action < 10:
-            clued[me].pop(action % 5)
-            if decks[-1] > 0:
-                clued[me].append(False)
+            mine_clued.pop(action % 5)
+            if deck > 0:
+                mine_clued.append(0.0)
         else:
             kind, _, value = decode(action, 2)
             touched = [i for i, (c, r) in enumerate(theirs)
                        if (r if kind == "hint_rank" else c) == value]
-            focus = [i for i in touched if not clued[other][i]] or touched
+            first = [i for i in touched if not other_clued[i]] or touched
+            focus = [float(i in first) for i in range(5)]
             for i in touched:
-                clued[other][i] = True
+                other_clued[i] = 1.0
         if len(x) != FEATURES:  # the encoding's width, as this reader's arrays hold it
-            raise AssertionError(f"{where}: {len(x)} numbers encoded, want {FEATURES}")
+            raise AssertionError(f"{states}, line {no}: {len(x)} numbers encoded, want "
+                                 f"{FEATURES}")
         features[no - 1] = x
         actions.append(action)
         legal_at[0].extend([no - 1] * len(moves))
         legal_at[1].extend(moves)
         names.append(current)
-        hands.append(" ".join(f"{COLOURS[c][0]}{r}" for c, r in mine))
+        hands.append(" ".join(map(_CARD_TEXT.__getitem__, mine)))
         rewards.append(reward)
     twice = [i for i, (p, q) in enumerate(itertools.pairwise(names)) if p == q]
     if len(set(names)) > 1 and twice:
         turn = twice[0]
         raise HanabiLogError(f"{states}, line {turn + 2}: {names[turn]!r} moves twice in a row")
-    last_misplayed = actions[-1] < 5 and rewards[-1] == 0 and fuses[-1] == 1
-    if not (last_misplayed or score == 25 or decks.count(0) == 2):
+    last_misplayed = actions[-1] < 5 and rewards[-1] == 0 and fuse == 1
+    if not (last_misplayed or score == 25 or emptied == 2):
         raise HanabiLogError(f"{states}: the log ends before the game does (no third fuse, no "
                              f"25, and the last round after the deck ran out is not complete)")
     mask = np.zeros((len(actions), 20), dtype=bool)

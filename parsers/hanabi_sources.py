@@ -23,12 +23,14 @@ read what the directory does not hold).
 
 from __future__ import annotations
 
+import functools
 import hashlib
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 
 import numpy as np
 
+from batchrl.forked import in_order, reading_processes, usable_cores
 from batchrl.games import Format, Source, register_format
 from batchrl.games.hanabi.replay import hint_self
 from batchrl.games.hanabi.rules import IllegalMove, deal, is_terminal, step
@@ -198,18 +200,42 @@ def _live(path: Path) -> Episode | BadLine:
     return replayed(states, actions, tuple(game.players), key=path.stem)
 
 
+# A block of games read at a time: where processes read beside the ingest, each takes a
+# block (a few MB of the report's JSON) and sends back its games' arrays.
+FILES_A_BLOCK = 8
+
+
+def default_jobs() -> int:
+    """Processes that read beside the ingest: one per core on a machine with two or more
+    (the ingesting process only makes and writes the rows: reading is the work), else
+    none."""
+    cores = usable_cores()
+    return cores if cores >= 2 else 0
+
+
+def _read_files(fmt: str, block: list[tuple[Path, str]]) -> list[Episode | BadLine]:
+    """A block of a source's game files, each as its episode or why it is left out."""
+    return [GameError("file not read", f"{f}: {why}") if why else next(episodes([f], fmt))
+            for f, why in block]
+
+
 def _format(name: str, description: str) -> Format:
     def sniffs(path: Path, head: Sequence[str]) -> bool:
         return sniff(path) == name
 
     def read(source: Source) -> Iterator[Episode | BadLine]:
-        for f, why in source_files(source.path, name):
-            if why:
-                yield GameError("file not read", f"{f}: {why}")
-                continue
-            if source.progress is not None:
-                source.progress(f.stat().st_size)
-            yield from episodes([f], name)
+        files = source_files(source.path, name)
+        blocks = [files[i:i + FILES_A_BLOCK] for i in range(0, len(files), FILES_A_BLOCK)]
+        jobs = source.options.get("jobs")
+        jobs = min(default_jobs() if jobs is None else jobs, len(blocks))
+        with reading_processes(jobs if len(blocks) > 1 else 0) as readers:
+            read = functools.partial(_read_files, name)
+            for block, games in zip(blocks, map(read, blocks) if readers is None else
+                                    in_order(readers, read, blocks), strict=True):
+                for (f, why), game in zip(block, games, strict=True):
+                    if source.progress is not None and not why:
+                        source.progress(f.stat().st_size)
+                    yield game
 
     return Format(name, "hanabi", description, sniffs, read, directories=True,
                   digest=lambda path: digest(game_files(path, name),

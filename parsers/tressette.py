@@ -49,22 +49,17 @@ t.txt, line 47: play 2: seat 1 cannot play 4C: it must follow denari (holds 4D)
 
 from __future__ import annotations
 
-import contextlib
 import dataclasses
-import gc
+import functools
 import itertools
-import multiprocessing
-import os
 import re
-import threading
-from collections import deque
 from collections.abc import Iterable, Iterator, Sequence
-from concurrent.futures import Executor, Future, ProcessPoolExecutor
-from concurrent.futures.process import BrokenProcessPool
+from concurrent.futures import Executor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from batchrl.forked import in_order, reading_processes, usable_cores
 from batchrl.games import Format, Source, register_format
 from batchrl.games.jsonlines import parse_json
 from batchrl.games.tressette.ingest import deal_ref, whole_deals
@@ -377,7 +372,7 @@ def read_for_ingest(lines: Iterable[str], source: str, jobs: int | None = None
     deals already arrays: a few KB a block to send back); read here, as ``LoggedGame``.
     The processes start at the first record and end when the records do, or when the
     generator is closed."""
-    with _readers(jobs) as readers:
+    with reading_processes(default_jobs() if jobs is None else jobs) as readers:
         if readers is None:
             yield from read_tressette_for_ingest(lines, source)
         else:
@@ -392,19 +387,10 @@ def _read_block(texts: list[str], source: str, start: int) -> tuple[Deals, list[
 
 
 def _records(lines: Iterable[str], source: str, readers: Executor) -> Iterator[Any]:
-    def blocks() -> Iterator[tuple[Deals, list[Any]]]:
-        ahead: deque[Future[tuple[Deals, list[Any]]]] = deque()
-        numbered = zip(itertools.count(1), lines)
-        while texts := list(itertools.islice(numbered, READ_BLOCK_LINES)):
-            ahead.append(readers.submit(_read_block, [t for _, t in texts], source,
-                                        texts[0][0]))
-            if len(ahead) > 4:
-                yield ahead.popleft().result()
-        while ahead:
-            yield ahead.popleft().result()
-
+    numbered = zip(itertools.count(1), lines)
+    blocks = iter(lambda: list(itertools.islice(numbered, READ_BLOCK_LINES)), [])
     index = 0  # games so far: what read_tressette numbers them
-    for deals, entries in blocks():
+    for deals, entries in in_order(readers, functools.partial(_read_numbered, source), blocks):
         for entry in entries:
             if isinstance(entry, BadLine):
                 yield entry
@@ -413,42 +399,15 @@ def _records(lines: Iterable[str], source: str, readers: Executor) -> Iterator[A
             index += 1
 
 
+def _read_numbered(source: str, texts: list[tuple[int, str]]) -> tuple[Deals, list[Any]]:
+    """`_read_block` of lines numbered from the log's first."""
+    return _read_block([t for _, t in texts], source, texts[0][0])
+
+
 def default_jobs() -> int:
-    """One reading process if this process may use two cores or more, else none."""
-    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") \
-        else os.cpu_count() or 1
-    return 1 if cores >= 2 else 0
-
-
-@contextlib.contextmanager
-def _readers(jobs: int | None) -> Iterator[Executor | None]:
-    """Processes that read and check lines, or None: read here.
-
-    They are forked, and only while this process runs no other Python thread (the
-    ingest's own start later), so the copy holds no lock a thread held at the fork (the
-    threads of the BLAS and of Arrow's allocator are the C libraries' own, and mind
-    forks). The reading stays here where fork is missing (Windows, macOS's default),
-    where another thread runs (a notebook's kernel), or if the processes cannot start."""
-    jobs = default_jobs() if jobs is None else jobs
-    pool = None
-    if jobs > 0 and "fork" in multiprocessing.get_all_start_methods() \
-            and threading.active_count() == 1:
-        # the readers make many small objects and no cycles: the collector would only
-        # walk them
-        pool = ProcessPoolExecutor(jobs, mp_context=multiprocessing.get_context("fork"),
-                                   initializer=gc.disable)
-        try:
-            pool.submit(int).result()  # the processes start now, before any thread
-        except (OSError, BrokenProcessPool):
-            pool.shutdown(wait=True, cancel_futures=True)
-            pool = None
-    if pool is None:
-        yield None
-        return
-    try:
-        yield pool
-    finally:
-        pool.shutdown(wait=True, cancel_futures=True)
+    """One reading process if this process may use two cores or more, else none (the
+    ingesting process has the rows' lockstep check to run: one reader keeps up)."""
+    return 1 if usable_cores() >= 2 else 0
 
 
 # ---- the formats, registered for batchrl ingest ---------------------------------------

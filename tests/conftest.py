@@ -16,6 +16,17 @@ def shared_acpc() -> Path:
 
 
 @pytest.fixture
+def fork_beside_threads(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Earlier tests leave joblib's idle pool threads in this process, and an ingest's
+    readers are not forked beside other threads (tests/test_forked.py): let them be
+    forked here anyway."""
+    # the check is private: the readers' own tests hold it to its word
+    import batchrl.forked
+
+    monkeypatch.setattr(batchrl.forked, "_alone", lambda: True)
+
+
+@pytest.fixture
 def sample_log() -> Path:
     return SAMPLES / "random_vs_random.2p.limit.log"
 

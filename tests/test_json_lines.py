@@ -54,3 +54,23 @@ def test_the_errors_are_json_s(parser: str) -> None:
     for line, message in BAD:
         with pytest.raises(ValueError, match=message):
             jsonlines.parse_json(line)
+
+
+def test_a_file_s_line_parser_reads_each_line_as_parse_json_does(parser: str) -> None:
+    """The checks `line_parser` makes once for a whole file (ASCII, no escape, no number
+    past 64 bits) leave every line's value and error as `parse_json` gives them."""
+    files = [[line] for line in LINES] + [LINES, ["[1]", '{"a": NaN}'], ['{"a": "x"}', "[2]"]]
+    for lines in files:
+        parse = jsonlines.line_parser("\n".join(lines) + "\n")
+        for line in lines:
+            assert _same(parse(line), jsonlines.parse_json(line)), (parser, line)
+    for line, message in BAD:
+        for text in (line, f"[1]\n{line}\n"):
+            with pytest.raises(ValueError, match=message):
+                jsonlines.line_parser(text)(line)
+    # a plain file's lines skip the per-line checks where orjson reads them; a file with
+    # a long number, an escape or text not ASCII is read line by line as parse_json does
+    assert (jsonlines.line_parser('{"a": 1}\n[2.5]\n') is jsonlines.parse_json) == \
+        (parser == "json")
+    for text in ('{"n": 123456789012345678901}\n[1]\n', '["\\u00e9"]\n', '["é"]\n'):
+        assert jsonlines.line_parser(text) is jsonlines.parse_json

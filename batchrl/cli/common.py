@@ -20,6 +20,7 @@ from typing import Any, NoReturn, TypeVar
 
 import click
 
+from batchrl.forked import FORK_LOCK, fork_safe
 from batchrl.games import FORMATS, GAMES, Game, GameError, Option, get_game
 from batchrl.records import writable_file
 from batchrl.store.place import store_root
@@ -118,10 +119,12 @@ def heartbeat(total: int, label: str) -> Iterator[Callable[[int], None]]:
     def beat() -> None:
         while not stop.wait(PIPED_EVERY):
             share = f"{done[0] / total:.0%}, " if total else ""
-            click.echo(f"{label}: {share}{done[0]:,} of {total:,} after "
-                       f"{time.monotonic() - started:.0f} s", err=True)
+            with FORK_LOCK:  # no reader forks while this holds stderr's lock
+                click.echo(f"{label}: {share}{done[0]:,} of {total:,} after "
+                           f"{time.monotonic() - started:.0f} s", err=True)
 
-    thread = threading.Thread(target=beat, name="batchrl-heartbeat", daemon=True)
+    # an ingest's readers may fork beside it (batchrl.forked)
+    thread = fork_safe(threading.Thread(target=beat, name="batchrl-heartbeat", daemon=True))
     thread.start()
 
     def advance(n: int) -> None:

@@ -42,6 +42,11 @@ GAME = Game(
             Option("jobs", {"generate": "--jobs"}, type=int, short="-j",
                    help="processes playing games (-1: one per core); the games do not "
                         "depend on it."),
+            Option("jobs", {"ingest": "--jobs"}, type=int, short="-j",
+                   help="processes that read and check the game files while this one "
+                        "makes and writes the rows (0: read here); the store does not "
+                        "depend on it. Default: one per core on a machine with two or more, "
+                        "else 0."),
             Option("colour_order", {"imitate": "--colour-order/--no-colour-order",
                                     "learn": "--colour-order/--no-colour-order"}, type=bool,
                    help="learn on colour-ordered states (colours sorted per state, hint moves "

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 from numpy.typing import NDArray
 
+from batchrl.forked import jobs_refused
 from batchrl.games.base import (
     GameError,
     LearnFace,
@@ -46,6 +47,11 @@ class HanabiLog(LogFace):
 
     def schema(self, params: HanabiParams) -> StoreSchema:
         return transitions.schema(params.players)
+
+    def prepare(self, command: str, options: Mapping[str, Any]) -> Mapping[str, Any]:
+        if command == "ingest" and (why := jobs_refused(options)):
+            raise GameError(why)
+        return options
 
     def open_source(self, records: Iterator[Any], context: SourceContext) -> SourcePlan:
         """The source's games as rows; the first game read says how many play, and a game

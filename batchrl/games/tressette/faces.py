@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 from numpy.typing import NDArray
 
+from batchrl.forked import jobs_refused
 from batchrl.games.base import (
     GameError,
     LogFace,
@@ -89,9 +90,8 @@ class TressetteLog(LogFace):
 
     def prepare(self, command: str, options: Mapping[str, Any]) -> Mapping[str, Any]:
         self._params_of(options)
-        jobs = options.get("jobs")
-        if jobs is not None and (not isinstance(jobs, int) or jobs < 0):
-            raise GameError(f"--jobs {jobs}: want 0 (read in this process) or more")
+        if why := jobs_refused(options):
+            raise GameError(why)
         return options
 
     def open_source(self, records: Iterator[Any], context: SourceContext) -> SourcePlan:

@@ -1,6 +1,7 @@
 """The report's JSON state/action logs: generate -> parse -> store gives back the games."""
 
 import json
+import re
 
 import numpy as np
 import pytest
@@ -242,3 +243,32 @@ def test_a_line_is_encoded_alike_in_bulk_and_field_by_field(tmp_path):
     assert _discards(list(pile)) is _PILES[tuple(pile)]  # looked up
     with pytest.raises(ValueError, match="want 6 digits"):
         _discards([float(pile[0]), *pile[1:]])
+
+
+def test_a_state_s_counts_are_read_alike_in_bulk_and_field_by_field(tmp_path, monkeypatch):
+    """A state line's hints, fireworks, fuse, deck and player to move, checked in bulk
+    for a line as the logs write it, are what the field-by-field checks give; a line
+    with any of them wrong falls to those checks, which name it."""
+    # the two paths are private: this test holds them to each other
+    import parsers.hanabi as reader
+
+    generate(tmp_path, ["bot2", "bot2"], 2, seed=5)
+    records = [json.loads(line) for path in sorted(tmp_path.glob("*.states.jsonl"))
+               for line in path.read_text().splitlines()]
+    fast = [reader._state_fast(r) for r in records]
+    assert None not in fast
+    with monkeypatch.context() as checked:
+        checked.setattr(reader, "_state_fast", lambda record: None)
+        assert [reader._state(r) for r in records] == fast
+    record = records[30]
+    for field, bad, message in [
+        ("hints", 9, "hints 9: want a whole number 0-8"), ("hints", True, "'hints' is True"),
+        ("fuse", 4, "fuse 4"), ("deck", -1, "deck -1"), ("red", 6, "red 6"),
+        ("white", 1.0, "white 1.0"), ("current", ["a"], "current"),
+    ]:
+        broken = {**record, field: bad}
+        assert reader._state_fast(broken) is None, field
+        with pytest.raises(ValueError, match=re.escape(message)):
+            reader._state(broken)
+    # a seat named by a number, as some logs write it: read by the checks, as its text
+    assert reader._state({**record, "current": 1})[-1] == "1"

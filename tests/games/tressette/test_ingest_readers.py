@@ -4,11 +4,11 @@ report as reading them in the ingesting process, whatever the blocks and the chu
 import dataclasses
 import json
 import multiprocessing
-import threading
 
 import numpy as np
 import pytest
 
+import batchrl.forked as forked
 import parsers.tressette as reader
 from batchrl.games import FORMATS, Source
 from batchrl.games.tressette.ingest import DealRef
@@ -49,13 +49,6 @@ def _log(tmp_path):
     path = tmp_path / "hands.jsonl"
     path.write_text("\n".join(lines) + "\n" + to_json(games[0])[:60])
     return path
-
-
-@pytest.fixture
-def fork_beside_threads(monkeypatch):
-    """Earlier tests leave joblib's idle pool threads in this process, and the readers are
-    not forked beside other threads (tested below): let them be forked here anyway."""
-    monkeypatch.setattr(threading, "active_count", lambda: 1)
 
 
 def _ingest(path, store, jobs, **kw):
@@ -122,23 +115,18 @@ def test_fail_mode_names_the_first_bad_line_and_stores_nothing(tmp_path, monkeyp
 def test_without_fork_the_lines_are_read_here(tmp_path, monkeypatch):
     path = _log(tmp_path)
     monkeypatch.setattr(multiprocessing, "get_all_start_methods", lambda: ["spawn"])
-    with reader._readers(1) as readers:
-        assert readers is None
     report, table = _ingest(path, tmp_path / "s", 1, on_error="skip")
     assert report.hands == 23 and len(table) == report.rows
 
 
-@needs_fork
-def test_readers_are_processes_only_when_asked(tmp_path, monkeypatch, fork_beside_threads):
-    with reader._readers(0) as none:
-        assert none is None
-    with reader._readers(2) as pool:
-        assert pool is not None and pool.submit(sum, [1, 2]).result() == 3
+def test_a_count_of_processes_is_asked_and_one_reads_beside_on_two_cores(tmp_path,
+                                                                         monkeypatch):
     with pytest.raises(IngestError, match="--jobs -1: want 0"):
         ingest(IngestConfig(paths=(), store=tmp_path / "s", options={"jobs": -1}))
-    monkeypatch.setattr(reader.os, "sched_getaffinity", lambda pid: {0}, raising=False)
-    monkeypatch.setattr(reader.os, "cpu_count", lambda: 1)
+    monkeypatch.setattr(reader, "usable_cores", lambda: 1)
     assert reader.default_jobs() == 0
+    monkeypatch.setattr(reader, "usable_cores", lambda: 8)
+    assert reader.default_jobs() == 1  # the rows' lockstep check is this process's work
 
 
 def test_a_game_read_in_a_block_is_the_game_read_whole():
@@ -185,31 +173,6 @@ def test_numbers_no_seat_or_team_can_have_are_refused_hands_not_crashes(tmp_path
 
 
 @needs_fork
-def test_no_fork_beside_another_thread_or_when_the_processes_cannot_start(monkeypatch):
-    stop = threading.Event()
-    other = threading.Thread(target=stop.wait)
-    other.start()
-    try:
-        assert threading.active_count() >= 2
-        with reader._readers(1) as readers:
-            assert readers is None  # a notebook's kernel, say: read here
-    finally:
-        stop.set()
-        other.join()
-
-    class Unstartable(reader.ProcessPoolExecutor):
-        def submit(self, *args, **kwargs):
-            raise OSError("cannot fork: out of memory")
-
-    monkeypatch.setattr(threading, "active_count", lambda: 1)  # no thread in the way
-    with reader._readers(1) as readers:
-        assert readers is not None
-    monkeypatch.setattr(reader, "ProcessPoolExecutor", Unstartable)
-    with reader._readers(1) as readers:
-        assert readers is None
-
-
-@needs_fork
 def test_the_formats_reader_stops_its_processes_when_closed_or_done(tmp_path, monkeypatch,
                                                                     fork_beside_threads):
     """The "tressette" format reads beside with the ingest's jobs: games as DealRef, in
@@ -218,7 +181,7 @@ def test_the_formats_reader_stops_its_processes_when_closed_or_done(tmp_path, mo
     monkeypatch.setattr(reader, "READ_BLOCK_LINES", 4)
     pools = []
 
-    class Counted(reader.ProcessPoolExecutor):
+    class Counted(forked.ProcessPoolExecutor):
         def __init__(self, *args, **kwargs):
             super().__init__(*args, **kwargs)
             self.closed = False
@@ -228,7 +191,7 @@ def test_the_formats_reader_stops_its_processes_when_closed_or_done(tmp_path, mo
             self.closed = True
             super().shutdown(*args, **kwargs)
 
-    monkeypatch.setattr(reader, "ProcessPoolExecutor", Counted)
+    monkeypatch.setattr(forked, "ProcessPoolExecutor", Counted)
     fmt = FORMATS["tressette"]
     every = list(fmt.read(Source(path, LogLines(path), {"jobs": 1})))
     assert len(pools) == 1 and pools[0].closed
