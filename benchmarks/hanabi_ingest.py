@@ -35,6 +35,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 import _args  # noqa: E402  (benchmarks/, the script's own folder)
+import pyarrow as pa  # noqa: E402
 import pyarrow.parquet as pq  # noqa: E402
 
 from batchrl.forked import usable_cores  # noqa: E402
@@ -96,7 +97,8 @@ def measure(work: Path, count: int, runs: int, baseline: Path | None = None,
             seconds = _timed([sys.executable, "-m", "batchrl", "ingest", str(games),
                               "--store", str(store), *flags], env)
             best[label] = min(best.get(label, float("inf")), seconds)
-            tables[label] = pq.read_table(next((store / "parts").glob("*.parquet")))
+            tables[label] = pa.concat_tables(
+                pq.read_table(part) for part in sorted((store / "parts").glob("*.parquet")))
     first = next(iter(tables.values()))
     if not all(t.equals(first) for t in tables.values()):
         raise SystemExit("the stores differ")

@@ -30,7 +30,7 @@ from pathlib import Path
 
 import numpy as np
 
-from batchrl.forked import in_order, reading_processes, usable_cores
+from batchrl.forked import AHEAD, in_order, jobs_wanted, reading_processes, usable_cores
 from batchrl.games import Format, Source, register_format
 from batchrl.games.hanabi.replay import hint_self
 from batchrl.games.hanabi.rules import IllegalMove, deal, is_terminal, step
@@ -205,12 +205,16 @@ def _live(path: Path) -> Episode | BadLine:
 FILES_A_BLOCK = 8
 
 
+# the most processes that read by default (more cores than this: ask with --jobs)
+READERS_AT_MOST = 8
+
+
 def default_jobs() -> int:
     """Processes that read beside the ingest: one per core on a machine with two or more
-    (the ingesting process only makes and writes the rows: reading is the work), else
-    none."""
+    (the ingesting process only makes and writes the rows: reading is the work), at most
+    `READERS_AT_MOST`; else none."""
     cores = usable_cores()
-    return cores if cores >= 2 else 0
+    return min(cores, READERS_AT_MOST) if cores >= 2 else 0
 
 
 def _read_files(fmt: str, block: list[tuple[Path, str]]) -> list[Episode | BadLine]:
@@ -226,12 +230,13 @@ def _format(name: str, description: str) -> Format:
     def read(source: Source) -> Iterator[Episode | BadLine]:
         files = source_files(source.path, name)
         blocks = [files[i:i + FILES_A_BLOCK] for i in range(0, len(files), FILES_A_BLOCK)]
-        jobs = source.options.get("jobs")
-        jobs = min(default_jobs() if jobs is None else jobs, len(blocks))
+        jobs = min(jobs_wanted(source.options.get("jobs"), default_jobs()), len(blocks))
         with reading_processes(jobs if len(blocks) > 1 else 0) as readers:
             read = functools.partial(_read_files, name)
+            # every process a block or two ahead of the one taken
             for block, games in zip(blocks, map(read, blocks) if readers is None else
-                                    in_order(readers, read, blocks), strict=True):
+                                    in_order(readers, read, blocks, max(AHEAD, 2 * jobs)),
+                                    strict=True):
                 for (f, why), game in zip(block, games, strict=True):
                     if source.progress is not None and not why:
                         source.progress(f.stat().st_size)

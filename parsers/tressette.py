@@ -59,7 +59,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from batchrl.forked import in_order, reading_processes, usable_cores
+from batchrl.forked import in_order, jobs_wanted, reading_processes, usable_cores
 from batchrl.games import Format, Source, register_format
 from batchrl.games.jsonlines import parse_json
 from batchrl.games.tressette.ingest import deal_ref, whole_deals
@@ -367,12 +367,13 @@ def read_for_ingest(lines: Iterable[str], source: str, jobs: int | None = None
                     ) -> Iterator[Any]:
     """The records of JSON lines for the ingest: read and checked (all but the plays,
     which the ingest's rows check in lockstep) by ``jobs`` processes a few blocks ahead
-    (None: one if this process may use two cores or more; 0: here), in line order.
+    (None: one if this process may use two cores or more; 0: here; -1: one per core),
+    in line order.
     Read beside, the games come out as ``batchrl.games.tressette.ingest.DealRef`` (their
     deals already arrays: a few KB a block to send back); read here, as ``LoggedGame``.
     The processes start at the first record and end when the records do, or when the
     generator is closed."""
-    with reading_processes(default_jobs() if jobs is None else jobs) as readers:
+    with reading_processes(jobs_wanted(jobs, default_jobs())) as readers:
         if readers is None:
             yield from read_tressette_for_ingest(lines, source)
         else:

@@ -41,16 +41,31 @@ def test_no_fork_beside_a_thread_that_may_hold_a_lock(monkeypatch) -> None:
         assert readers is not None
 
 
+def _fork_lock_held() -> bool:
+    return forked.FORK_LOCK.locked()
+
+
 def test_the_progress_lines_thread_lets_the_readers_fork(monkeypatch) -> None:
     """A piped command's progress lines come from a thread of their own (`heartbeat`): it
-    is fork-safe, and waits for a fork in progress before it writes a line."""
+    is fork-safe, the readers fork beside it (and find the lock they forked under let
+    go), and it waits for a fork in progress before it writes a line."""
     monkeypatch.setattr(common, "PIPED_EVERY", 0.01)
     lines: list[str] = []
     monkeypatch.setattr(common.click, "echo", lambda text, err: lines.append(text))
+    every = threading.enumerate
     with common.heartbeat(10, "games"):
         beating = [t for t in threading.enumerate() if t.name == "batchrl-heartbeat"]
         assert len(beating) == 1 and beating[0] in forked._FORK_SAFE
+        if "fork" in multiprocessing.get_all_start_methods():
+            # the other threads of this test process aside (joblib's idle pool, say)
+            me = threading.current_thread()
+            monkeypatch.setattr(threading, "enumerate",
+                                lambda: [t for t in every() if t in (me, beating[0])])
+            with forked.reading_processes(1) as pool:
+                assert pool is not None and pool.submit(_fork_lock_held).result() is False
+            monkeypatch.setattr(threading, "enumerate", every)
         with forked.FORK_LOCK:
+            lines.clear()  # the lines before: none is being written while this is held
             time.sleep(0.1)
             assert lines == []  # held back while a fork is under way
         waited = time.monotonic()
@@ -74,6 +89,26 @@ def test_no_fork_where_there_is_none_or_the_processes_cannot_start(monkeypatch) 
     monkeypatch.setattr(multiprocessing, "get_all_start_methods", lambda: ["spawn"])
     with forked.reading_processes(1) as readers:
         assert readers is None
+
+
+@needs_fork
+def test_a_pool_that_starts_in_part_is_stopped_and_the_reading_stays_here(monkeypatch):
+    """A limit on processes met at the third fork: the two started are killed (nothing
+    else would stop them, and this process would wait for them at its exit)."""
+    monkeypatch.setattr(forked, "_alone", lambda: True)
+    real, forks = forked.os.fork, []
+
+    def limited() -> int:
+        if len(forks) == 2:
+            raise BlockingIOError("fork: Resource temporarily unavailable")
+        forks.append(1)
+        return real()
+
+    monkeypatch.setattr(forked.os, "fork", limited)
+    with forked.reading_processes(4) as readers:
+        assert readers is None
+    monkeypatch.setattr(forked.os, "fork", real)
+    assert len(forks) == 2 and multiprocessing.active_children() == []
 
 
 def test_results_come_back_in_order_a_few_blocks_ahead() -> None:

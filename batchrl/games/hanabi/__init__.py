@@ -44,9 +44,9 @@ GAME = Game(
                         "depend on it."),
             Option("jobs", {"ingest": "--jobs"}, type=int, short="-j",
                    help="processes that read and check the game files while this one "
-                        "makes and writes the rows (0: read here); the store does not "
-                        "depend on it. Default: one per core on a machine with two or more, "
-                        "else 0."),
+                        "makes and writes the rows (0: read here; -1: one per core); the "
+                        "store does not depend on it. Default: one per core on a machine "
+                        "with two or more (at most 8), else 0."),
             Option("colour_order", {"imitate": "--colour-order/--no-colour-order",
                                     "learn": "--colour-order/--no-colour-order"}, type=bool,
                    help="learn on colour-ordered states (colours sorted per state, hint moves "

@@ -41,8 +41,8 @@ GAME = Game(
                    choices=tt.SUIT_ORDERS),
             Option("jobs", {"ingest": "--jobs"},
                    "processes that read and check JSON lines while this one makes and "
-                   "writes the rows. Default: 1 on a machine with two cores or more, else 0 "
-                   "(read here).", type=int, short="-j"),
+                   "writes the rows (0: read here; -1: one per core). Default: 1 on a "
+                   "machine with two cores or more, else 0.", type=int, short="-j"),
         ),
         examples={
             "generate": "four seats, or A,B for teams 0+2 and 1+3:\n"

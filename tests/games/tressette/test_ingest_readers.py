@@ -121,8 +121,8 @@ def test_without_fork_the_lines_are_read_here(tmp_path, monkeypatch):
 
 def test_a_count_of_processes_is_asked_and_one_reads_beside_on_two_cores(tmp_path,
                                                                          monkeypatch):
-    with pytest.raises(IngestError, match="--jobs -1: want 0"):
-        ingest(IngestConfig(paths=(), store=tmp_path / "s", options={"jobs": -1}))
+    with pytest.raises(IngestError, match=r"--jobs -2: want 0 \(read in this process\)"):
+        ingest(IngestConfig(paths=(), store=tmp_path / "s", options={"jobs": -2}))
     monkeypatch.setattr(reader, "usable_cores", lambda: 1)
     assert reader.default_jobs() == 0
     monkeypatch.setattr(reader, "usable_cores", lambda: 8)
