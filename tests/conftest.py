@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
 from locations import SAMPLES, SHARED_ACPC, absent
@@ -24,6 +25,34 @@ def fork_beside_threads(monkeypatch: pytest.MonkeyPatch) -> None:
     import batchrl.forked
 
     monkeypatch.setattr(batchrl.forked, "_alone", lambda: True)
+
+
+@pytest.fixture
+def counted_pools(monkeypatch: pytest.MonkeyPatch) -> list[Any]:
+    """Every pool of reading processes started while the test runs, in order, each with
+    the tasks handed to it (``tasks``, the one that starts it included) and whether it
+    was shut down (``closed``)."""
+    # the pool class is the readers' own: counted where they make it
+    import batchrl.forked
+
+    pools: list[Any] = []
+
+    class Counted(batchrl.forked.ProcessPoolExecutor):
+        def __init__(self, *args: Any, **kwargs: Any) -> None:
+            super().__init__(*args, **kwargs)
+            self.tasks, self.closed = 0, False
+            pools.append(self)
+
+        def submit(self, *args: Any, **kwargs: Any) -> Any:
+            self.tasks += 1
+            return super().submit(*args, **kwargs)
+
+        def shutdown(self, *args: Any, **kwargs: Any) -> None:
+            self.closed = True
+            super().shutdown(*args, **kwargs)
+
+    monkeypatch.setattr(batchrl.forked, "ProcessPoolExecutor", Counted)
+    return pools
 
 
 @pytest.fixture

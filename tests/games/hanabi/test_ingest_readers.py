@@ -5,7 +5,6 @@ import multiprocessing
 
 import pytest
 
-import batchrl.forked as forked
 import parsers.hanabi_sources as sources
 from batchrl.games import FORMATS, Source
 from batchrl.games.hanabi.logs import generate
@@ -38,22 +37,9 @@ def _games(tmp_path):
 
 @needs_fork
 def test_reading_processes_store_report_and_refuse_what_one_process_does(
-        tmp_path, monkeypatch, fork_beside_threads):
+        tmp_path, monkeypatch, fork_beside_threads, counted_pools):
     games = _games(tmp_path)
     monkeypatch.setattr(sources, "FILES_A_BLOCK", 2)
-    pools = []
-
-    class Counted(forked.ProcessPoolExecutor):
-        def __init__(self, *args, **kwargs):
-            super().__init__(*args, **kwargs)
-            self.tasks = 0
-            pools.append(self)
-
-        def submit(self, *args, **kwargs):
-            self.tasks += 1
-            return super().submit(*args, **kwargs)
-
-    monkeypatch.setattr(forked, "ProcessPoolExecutor", Counted)
     runs = {}
     for jobs in (0, 2):
         read = []
@@ -67,7 +53,7 @@ def test_reading_processes_store_report_and_refuse_what_one_process_does(
         runs[jobs] += (str(failed.value),)
     # processes for jobs 2 only, in each ingest, which read every block of 2 files there
     # (after the task that starts them; the failing ingest's are read ahead too)
-    assert [(p._max_workers, p.tasks) for p in pools] == [(2, 1 + 4)] * 2
+    assert [(p._max_workers, p.tasks) for p in counted_pools] == [(2, 1 + 4)] * 2
     (here, rows, bytes_read, error), beside = runs[0], runs[2]
     assert here.hands == 4 and here.skipped == {"bad game": 3, "file not read": 1}
     assert "game000002.states.jsonl, line 2: not JSON" in error
@@ -92,32 +78,20 @@ def test_a_count_of_processes_is_asked_and_every_core_reads(tmp_path, monkeypatc
 
 @needs_fork
 def test_the_reader_stops_its_processes_when_closed_or_done(tmp_path, monkeypatch,
-                                                            fork_beside_threads):
+                                                            fork_beside_threads,
+                                                            counted_pools):
     games = tmp_path / "games"
     generate(games, ("bot2", "bot2"), 4, seed=3)
     monkeypatch.setattr(sources, "FILES_A_BLOCK", 1)
-    pools = []
-
-    class Counted(forked.ProcessPoolExecutor):
-        def __init__(self, *args, **kwargs):
-            super().__init__(*args, **kwargs)
-            self.closed = False
-            pools.append(self)
-
-        def shutdown(self, *args, **kwargs):
-            self.closed = True
-            super().shutdown(*args, **kwargs)
-
-    monkeypatch.setattr(forked, "ProcessPoolExecutor", Counted)
     fmt = FORMATS["hanabi-json"]
     assert len(list(fmt.read(Source(games, None, {"jobs": 2})))) == 4
-    assert len(pools) == 1 and pools[0].closed
+    assert len(counted_pools) == 1 and counted_pools[0].closed
     records = fmt.read(Source(games, None, {"jobs": 2}))
     assert next(records).key == "game000000"
-    assert len(pools) == 2 and not pools[1].closed
+    assert len(counted_pools) == 2 and not counted_pools[1].closed
     records.close()
-    assert pools[1].closed
+    assert counted_pools[1].closed
     # one file: read here, with no process to start
     assert len(list(fmt.read(Source(games / "game000001.states.jsonl", None,
                                     {"jobs": 2})))) == 1
-    assert len(pools) == 2
+    assert len(counted_pools) == 2

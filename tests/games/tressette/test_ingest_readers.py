@@ -8,7 +8,6 @@ import multiprocessing
 import numpy as np
 import pytest
 
-import batchrl.forked as forked
 import parsers.tressette as reader
 from batchrl.games import FORMATS, Source
 from batchrl.games.tressette.ingest import DealRef
@@ -174,24 +173,13 @@ def test_numbers_no_seat_or_team_can_have_are_refused_hands_not_crashes(tmp_path
 
 @needs_fork
 def test_the_formats_reader_stops_its_processes_when_closed_or_done(tmp_path, monkeypatch,
-                                                                    fork_beside_threads):
+                                                                    fork_beside_threads,
+                                                                    counted_pools):
     """The "tressette" format reads beside with the ingest's jobs: games as DealRef, in
     line order, and its processes end when the records do or when they are closed."""
     path = _log(tmp_path)
     monkeypatch.setattr(reader, "READ_BLOCK_LINES", 4)
-    pools = []
-
-    class Counted(forked.ProcessPoolExecutor):
-        def __init__(self, *args, **kwargs):
-            super().__init__(*args, **kwargs)
-            self.closed = False
-            pools.append(self)
-
-        def shutdown(self, *args, **kwargs):
-            self.closed = True
-            super().shutdown(*args, **kwargs)
-
-    monkeypatch.setattr(forked, "ProcessPoolExecutor", Counted)
+    pools = counted_pools
     fmt = FORMATS["tressette"]
     every = list(fmt.read(Source(path, LogLines(path), {"jobs": 1})))
     assert len(pools) == 1 and pools[0].closed
