@@ -156,7 +156,8 @@ def deal(game: GameDef, hole: Sequence[Sequence[int]], board: Sequence[int]) -> 
         last = game.num_rounds - 1
         return state._replace(history=("",) * (last + 1), round=last,
                               round_pots=(state.round_pots[0],) * (last + 1))
-    return state._replace(current=_first_to_act(state, 0))
+    return state._replace(current=_first_seat(game.first_player[0], state.folded, state.spent,
+                                              state.stack))
 
 
 def new_hand(game: GameDef, rng: np.random.Generator) -> HandState:
@@ -383,11 +384,6 @@ def returns_many(states: Sequence[HandState]) -> NDArray[np.float64]:
                     dtype=np.float64).reshape(len(states), n)
 
 
-def _first_to_act(state: HandState, round_: int) -> int:
-    """The round's first player, or the next after it who can act."""
-    return _first_seat(state.game.first_player[round_], state.folded, state.spent, state.stack)
-
-
 def _first_seat(first: int, folded: tuple[bool, ...], spent: tuple[int, ...],
                 stack: tuple[int, ...]) -> int:
     """``first``, or the next seat after it that can act (neither folded nor all-in)."""
@@ -399,10 +395,6 @@ def _first_seat(first: int, folded: tuple[bool, ...], spent: tuple[int, ...],
 # a HandState from its 16 fields in order, without the named constructor's frame (step
 # makes millions in a search's rollouts)
 _new_state = tuple.__new__
-
-
-def _next_to_act(state: HandState, seat: int) -> int:
-    return _next_seat(state.folded, state.spent, state.stack, seat)
 
 
 def _next_seat(folded: tuple[bool, ...], spent: tuple[int, ...], stack: tuple[int, ...],
