@@ -13,6 +13,8 @@ without declaring what is a failure here.
 from __future__ import annotations
 
 import ast
+import subprocess
+import sys
 from pathlib import Path
 
 from locations import ROOT
@@ -294,3 +296,20 @@ def test_an_import_inside_a_function_says_why():
 def test_a_silent_import_inside_a_function_is_found():
     tree = ast.parse("def f():\n    import json\n    return json\n")
     assert [n.lineno for n in imports_inside_functions(tree)] == [2]
+
+
+def test_every_game_and_learner_loads_without_the_heavy_libraries():
+    """A command that finds a game or a model's learner loads every package of both
+    registries; none of them loads scikit-learn (seconds: `batchrl evaluate` of a network,
+    or any command that only reads a model's kind, would wait for it), torch, matplotlib
+    or Dask. A fresh interpreter: this one has them all loaded by now."""
+    heavy = ("sklearn", "scipy", "torch", "matplotlib", "dask", "d3rlpy")
+    code = ("import sys\n"
+            "from batchrl.games import GAMES\n"
+            "from batchrl.learners import LEARNERS\n"
+            "assert len(list(GAMES.values())) >= 6 and 'fqi' in LEARNERS\n"
+            f"print(sorted(m for m in {heavy!r} if m in sys.modules))\n")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          cwd=ROOT, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "[]"

@@ -21,17 +21,19 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
 from numpy.typing import NDArray
-from sklearn.ensemble import ExtraTreesRegressor
 
 from batchrl import modelfile, modeltrees
 from batchrl.learners.base import Learner, LearnerError, ScoredPolicy
 from batchrl.modelfile import ModelError
 from batchrl.modeltrees import predict
 from batchrl.store import Transitions
+
+if TYPE_CHECKING:
+    from sklearn.ensemble import ExtraTreesRegressor
 
 KIND = "bc"
 VERSION = 1
@@ -62,6 +64,9 @@ def behaviour_model(states: NDArray[np.float32], actions: NDArray[np.int64], n_a
     """How likely the logged players were to take each action in a state: trees on the
     one-hot actions (``k`` None: every feature is a candidate at each split); with
     ``weights``, each row counts as much as its weight (advantage-weighted cloning)."""
+    # scikit-learn loads in seconds: only when a forest is made
+    from sklearn.ensemble import ExtraTreesRegressor
+
     onehot = np.zeros((len(actions), n_actions), dtype=np.float32)
     onehot[np.arange(len(actions)), actions] = 1
     model = ExtraTreesRegressor(n_estimators=trees, min_samples_split=nmin,

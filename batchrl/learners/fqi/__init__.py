@@ -33,10 +33,9 @@ import dataclasses
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
-from sklearn.ensemble import ExtraTreesRegressor
 
 from batchrl.cluster import connect, scheduler_address
 from batchrl.episodes import grouping
@@ -50,6 +49,9 @@ from batchrl.learners.fqi.iterations import FQI
 from batchrl.learners.fqi.model import KIND, GreedyPolicy, ModelArtifact
 from batchrl.learners.fqi.support import supported
 from batchrl.store import Transitions
+
+if TYPE_CHECKING:
+    from sklearn.ensemble import ExtraTreesRegressor
 
 # Fast mode's default: grow the trees once on each row's return-to-go, then only refit
 # leaf values (see batchrl.learners.fqi.iterations and docs/speed.md for the measurements).
@@ -95,6 +97,9 @@ def extra_trees(trees: int = 100, nmin: int = 20, k: int | float | None = None,
                 jobs: int = 1) -> ExtraTreesRegressor:
     """The thesis's regressor: M trees, K candidate attributes (None: all), n_min to split
     (FQI's `FQIConfig` read into scikit-learn's parameters, here alone)."""
+    # scikit-learn loads in seconds: only when a forest is made
+    from sklearn.ensemble import ExtraTreesRegressor
+
     return ExtraTreesRegressor(n_estimators=trees, min_samples_split=nmin,
                                max_features=1.0 if k is None else k, n_jobs=jobs)
 

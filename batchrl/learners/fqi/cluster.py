@@ -24,7 +24,14 @@ from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
-from sklearn.base import clone
+
+
+def clone(model: Any) -> Any:
+    """scikit-learn's ``clone`` of ``model``, loaded when a model is at hand: scikit-learn
+    takes seconds to load, which a command that only reads or plays a model never needs."""
+    from sklearn.base import clone as unfitted  # see above
+
+    return unfitted(model)
 
 
 def forest_seeds(forest: Any) -> NDArray[np.int64]:

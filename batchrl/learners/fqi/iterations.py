@@ -35,7 +35,6 @@ from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
-from sklearn.base import clone
 
 from batchrl import modelfile, modeltrees
 from batchrl.cluster import workers
@@ -47,7 +46,7 @@ from batchrl.learners.fqi.checkpoints import (
     check_checkpoint,
     digest,
 )
-from batchrl.learners.fqi.cluster import RemoteFits
+from batchrl.learners.fqi.cluster import RemoteFits, clone
 from batchrl.learners.fqi.inputs import Inputs, return_to_go
 from batchrl.learners.fqi.leaves import (
     Frozen,

@@ -19,16 +19,18 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from numpy.typing import NDArray
-from sklearn.ensemble import ExtraTreesRegressor
 
 from batchrl.episodes import grouping
 from batchrl.learners.fqi.inputs import return_to_go
 from batchrl.learners.fqi.leaves import leaf_means, leaves_of, mean_values
 from batchrl.store import Transitions
+
+if TYPE_CHECKING:
+    from sklearn.ensemble import ExtraTreesRegressor
 
 # reweighting rounds of a leaf's expectile per iteration, from the last iteration's
 EXPECTILE_ROUNDS = 6
@@ -56,6 +58,9 @@ class Values:
 
 
 def _forest(trees: int, nmin: int, k: int | None, seed: int, jobs: int) -> ExtraTreesRegressor:
+    # scikit-learn loads in seconds: only when a forest is made
+    from sklearn.ensemble import ExtraTreesRegressor
+
     return ExtraTreesRegressor(n_estimators=trees, min_samples_split=nmin,
                                max_features=1.0 if k is None else k, n_jobs=jobs,
                                random_state=seed)
