@@ -150,6 +150,7 @@ def ingest(
     options = _prepare(config.options)
     root = writable(config.store)  # a store by URL is refused before any log is read
     reports = []
+    stores: list[Store] = []  # the store as each schema opened it: its parts read once
     with store_lock(root, config.wait, on_wait), \
             _finally_remove_if_empty(root), \
             connect(scheduler_address(config.scheduler)) as client:
@@ -158,7 +159,7 @@ def ingest(
                 report = SourceReport(path=path, error=unknown)
             else:
                 try:
-                    report = ingest_file(path, config, options, progress, client)
+                    report = ingest_file(path, config, options, progress, client, stores)
                 except (IngestError, StoreError) as exc:
                     if config.on_error == "fail":
                         hint = "" if "--on-error skip" in str(exc) else (
@@ -276,9 +277,12 @@ def _described(formats: Any) -> str:
 
 def ingest_file(path: Path, config: IngestConfig,
                 options: Mapping[str, Mapping[str, Any] | str],
-                progress: ProgressFn | None, client: Any = None) -> SourceReport:
+                progress: ProgressFn | None, client: Any = None,
+                stores: list[Store] | None = None) -> SourceReport:
     """One source into the store (see ``ingest``); with a Dask ``client``, its chunks'
-    rows are made on the cluster's workers (the same rows, written here in order)."""
+    rows are made on the cluster's workers (the same rows, written here in order).
+    ``stores``: the store as earlier sources of this ingest opened it (one per schema),
+    which has read its parts once (a log already in it is refused by reading them)."""
     if not path.exists():
         raise IngestError(f"{path}: no such file")
     if regular_file(path) not in ("", "a directory"):  # before anything opens it
@@ -304,7 +308,10 @@ def ingest_file(path: Path, config: IngestConfig,
             plan = game.log.open_source(records, SourceContext(path, fmt, digest[:16] + ":", mine,
                                                            report.notes))
             report.game, report.unit = plan.variant or game.name, plan.unit
-            store = Store.create(config.store, plan.schema)
+            store = next((s for s in stores or () if s.schema == plan.schema), None) or \
+                Store.create(config.store, plan.schema)
+            if stores is not None and store not in stores:
+                stores.append(store)
             run = _Run(config, report, plan.rows, client)
             with store.writer(path, digest) as writer, run, _collector_spared():
                 for record in plan.records:

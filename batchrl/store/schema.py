@@ -29,6 +29,7 @@ from __future__ import annotations
 import hashlib
 import json
 import shlex
+from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -144,7 +145,7 @@ class StoreSchema:
             raise StoreError(f"{self.game}: next_state {self.next_state!r} is not one of "
                              f"{', '.join(NEXT_STATE_MODES)}")
         columns = [*names, *(c for cs in self.columns().values() for c in cs)]
-        if clash := sorted({c for c in columns if columns.count(c) > 1}):
+        if clash := sorted(c for c, n in Counter(columns).items() if n > 1):
             raise StoreError(f"{self.game}: the columns {clash} would appear twice in a part "
                              "(a feature named like a core or audit column, or like another "
                              "feature's next_ column): rename the feature")

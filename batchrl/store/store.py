@@ -77,6 +77,8 @@ class Store:
                  store_id: str | None = None) -> None:
         self.root, self.schema, self.store_id = root, schema, store_id
         self.place = place if place is not None else Place.of(root)
+        # each local part's source as read, by the file it was read from (`_read_source`)
+        self._read: dict[str, tuple[tuple[int, ...], SourceInfo]] = {}
 
     @property
     def parts_dir(self) -> Path:
@@ -519,6 +521,18 @@ class Store:
         return f"part {parts[0] if parts else self.place}, {where}"
 
     def _read_source(self, part: Place) -> SourceInfo:
+        """A part's source, from its footer, checked; a local part's once per file: an
+        ingest of many logs asks for every part before each log's (a log already in the
+        store is refused), which read afresh grew as the square of the logs."""
+        held = self._read.get(str(part))
+        if (seen := _file_key(part)) is not None and held is not None and held[0] == seen:
+            return held[1]
+        info = self._source_of(part)
+        if seen is not None:
+            self._read[str(part)] = (seen, info)
+        return info
+
+    def _source_of(self, part: Place) -> SourceInfo:
         meta = footer(part, self.place)
         if (schema := schema_of(meta, f"part {part}")) != self.schema:
             raise mismatch(part, schema, self.schema, self._part_files(), self.place)
@@ -564,6 +578,18 @@ def _store_id_of(part: Place) -> Any:
         return footer(part, part).get("store_id")
     except StoreError:
         return None
+
+
+def _file_key(part: Place) -> tuple[int, ...] | None:
+    """What changes when a local file is replaced or written (a writer replaces a part by
+    renaming a new file over it); None for a part by URL, or one that cannot be stat'ed."""
+    if part.local is None:
+        return None
+    try:
+        got = os.stat(part.local)
+    except OSError:
+        return None
+    return got.st_dev, got.st_ino, got.st_size, got.st_mtime_ns
 
 
 def _recorded_path(store: Store, part: Place) -> str | None:
