@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+from collections.abc import Iterator
 from pathlib import Path
 
 import numpy as np
@@ -34,9 +35,28 @@ def invoke(*args: object) -> Result:
     return CliRunner().invoke(main, [str(a) for a in args], catch_exceptions=False)
 
 
+# --quick's sizes over this: the module's grids check what the benchmark does, not how well
+# the learners learn (--quick's own time is measured whole: docs/speed.md)
+SMALLER = 4
+
+
+@pytest.fixture(scope="module", autouse=True)
+def smaller_grid() -> Iterator[None]:
+    """Every game's quick datasets and scoring games a quarter of --quick's."""
+    with pytest.MonkeyPatch.context() as patch:
+        for game in GAMES.values():
+            bench = game.bench
+            patch.setattr(game, "bench", dataclasses.replace(
+                bench, games=(bench.games[0], max(1, bench.games[1] // SMALLER)),
+                datasets=tuple(dataclasses.replace(d, quick=max(1, d.quick // SMALLER))
+                               for d in bench.datasets)))
+        yield
+
+
 @pytest.fixture(scope="module")
 def quick(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path, dict]:
-    """The whole grid, quick, one training seed: every game and every tier."""
+    """The whole grid, quick (at `smaller_grid`'s sizes), one training seed: every game
+    and every tier."""
     root = tmp_path_factory.mktemp("bench")
     out, cache = root / "out", root / "cache"
     result = invoke("bench", "--quick", "--seeds", "1", "--json", "-o", out, "--cache", cache,
@@ -230,16 +250,16 @@ def test_a_row_is_reused_only_where_it_was_measured_the_same_way(quick, monkeypa
     before = [r for r in document["rows"] if r["game"] == "holdem" and r["dataset"] == "random"
               and r["learner"] == "fqi" and not r["transfer"]]
     monkeypatch.setattr(GAMES["holdem"], "bench",
-                        dataclasses.replace(GAMES["holdem"].bench, games=(4_000, 100)))
+                        dataclasses.replace(GAMES["holdem"].bench, games=(4_000, 20)))
     args = ("bench", "--quick", "--seeds", "1", "--games", "holdem", "--tiers", "random",
             "--learners", "fqi", "--json", "-o", out, "--cache", cache, "-j", "1")
     again = invoke(*args)
     assert again.exit_code == 0, again.output
     rows = json.loads(again.stdout)["rows"]
     fqi = [r for r in rows if r["learner"] == "fqi" and not r["transfer"]]
-    assert "trained in" in again.stderr and len(fqi) == 1 and fqi[0]["games"] == 100
+    assert "trained in" in again.stderr and len(fqi) == 1 and fqi[0]["games"] == 20
     assert fqi[0]["scores"] != before[0]["scores"] and Path(before[0]["scores"]).is_file()
-    assert before[0]["games"] == 200
+    assert before[0]["games"] == 200 // SMALLER
 
 
 @pytest.mark.slow
