@@ -14,6 +14,7 @@ from click.testing import CliRunner
 from locations import SHARED, needs
 
 from batchrl.cli import main
+from batchrl.cli import play as cli_play
 from batchrl.games import sniff_format
 from batchrl.games.base import ChanceEvent, ChanceHand, SourceContext
 from batchrl.games.holdem import chance, gamedef
@@ -196,7 +197,7 @@ def test_the_luck_goes_and_the_mean_stays(rule_log: Path) -> None:
 
 @pytest.mark.slow
 def test_the_command_line_reports_a_player_and_says_what_it_left_out(
-        rule_log: Path, tmp_path: Path) -> None:
+        rule_log: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     lines = rule_log.read_text().splitlines(keepends=True)
     state = next(i for i, line in enumerate(lines) if line.startswith("STATE"))
     broken = tmp_path / "broken.log"
@@ -204,7 +205,7 @@ def test_the_command_line_reports_a_player_and_says_what_it_left_out(
     broken.write_text("".join([*lines[:state + 1], bad, *lines[state + 1: state + 400]]))
     runner = CliRunner()
     result = runner.invoke(main, ["evaluate", "--logs", str(broken), "--player", "rule-2",
-                                  "--json"])
+                                  "--json", "--draws", "2"])
     assert result.exit_code == 0, result.output
     out = json.loads(result.output)
     assert [p["name"] for p in out["players"]] == ["rule-2"]
@@ -212,10 +213,17 @@ def test_the_command_line_reports_a_player_and_says_what_it_left_out(
     assert "line" in out["examples"][0]
     player = out["players"][0]
     assert player["raw"]["low"] < player["raw"]["mean"] < player["raw"]["high"]
-    text = runner.invoke(main, ["evaluate", "--logs", str(broken)]).output
+    text = runner.invoke(main, ["evaluate", "--logs", str(broken), "--draws", "2"]).output
     assert "variance-reduced" in text and "left out: 1" in text
+
+    def no_fit(*args: object, **kwargs: object) -> None:
+        raise AssertionError("a value function fitted for a player the logs do not hold")
+
+    # refused once the logs are read, before the value function is fitted (seconds)
+    monkeypatch.setattr(cli_play, "corrections", no_fit)
     unknown = runner.invoke(main, ["evaluate", "--logs", str(broken), "--player", "nobody"])
-    assert unknown.exit_code != 0 and "rule-1, rule-2" in unknown.output
+    assert unknown.exit_code == 1 and "no player nobody in the logs: they hold rule-1, " \
+        "rule-2" in unknown.output, unknown.output
     both = runner.invoke(main, ["evaluate", "--logs", str(broken), "--model", str(broken)])
     assert both.exit_code != 0 and "--model" in both.output
     playing = runner.invoke(main, ["evaluate", "--logs", str(broken), "--duplicate"])
@@ -249,7 +257,7 @@ def test_unnamed_players_are_reported_by_seat_and_a_lone_hand_s_spread_is_null(
     unnamed = tmp_path / "unnamed.log"
     unnamed.write_text("".join(line.rsplit(":", 1)[0] + "\n" for line in states))
     runner = CliRunner()
-    by_seat = runner.invoke(main, ["evaluate", "--logs", str(unnamed), "--json"])
+    by_seat = runner.invoke(main, ["evaluate", "--logs", str(unnamed), "--json", "--draws", "2"])
     assert by_seat.exit_code == 0, by_seat.output
     out = json.loads(by_seat.output)
     assert [p["name"] for p in out["players"]] == ["seat 1", "seat 2"]
@@ -258,7 +266,7 @@ def test_unnamed_players_are_reported_by_seat_and_a_lone_hand_s_spread_is_null(
     fields = states[0].split(":")
     lone.write_text("".join([":".join([*fields[:5], "rule-1|solo"]) + "\n",
                              *(line + "\n" for line in states[1:])]))
-    result = runner.invoke(main, ["evaluate", "--logs", str(lone), "--json"])
+    result = runner.invoke(main, ["evaluate", "--logs", str(lone), "--json", "--draws", "2"])
     assert result.exit_code == 0, result.output
 
     def no_nan(constant: str) -> None:
@@ -277,8 +285,8 @@ def test_a_store_is_measured_from_the_logs_it_was_ingested_from(tmp_path: Path) 
     runner = CliRunner()
     assert runner.invoke(main, ["ingest", str(log), "--store", str(store), "--no-pv"]
                          ).exit_code == 0
-    from_store = runner.invoke(main, ["evaluate", "--logs", str(store), "--json"])
-    from_log = runner.invoke(main, ["evaluate", "--logs", str(log), "--json"])
+    from_store = runner.invoke(main, ["evaluate", "--logs", str(store), "--json", "--draws", "2"])
+    from_log = runner.invoke(main, ["evaluate", "--logs", str(log), "--json", "--draws", "2"])
     assert from_store.exit_code == 0, from_store.output
     assert json.loads(from_store.output)["players"] == json.loads(from_log.output)["players"]
     log.write_text(log.read_text() + "# appended\n")

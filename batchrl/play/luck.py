@@ -275,6 +275,8 @@ def read_logs(paths: Sequence[Path], config: LuckConfig,
                         + (f" ({', '.join(f'{n:,} {k}' for k, n in read.left_out.items())})"
                            if read is not None and read.left_out else ""))
     seen = {name for hand in read.hands for name in hand.names}
+    # a player asked for by name is looked for before the value function is fitted
+    _look_for(config.players, {name for hand in read.hands for name in seated(hand)})
     if absent := sorted(set(config.strategies) - seen):
         raise LuckError(f"--strategy {', '.join(absent)}: no such player in the logs: they "
                         f"hold {_listed(seen) or 'no names'}")
@@ -430,17 +432,13 @@ def summarize(read: LogsRead, fixed: Corrections, config: LuckConfig, paths: Seq
     notes = list(read.notes)
     unnamed = 0
     for hand, correction in zip(read.hands, fixed.per_seat, strict=True):
-        seated = hand.names
-        if len(seated) != len(hand.results):
-            seated = tuple(f"seat {s + 1}" for s in range(len(hand.results)))
-            unnamed += 1
-        for seat, name in enumerate(seated):
+        names = seated(hand)
+        unnamed += len(hand.names) != len(hand.results)
+        for seat, name in enumerate(names):
             raw.setdefault(name, []).append(float(hand.results[seat]))
             reduced.setdefault(name, []).append(float(hand.results[seat] - correction[seat]))
+    _look_for(config.players, set(raw))
     names = list(config.players) or sorted(raw, key=lambda n: (-len(raw[n]), n))
-    if unknown := [n for n in names if n not in raw]:
-        raise LuckError(f"no player {', '.join(unknown)} in the logs: they hold "
-                        f"{_listed(raw)}")
     players = [PlayerResult(n, len(raw[n]), mean_ci(raw[n]),
                             mean_ci(reduced[n])) for n in names]
     if unnamed:
@@ -449,6 +447,20 @@ def summarize(read: LogsRead, fixed: Corrections, config: LuckConfig, paths: Seq
     return LuckReport(read.variant, read.unit, [str(p) for p in paths], len(read.hands),
                       players, config.draws, config.folds, fixed.explained,
                       dict(read.left_out), read.examples, notes, dict(config.strategies))
+
+
+def seated(hand: ChanceHand) -> tuple[str, ...]:
+    """Who sat in each seat of ``hand``: its players' names, or ``seat 1``, ``seat 2``...
+    where it names none (or not one a seat)."""
+    if len(hand.names) == len(hand.results):
+        return hand.names
+    return tuple(f"seat {s + 1}" for s in range(len(hand.results)))
+
+
+def _look_for(players: Sequence[str], seen: set[str]) -> None:
+    if unknown := [n for n in players if n not in seen]:
+        raise LuckError(f"no player {', '.join(unknown)} in the logs: they hold "
+                        f"{_listed(seen)}")
 
 
 def _listed(names: Iterable[str]) -> str:
