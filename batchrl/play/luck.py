@@ -432,9 +432,8 @@ def summarize(read: LogsRead, fixed: Corrections, config: LuckConfig, paths: Seq
     notes = list(read.notes)
     unnamed = 0
     for hand, correction in zip(read.hands, fixed.per_seat, strict=True):
-        names = seated(hand)
         unnamed += len(hand.names) != len(hand.results)
-        for seat, name in enumerate(names):
+        for seat, name in enumerate(seated(hand)):
             raw.setdefault(name, []).append(float(hand.results[seat]))
             reduced.setdefault(name, []).append(float(hand.results[seat] - correction[seat]))
     _look_for(config.players, set(raw))
