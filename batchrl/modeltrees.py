@@ -32,6 +32,7 @@ file is written.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import os
 from collections.abc import Iterator, Mapping, Sequence
@@ -370,6 +371,28 @@ def _walker(tree: Any, x: NDArray[Any]) -> Any:
     if _outputs(tree) == 1:
         return lambda t: t.tree_.predict(x)[:, 0]
     return lambda t: t.tree_.predict(x)[:, :, 0]
+
+
+# below this many rows times trees, a forest's fit or apply runs in the caller's thread:
+# joblib's threads hand back each call's work no sooner than 10 ms (it polls), more than a
+# few trees on a few hundred rows take to grow
+SMALL_WORK = 20_000
+
+
+@contextlib.contextmanager
+def alone_if_small(model: Any, rows: int) -> Iterator[None]:
+    """``model`` (a scikit-learn forest) on one thread while this holds, where ``rows``
+    times its trees are few (`SMALL_WORK`); its trees are the same on any number (each
+    grown from its own seed, drawn before they are handed out)."""
+    jobs, trees = getattr(model, "n_jobs", None), getattr(model, "n_estimators", None)
+    if jobs in (None, 1) or not isinstance(trees, int) or rows * trees >= SMALL_WORK:
+        yield
+        return
+    model.set_params(n_jobs=1)
+    try:
+        yield
+    finally:
+        model.set_params(n_jobs=jobs)
 
 
 def _ready(x: Any) -> bool:

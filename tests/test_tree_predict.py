@@ -9,8 +9,9 @@ import pytest
 from sklearn.ensemble import ExtraTreesRegressor
 
 from batchrl.learners.fqi import model as fqi_model
+from batchrl.learners.fqi.leaves import leaves_of
 from batchrl.learners.fqi.model import DISTINCT_ROWS, QFunction, distinct_rows
-from batchrl.modeltrees import FEW_ROWS, predict
+from batchrl.modeltrees import FEW_ROWS, SMALL_WORK, alone_if_small, predict
 
 
 def _forest() -> tuple[ExtraTreesRegressor, np.ndarray]:
@@ -128,3 +129,34 @@ def test_the_trees_walked_in_chunks_are_summed_in_their_order(monkeypatch) -> No
             assert np.array_equal(predict(model, rows), expected)
         assert np.array_equal(predict(model, rows[:5]), expected[:5])
     assert predict(several, x).shape == (300, 3)
+
+
+def test_a_small_forest_is_grown_and_applied_on_one_thread_the_same(monkeypatch) -> None:
+    """Few rows times trees (`SMALL_WORK`): the fit and the leaves in the caller's thread
+    (joblib's threads hand each call back no sooner than 10 ms), the same trees and leaves
+    as on two threads, and the forest's own n_jobs as it was; more, on its threads."""
+    rng = np.random.default_rng(3)
+    x = rng.normal(size=(300, 4)).astype(np.float32)
+    y = x[:, 0] - x[:, 2] + rng.normal(scale=0.1, size=300)
+    threaded = ExtraTreesRegressor(n_estimators=6, min_samples_split=4, n_jobs=2,
+                                   random_state=5).fit(x, y)
+    seen: list[object] = []
+    grow = ExtraTreesRegressor.fit
+
+    def counted(forest: ExtraTreesRegressor, *args: object, **kwargs: object) -> object:
+        seen.append(forest.n_jobs)
+        return grow(forest, *args, **kwargs)
+
+    monkeypatch.setattr(ExtraTreesRegressor, "fit", counted)
+    alone = ExtraTreesRegressor(n_estimators=6, min_samples_split=4, n_jobs=2, random_state=5)
+    assert len(x) * alone.n_estimators < SMALL_WORK
+    with alone_if_small(alone, len(x)):
+        alone.fit(x, y)
+    assert seen == [1] and alone.n_jobs == 2
+    offsets = np.cumsum([0, *(t.tree_.node_count for t in alone.estimators_)])
+    assert np.array_equal(leaves_of(alone, x, offsets), threaded.apply(x))
+    assert np.array_equal(predict(alone, x), predict(threaded, x))
+    many = np.repeat(x, 20, axis=0)
+    with alone_if_small(alone, len(many)):
+        alone.fit(many, np.repeat(y, 20))
+    assert seen == [1, 2]

@@ -271,7 +271,8 @@ class FQI:
         model = clone(self._base())
         if "random_state" in model.get_params():
             model.set_params(random_state=(seed + m) % 2**32)
-        return model.fit(inputs.x(m), target[rows])
+        with modeltrees.alone_if_small(model, len(rows)):
+            return model.fit(inputs.x(m), target[rows])
 
     def _fit_models(self, inputs: Inputs, target: NDArray[np.float64], seed: int) -> list[Any]:
         models: list[Any] = []

@@ -16,6 +16,8 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
+from batchrl.modeltrees import alone_if_small
+
 # Rows per block when finding leaves and averaging them: bounds fast mode's memory.
 CHUNK_ROWS = 16_384
 
@@ -57,8 +59,9 @@ def leaves_of(model: Any, x: NDArray[np.float32], offsets: NDArray[np.int64]
     biggest = int(np.diff(offsets).max(initial=0))
     dtype = np.uint16 if biggest <= np.iinfo(np.uint16).max else np.int32
     out = np.empty((len(x), len(offsets) - 1), dtype=dtype, order="F")
-    for lo in range(0, len(x), CHUNK_ROWS):
-        out[lo : lo + CHUNK_ROWS] = model.apply(x[lo : lo + CHUNK_ROWS])
+    with alone_if_small(model, len(x)):
+        for lo in range(0, len(x), CHUNK_ROWS):
+            out[lo : lo + CHUNK_ROWS] = model.apply(x[lo : lo + CHUNK_ROWS])
     return out
 
 
