@@ -104,11 +104,12 @@ def test_a_pool_that_starts_in_part_is_stopped_and_the_reading_stays_here(monkey
         forks.append(1)
         return real()
 
+    before = set(multiprocessing.active_children())  # an earlier test's (joblib's workers)
     monkeypatch.setattr(forked.os, "fork", limited)
     with forked.reading_processes(4) as readers:
         assert readers is None
     monkeypatch.setattr(forked.os, "fork", real)
-    assert len(forks) == 2 and multiprocessing.active_children() == []
+    assert len(forks) == 2 and set(multiprocessing.active_children()) <= before
 
 
 def test_results_come_back_in_order_a_few_blocks_ahead() -> None:
