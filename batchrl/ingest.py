@@ -150,7 +150,7 @@ def ingest(
     options = _prepare(config.options)
     root = writable(config.store)  # a store by URL is refused before any log is read
     reports = []
-    stores: list[Store] = []  # the store as each schema opened it: its parts read once
+    stores: list[Store] = []  # the store as opened for the last source: its parts read once
     with store_lock(root, config.wait, on_wait), \
             _finally_remove_if_empty(root), \
             connect(scheduler_address(config.scheduler)) as client:
@@ -281,8 +281,9 @@ def ingest_file(path: Path, config: IngestConfig,
                 stores: list[Store] | None = None) -> SourceReport:
     """One source into the store (see ``ingest``); with a Dask ``client``, its chunks'
     rows are made on the cluster's workers (the same rows, written here in order).
-    ``stores``: the store as earlier sources of this ingest opened it (one per schema),
-    which has read its parts once (a log already in it is refused by reading them)."""
+    ``stores``: the store as the last source of this ingest opened it, kept for the next
+    where the store is still the same (its id and schema): it has read its parts once (a
+    log already in the store is refused by reading them)."""
     if not path.exists():
         raise IngestError(f"{path}: no such file")
     if regular_file(path) not in ("", "a directory"):  # before anything opens it
@@ -308,10 +309,12 @@ def ingest_file(path: Path, config: IngestConfig,
             plan = game.log.open_source(records, SourceContext(path, fmt, digest[:16] + ":", mine,
                                                            report.notes))
             report.game, report.unit = plan.variant or game.name, plan.unit
-            store = next((s for s in stores or () if s.schema == plan.schema), None) or \
-                Store.create(config.store, plan.schema)
-            if stores is not None and store not in stores:
-                stores.append(store)
+            store = Store.create(config.store, plan.schema)
+            if stores is not None:  # the store the last source opened, if it is this one
+                if stores and (stores[0].store_id, stores[0].schema) == \
+                        (store.store_id, store.schema):
+                    store = stores[0]
+                stores[:] = [store]
             run = _Run(config, report, plan.rows, client)
             with store.writer(path, digest) as writer, run, _collector_spared():
                 for record in plan.records:

@@ -227,6 +227,31 @@ def test_many_logs_read_each_stored_part_once(tmp_path, monkeypatch):
     assert "has the same content as" in reports[1].error and not reports[0].error
 
 
+def test_a_store_taken_over_by_another_schema_is_not_written_as_before(tmp_path):
+    """The store opened for one log is kept for the next only while it is the same store:
+    a first log that stores nothing leaves the store to a second of other parameters
+    (store.json written again), and a third like the first is refused, not written beside
+    the second's rows (a review found the kept store writing it there)."""
+    import json  # Hanabi's own logs: the parameters (players) make the schema
+
+    from batchrl.games.hanabi.logs import generate
+
+    refused = tmp_path / "refused"
+    refused.mkdir()
+    deck = [{"suitIndex": s, "rank": r} for s in range(5)
+            for r, n in zip(range(1, 6), (3, 2, 2, 2, 1), strict=True) for _ in range(n)]
+    (refused / "o1.json").write_text(json.dumps({
+        "players": ["a", "b"], "deck": deck, "actions": [],
+        "options": {"variant": "Orange (3 Suits)"}}))
+    generate(tmp_path / "three", ["random"] * 3, 2, seed=1)
+    generate(tmp_path / "two", ["random"] * 2, 2, seed=2)
+    reports = run([refused, tmp_path / "three", tmp_path / "two"], tmp_path / "s",
+                  on_error="skip")
+    assert [bool(r.error) for r in reports] == [True, False, True], reports
+    assert "holds game hanabi with game_params {'players': 3}" in reports[2].error
+    assert len(Store.open(tmp_path / "s").check()) == 1
+
+
 def test_glassfrog_units_are_inferred(sample_summary, tmp_path):
     (report,) = run([sample_summary], tmp_path / "gf")
     assert report.game == gamedef.GLASSFROG_LIMIT.name

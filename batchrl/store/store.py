@@ -77,8 +77,8 @@ class Store:
                  store_id: str | None = None) -> None:
         self.root, self.schema, self.store_id = root, schema, store_id
         self.place = place if place is not None else Place.of(root)
-        # each local part's source as read, by the file it was read from (`_read_source`)
-        self._read: dict[str, tuple[tuple[int, ...], SourceInfo]] = {}
+        # each local part's source digest as `writer` read it, by the file it was read from
+        self._digests: dict[str, tuple[tuple[int, ...], str, str]] = {}
 
     @property
     def parts_dir(self) -> Path:
@@ -193,14 +193,14 @@ class Store:
             if part.stem == key:
                 continue  # the part this one replaces, damaged or not
             try:
-                info = self._read_source(part)
+                held, path = self._digest_of(part)
             except StoreError:
                 continue  # a damaged part: its readers say so; it does not stop an ingest
-            if info.digest == digest:
+            if held == digest:
                 raise StoreError(
-                    f"{source_path} has the same content as {info.path}, already in store "
+                    f"{source_path} has the same content as {path}, already in store "
                     f"{self.place}; ingesting both would count its hands twice: skip it, or "
-                    f"remove {info.path} from the store first")
+                    f"remove {path} from the store first")
         return SourceWriter(self.schema, self.parts_dir, source_path, digest, self.store_id)
 
     def sources(self) -> list[SourceInfo]:
@@ -520,19 +520,19 @@ class Store:
                  if s.digest.startswith(prefix)]
         return f"part {parts[0] if parts else self.place}, {where}"
 
-    def _read_source(self, part: Place) -> SourceInfo:
-        """A part's source, from its footer, checked; a local part's once per file: an
-        ingest of many logs asks for every part before each log's (a log already in the
+    def _digest_of(self, part: Place) -> tuple[str, str]:
+        """A part's source's digest and path, a local part's read once per file: an
+        ingest of many logs asks for every part's before each log's (a log already in the
         store is refused), which read afresh grew as the square of the logs."""
-        held = self._read.get(str(part))
+        held = self._digests.get(str(part))
         if (seen := _file_key(part)) is not None and held is not None and held[0] == seen:
-            return held[1]
-        info = self._source_of(part)
+            return held[1], held[2]
+        info = self._read_source(part)
         if seen is not None:
-            self._read[str(part)] = (seen, info)
-        return info
+            self._digests[str(part)] = (seen, info.digest, info.path)
+        return info.digest, info.path
 
-    def _source_of(self, part: Place) -> SourceInfo:
+    def _read_source(self, part: Place) -> SourceInfo:
         meta = footer(part, self.place)
         if (schema := schema_of(meta, f"part {part}")) != self.schema:
             raise mismatch(part, schema, self.schema, self._part_files(), self.place)
@@ -589,7 +589,7 @@ def _file_key(part: Place) -> tuple[int, ...] | None:
         got = os.stat(part.local)
     except OSError:
         return None
-    return got.st_dev, got.st_ino, got.st_size, got.st_mtime_ns
+    return got.st_dev, got.st_ino, got.st_size, got.st_mtime_ns, got.st_ctime_ns
 
 
 def _recorded_path(store: Store, part: Place) -> str | None:
