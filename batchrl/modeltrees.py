@@ -328,10 +328,11 @@ def predict(model: Any, x: NDArray[np.float32]) -> NDArray[np.float64]:
     trees = getattr(model, "estimators_", None)
     jobs: int = getattr(model, "n_jobs", None) or 1
     alone = jobs == 1
-    if trees is None or len(x) == 0 or (alone and not _ready(x)):
+    if trees is None or (alone and not (_ready(x) and _forest(model))) or x.shape[0] == 0:
         return np.asarray(model.predict(x), dtype=np.float64)
     if x.ndim != 2 or x.shape[1] != model.n_features_in_:  # the trees check nothing
-        raise ValueError(f"the model takes {model.n_features_in_} inputs, not {x.shape[1:]}")
+        raise ValueError(f"the model takes rows of {model.n_features_in_} inputs, not an "
+                         f"array of shape {x.shape}")
     walk = _walker(trees[0], x)
     if alone or len(x) < FEW_ROWS:
         parts: Iterator[NDArray[Any]] = (walk(tree) for tree in trees)
@@ -346,8 +347,8 @@ def predict(model: Any, x: NDArray[np.float32]) -> NDArray[np.float64]:
         done = _pool(workers).map(lambda chunk: [walk(tree) for tree in chunk], chunks)
         parts = (part for chunk in done for part in chunk)
     total: NDArray[np.float64] | None = None
-    for part in parts:
-        total = part.astype(np.float64) if total is None else total + part
+    for part in parts:  # from 0, as scikit-learn sums: -0.0 from every tree is 0.0
+        total = part.astype(np.float64) + 0.0 if total is None else total + part
     assert total is not None
     return total / len(trees)
 
@@ -393,6 +394,15 @@ def alone_if_small(model: Any, rows: int) -> Iterator[None]:
         yield
     finally:
         model.set_params(n_jobs=jobs)
+
+
+def _forest(model: Any) -> bool:
+    """A scikit-learn forest of regression trees (what the learners grow): its prediction
+    is the mean of its trees', each on every input."""
+    # loaded: a fitted forest is at hand
+    from sklearn.ensemble import ExtraTreesRegressor, RandomForestRegressor
+
+    return isinstance(model, ExtraTreesRegressor | RandomForestRegressor)
 
 
 def _ready(x: Any) -> bool:

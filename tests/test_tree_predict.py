@@ -47,17 +47,23 @@ def test_one_thread_s_prediction_is_scikit_learn_s_without_its_checks_per_tree(
         calls.append(len(rows))
         return forest_predict(forest, rows)
 
-    for jobs in (1, None):
-        model.set_params(n_jobs=jobs)
-        expected, few = model.predict(x), model.predict(x[:3])
+    two = ExtraTreesRegressor(n_estimators=5, min_samples_split=4, random_state=1).fit(
+        x, np.stack([x[:, 0], -x[:, 1]], axis=1))  # two outputs
+    for forest, jobs in ((model, 1), (model, None), (two, 1)):
+        forest.set_params(n_jobs=jobs)
+        expected, few = forest.predict(x), forest.predict(x[:3])
         calls.clear()
         monkeypatch.setattr(ExtraTreesRegressor, "predict", counted)
-        assert np.array_equal(predict(model, x), expected)
-        assert np.array_equal(predict(model, x[:3]), few)
+        assert predict(forest, x).tobytes() == expected.tobytes()  # bit for bit
+        assert predict(forest, x[:3]).tobytes() == few.tobytes()
         assert calls == []
-        assert np.array_equal(predict(model, x.astype(np.float64)), expected)
+        assert predict(forest, x.astype(np.float64)).tobytes() == expected.tobytes()
         assert calls == [len(x)]
         monkeypatch.undo()
+    for tree in model.estimators_:  # every leaf -0.0: scikit-learn's sum from 0 gives 0.0
+        tree.tree_.value[:] = -0.0
+    assert predict(model, x[:3]).tobytes() == model.predict(x[:3]).tobytes() == \
+        np.zeros(3).tobytes()
 
 
 def _child(queue) -> None:  # type: ignore[no-untyped-def]
