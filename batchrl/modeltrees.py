@@ -305,6 +305,9 @@ def lower_bound(model: Any, x: NDArray[np.float32], kappa: float) -> NDArray[np.
     """The forest's prediction less ``kappa`` times the standard deviation of its trees'
     predictions (summed tree by tree in a fixed order): a lower confidence bound, low
     where the trees disagree, as they do where the rows are few."""
+    if not _forest(model):
+        raise ValueError(f"a lower bound on Q takes a scikit-learn forest of regression "
+                         f"trees, not {type(model).__name__}")
     trees = model.estimators_
     total = np.zeros(len(x))
     squares = np.zeros(len(x))
@@ -328,7 +331,7 @@ def predict(model: Any, x: NDArray[np.float32]) -> NDArray[np.float64]:
     trees = getattr(model, "estimators_", None)
     jobs: int = getattr(model, "n_jobs", None) or 1
     alone = jobs == 1
-    if trees is None or (alone and not (_ready(x) and _forest(model))) or x.shape[0] == 0:
+    if trees is None or not _forest(model) or (alone and not _ready(x)) or x.shape[0] == 0:
         return np.asarray(model.predict(x), dtype=np.float64)
     if x.ndim != 2 or x.shape[1] != model.n_features_in_:  # the trees check nothing
         raise ValueError(f"the model takes rows of {model.n_features_in_} inputs, not an "

@@ -2,33 +2,11 @@
 
 from __future__ import annotations
 
-import atexit
-import os
-import shutil
-import sys
-import tempfile
 from pathlib import Path
 from typing import Any
 
 import pytest
 from locations import SAMPLES, SHARED_ACPC, absent
-
-# Python's bytecode cache, as a user's Python keeps it, for the run: where the environment
-# turns it off (PYTHONDONTWRITEBYTECODE, as these machines' does), every `python -m
-# batchrl` a test starts (the notebooks', the docs' commands, a cluster's workers)
-# compiles batchrl's modules again: 0.6 of the 1.3 s `import batchrl.cli` takes. The
-# cache is a folder of the run's own (its workers and their processes share the first
-# process's), removed after it: nothing lands beside the sources, and no later run or
-# timing reads it.
-if "PYTHONPYCACHEPREFIX" not in os.environ and os.environ.get("PYTHONDONTWRITEBYTECODE"):
-    _cache = tempfile.mkdtemp(prefix="batchrl-tests-bytecode-")
-    atexit.register(shutil.rmtree, _cache, True)
-    os.environ["PYTHONPYCACHEPREFIX"] = _cache
-    os.environ.pop("PYTHONDONTWRITEBYTECODE")
-if "PYTHONPYCACHEPREFIX" in os.environ and os.environ["PYTHONPYCACHEPREFIX"].startswith(
-        os.path.join(tempfile.gettempdir(), "batchrl-tests-bytecode-")):
-    sys.pycache_prefix = os.environ["PYTHONPYCACHEPREFIX"]
-    sys.dont_write_bytecode = False
 
 
 @pytest.fixture

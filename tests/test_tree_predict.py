@@ -166,3 +166,28 @@ def test_a_small_forest_is_grown_and_applied_on_one_thread_the_same(monkeypatch)
     with alone_if_small(alone, len(many)):
         alone.fit(many, np.repeat(y, 20))
     assert seen == [1, 2]
+
+
+def test_other_ensembles_are_predicted_by_their_own_predict() -> None:
+    """Only a forest of regression trees is walked tree by tree: a bagging of trees grown
+    on some of the inputs, or boosting, sum differently, on any number of threads; and
+    a lower bound on Q wants a forest's trees."""
+    from sklearn.ensemble import BaggingRegressor, GradientBoostingRegressor  # the others
+    from sklearn.tree import DecisionTreeRegressor
+
+    from batchrl.modeltrees import lower_bound
+
+    _, x = _forest()
+    y = x[:, 0] * 3 + np.sin(x[:, 1])
+    boosted = GradientBoostingRegressor(n_estimators=5, random_state=0).fit(x, y)
+    for jobs in (1, 2):
+        bagged = BaggingRegressor(DecisionTreeRegressor(), n_estimators=4, max_features=0.5,
+                                  n_jobs=jobs, random_state=0).fit(x, y)
+        for model in (bagged, boosted):
+            assert predict(model, x).tobytes() == model.predict(x).tobytes(), (model, jobs)
+    with pytest.raises(ValueError, match="takes a scikit-learn forest of regression trees, "
+                                         "not BaggingRegressor"):
+        lower_bound(bagged, x, 1.0)
+    forest, rows = _forest()
+    with pytest.raises(ValueError, match=r"rows of 5 inputs, not an array of shape \(5,\)"):
+        predict(forest, rows[0])
