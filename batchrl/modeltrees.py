@@ -366,12 +366,8 @@ def _walker(tree: Any, x: NDArray[Any]) -> Any:
     ``predict`` calls after its checks, which cost as much as a walk of a few hundred
     rows); otherwise ``predict``, with its input checks where the rows are not float32
     (they convert them)."""
-    from sklearn.base import is_regressor  # loaded: a fitted tree is at hand
-
     if not _ready(x):
         return lambda t: t.predict(x)
-    if not (is_regressor(tree) and hasattr(tree, "tree_")):
-        return lambda t: t.predict(x, check_input=False)
     if _outputs(tree) == 1:
         return lambda t: t.tree_.predict(x)[:, 0]
     return lambda t: t.tree_.predict(x)[:, :, 0]
@@ -397,6 +393,13 @@ def alone_if_small(model: Any, rows: int) -> Iterator[None]:
         yield
     finally:
         model.set_params(n_jobs=jobs)
+
+
+def fit(model: Any, x: NDArray[Any], y: NDArray[Any], **given: Any) -> Any:
+    """``model.fit(x, y, **given)``, on one thread where the work is small
+    (`alone_if_small`)."""
+    with alone_if_small(model, len(x)):
+        return model.fit(x, y, **given)
 
 
 def _forest(model: Any) -> bool:

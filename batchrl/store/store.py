@@ -30,7 +30,7 @@ from batchrl.store.columns import (
     select_names,
 )
 from batchrl.store.content import CONTENT_KEY, ContentDigest
-from batchrl.store.files import fsync, now
+from batchrl.store.files import file_key, fsync, now
 from batchrl.store.info import SourceInfo, StoreInfo
 from batchrl.store.lock import LOCK_NAME, store_lock
 from batchrl.store.parts import (
@@ -525,7 +525,7 @@ class Store:
         ingest of many logs asks for every part's before each log's (a log already in the
         store is refused), which read afresh grew as the square of the logs."""
         held = self._digests.get(str(part))
-        if (seen := _file_key(part)) is not None and held is not None and held[0] == seen:
+        if (seen := file_key(part.local)) is not None and held is not None and held[0] == seen:
             return held[1], held[2]
         info = self._read_source(part)
         if seen is not None:
@@ -578,18 +578,6 @@ def _store_id_of(part: Place) -> Any:
         return footer(part, part).get("store_id")
     except StoreError:
         return None
-
-
-def _file_key(part: Place) -> tuple[int, ...] | None:
-    """What changes when a local file is replaced or written (a writer replaces a part by
-    renaming a new file over it); None for a part by URL, or one that cannot be stat'ed."""
-    if part.local is None:
-        return None
-    try:
-        got = os.stat(part.local)
-    except OSError:
-        return None
-    return got.st_dev, got.st_ino, got.st_size, got.st_mtime_ns, got.st_ctime_ns
 
 
 def _recorded_path(store: Store, part: Place) -> str | None:

@@ -29,7 +29,7 @@ from numpy.typing import NDArray
 from batchrl import modelfile, modeltrees
 from batchrl.learners.base import Learner, LearnerError, ScoredPolicy
 from batchrl.modelfile import ModelError
-from batchrl.modeltrees import alone_if_small, predict
+from batchrl.modeltrees import fit, predict
 from batchrl.store import Transitions
 
 if TYPE_CHECKING:
@@ -72,8 +72,7 @@ def behaviour_model(states: NDArray[np.float32], actions: NDArray[np.int64], n_a
     model = ExtraTreesRegressor(n_estimators=trees, min_samples_split=nmin,
                                 max_features=1.0 if k is None else k, n_jobs=jobs,
                                 random_state=seed)
-    with alone_if_small(model, len(states)):
-        return model.fit(states, onehot, sample_weight=weights)
+    return fit(model, states, onehot, sample_weight=weights)
 
 
 

@@ -271,8 +271,7 @@ class FQI:
         model = clone(self._base())
         if "random_state" in model.get_params():
             model.set_params(random_state=(seed + m) % 2**32)
-        with modeltrees.alone_if_small(model, len(rows)):
-            return model.fit(inputs.x(m), target[rows])
+        return modeltrees.fit(model, inputs.x(m), target[rows])
 
     def _fit_models(self, inputs: Inputs, target: NDArray[np.float64], seed: int) -> list[Any]:
         models: list[Any] = []

@@ -27,7 +27,7 @@ from numpy.typing import NDArray
 from batchrl.episodes import grouping
 from batchrl.learners.fqi.inputs import return_to_go
 from batchrl.learners.fqi.leaves import leaf_means, leaves_of, mean_values
-from batchrl.modeltrees import alone_if_small
+from batchrl.modeltrees import fit
 from batchrl.store import Transitions
 
 if TYPE_CHECKING:
@@ -65,12 +65,6 @@ def _forest(trees: int, nmin: int, k: int | None, seed: int, jobs: int) -> Extra
     return ExtraTreesRegressor(n_estimators=trees, min_samples_split=nmin,
                                max_features=1.0 if k is None else k, n_jobs=jobs,
                                random_state=seed)
-
-
-def _fitted(model: ExtraTreesRegressor, x: NDArray[np.float32], y: NDArray[np.float64]
-            ) -> ExtraTreesRegressor:
-    with alone_if_small(model, len(x)):
-        return model.fit(x, y)
 
 
 def _offsets(model: ExtraTreesRegressor) -> NDArray[np.int64]:
@@ -113,13 +107,13 @@ def iterate(rows: Transitions, x_q: NDArray[np.float32], *, trees: int, nmin: in
     has_next = ~rows.terminal & rows.next_legal.any(axis=1)
     g = return_to_go(rows, gamma, grouping(rows))
     say("forests grown", 0, 2)
-    q_model = _fitted(_forest(trees, nmin, None if k is None else min(k, x_q.shape[1]),
+    q_model = fit(_forest(trees, nmin, None if k is None else min(k, x_q.shape[1]),
                               seed, jobs), x_q, g)
     q_off = _offsets(q_model)
     q_leaves = leaves_of(q_model, x_q, q_off)
     del q_model
     say("forests grown", 1, 2)
-    v_model = _fitted(_forest(trees, nmin,
+    v_model = fit(_forest(trees, nmin,
                               None if k is None else min(k, rows.state.shape[1]), seed + 1,
                               jobs), rows.state, g)
     v_off = _offsets(v_model)

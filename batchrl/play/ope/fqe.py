@@ -25,7 +25,7 @@ from numpy.typing import NDArray
 from sklearn.ensemble import ExtraTreesRegressor
 
 from batchrl.learners.fqi.inputs import return_to_go
-from batchrl.modeltrees import alone_if_small
+from batchrl.modeltrees import fit
 from batchrl.play.ope.steps import SeatSteps
 
 MAX_ITERATIONS = 200
@@ -114,8 +114,7 @@ class FrozenFQE:
             model = ExtraTreesRegressor(n_estimators=trees, min_samples_split=nmin,
                                         max_features=1.0, n_jobs=jobs,
                                         random_state=(seed + a) % 2**32)
-            with alone_if_small(model, len(rows)):
-                model.fit(steps.state[rows], self.returns[rows])
+            fit(model, steps.state[rows], self.returns[rows])
             nodes = sum(e.tree_.node_count for e in model.estimators_)
             at = np.flatnonzero(self.policy_moves == a)
             self.forests.append(_Forest(rows, *_grown(model, steps.state[rows]), at,
