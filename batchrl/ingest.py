@@ -315,7 +315,7 @@ def ingest_file(path: Path, config: IngestConfig,
                         (store.store_id, store.schema):
                     store = stores[0]
                 stores[:] = [store]
-            run = _Run(config, report, plan.rows, client)
+            run = _Run(config, report, plan.rows, client, plan.rows_beside)
             with store.writer(path, digest) as writer, run, _collector_spared():
                 for record in plan.records:
                     if isinstance(record, BadLine):
@@ -366,19 +366,25 @@ class _Run:
     rows before them are written on another (NumPy and Arrow let go of the interpreter
     for their big loops: Parquet's compression runs beside the reading and the rows);
     results are taken and written in order, and anything but another record waits for
-    them all, so errors and notes come out as if it ran in one thread."""
+    them all, so errors and notes come out as if it ran in one thread. Where the game's
+    plan says the threads do not pay (``SourcePlan.rows_beside``), a chunk's rows are
+    made and written between reads, in this thread."""
 
     def __init__(self, config: IngestConfig, report: SourceReport,
-                 process: Callable[[list[Any]], RowsBatch], client: Any = None) -> None:
+                 process: Callable[[list[Any]], RowsBatch], client: Any = None,
+                 beside: bool = True) -> None:
         self.config, self.report, self.process = config, report, process
         self.chunk: list[Any] = []
-        self.pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="batchrl-rows")
+        # rows made between reads where the game's plan says a thread does not pay
+        self.pool: ThreadPoolExecutor | None = ThreadPoolExecutor(
+            max_workers=1, thread_name_prefix="batchrl-rows") if beside or client else None
         # on a cluster, chunks are tasks: a few per worker in flight
         self.client = client
         self.in_flight = 1 if client is None else 2 * workers(client)
         self.pending: deque[Any] = deque()
         # one writing thread: the writer sees its batches one at a time, in order
-        self.writes = ThreadPoolExecutor(max_workers=1, thread_name_prefix="batchrl-write")
+        self.writes: ThreadPoolExecutor | None = ThreadPoolExecutor(
+            max_workers=1, thread_name_prefix="batchrl-write") if self.pool else None
         self.written: deque[Future[None]] = deque()
 
     def __enter__(self) -> _Run:
@@ -387,8 +393,10 @@ class _Run:
     def __exit__(self, *exc: object) -> None:
         # the writer is closed (and its temp part removed) only after this: no write is
         # left running into it
-        self.pool.shutdown(wait=True, cancel_futures=True)
-        self.writes.shutdown(wait=True, cancel_futures=True)
+        if self.pool is not None:
+            self.pool.shutdown(wait=True, cancel_futures=True)
+        if self.writes is not None:
+            self.writes.shutdown(wait=True, cancel_futures=True)
 
     def record(self, record: Any, writer: Any) -> None:
         self.chunk.append(record)
@@ -420,7 +428,9 @@ class _Run:
     def _send(self, writer: Any, keep: int) -> None:
         """Hand the chunk to the worker; store results until ``keep`` are in flight."""
         if self.chunk:
-            if self.client is None:
+            if self.pool is None:
+                self._store(self.process(self.chunk), writer)
+            elif self.client is None:
                 self.pending.append(self.pool.submit(self.process, self.chunk))
             else:
                 self.pending.append(self.client.submit(self.process, self.chunk, pure=False))
@@ -433,7 +443,10 @@ class _Run:
             self._bad(error.kind, f"{record.source}, line {record.line}: {error}")
         if len(result.rows):
             self._written(keep=1)  # two batches' rows held at most
-            self.written.append(self.writes.submit(writer.write, result.rows))
+            if self.writes is None:
+                writer.write(result.rows)
+            else:
+                self.written.append(self.writes.submit(writer.write, result.rows))
         self.report.hands += result.records
         self.report.rows += len(result.rows)
 

@@ -340,6 +340,53 @@ def test_bad_hands_fail_with_file_and_line_or_are_skipped(sample_log, tmp_path):
     assert report.skipped == {"payoffs disagree": 1, "malformed line": 1}
 
 
+@pytest.mark.parametrize("beside", [False, True], ids=["between-reads", "on-a-thread"])
+def test_rows_made_between_reads_or_on_a_thread_are_stored_and_refused_alike(
+        sample_log, tmp_path, monkeypatch, beside):
+    """A game's plan says whether its chunks' rows are made on a worker thread while the
+    next chunk is read (hold'em's are not: the threads cost more than they overlap).
+    Either way, with chunks of 64 hands: the same rows, the same first error, the same
+    hands refused; and the rows are made on the thread the plan asks for."""
+    import dataclasses
+    import threading
+
+    from batchrl.games.holdem import ingest as holdem_ingest
+
+    reference = tmp_path / "reference"
+    run([sample_log], reference)  # the plan as hold'em makes it
+    made_on: set[str] = set()
+    plan_of = holdem_ingest.SourcePlan
+
+    def spied(*args, **kwargs):
+        plan = plan_of(*args, **kwargs)
+        assert plan.rows_beside is False  # hold'em's own choice
+
+        def rows(chunk):
+            made_on.add(threading.current_thread().name)
+            return plan.rows(chunk)
+        return dataclasses.replace(plan, rows=rows, rows_beside=beside)
+
+    monkeypatch.setattr(holdem_ingest, "SourcePlan", spied)
+    (report,) = run([sample_log], tmp_path / "again", chunk_size=64)
+    assert report.hands == 500 and made_on
+    assert all(name.startswith("batchrl-rows") == beside for name in made_on)
+    assert (Store.open(tmp_path / "again").to_pandas()
+            .equals(Store.open(reference).to_pandas()))
+    lines = sample_log.read_text().splitlines()
+    hand_lines = [i for i, t in enumerate(lines) if t.startswith("STATE:")]
+    k = hand_lines[100]  # in the second chunk
+    fields = lines[k].split(":")
+    fields[4] = "|".join(str(float(v) + 1) for v in fields[4].split("|"))
+    lines[k] = ":".join(fields)
+    lines[hand_lines[300]] = "STATE:300:crf:5d5c"
+    path = write(tmp_path, "broken.log", lines)
+    with pytest.raises(IngestError, match=rf"broken\.log, line {k + 1}: logged payoffs"):
+        run([path], tmp_path / "fail", chunk_size=64)
+    (report,) = run([path], tmp_path / "skip", on_error="skip", chunk_size=64)
+    assert report.hands == 498
+    assert report.skipped == {"payoffs disagree": 1, "malformed line": 1}
+
+
 def test_the_collector_is_given_back_as_it_was_even_after_a_failed_ingest(sample_log,
                                                                           tmp_path):
     broken = write(tmp_path, "broken.log", [*sample_log.read_text().splitlines()[:40],

@@ -137,34 +137,35 @@ def history_codes(history: tuple[str, ...]) -> tuple[int, ...]:
     return tuple(betting_code(h) for h in history)
 
 
-# The thesis's features of a heads-up limit hand come from its betting alone (a state is
-# made by `deal` and `step`, which make its every chip and raise from the game and the
-# betting; only its cards are ever replaced), so each game's (betting, seat) is worked out
-# once: a search asks for the same few bettings in many worlds. Keyed by the game's id,
-# the game held beside so that no id is reused while its rows are kept.
-_THESIS: dict[tuple[int, tuple[str, ...], int], tuple[float, ...]] = {}
-_THESIS_GAMES: dict[int, GameDef] = {}
-THESIS_LIMIT = 1 << 16  # (game, betting, seat)s kept in all (heads-up limit has ~10^4)
+# A state's public features come from its game and its betting alone (a state is made by
+# `deal` and `step`, which make its every chip, stack and raise from the game and the
+# betting; only its cards are ever replaced), so each game's (betting, seat) is worked
+# out once: a search asks for the same few bettings in many worlds, and a log's hands
+# share their first actions (DeepStack's 56,381 decisions of distinct bettings are 18,357
+# distinct bettings so far). Keyed by the game's id, the game held beside so that no id
+# is reused while its rows are kept.
+_ROWS: dict[tuple[int, tuple[str, ...], int], tuple[float, ...]] = {}
+_ROWS_GAMES: dict[int, GameDef] = {}
+ROWS_LIMIT = 1 << 16  # (game, betting, seat)s kept in all (heads-up limit has ~10^4)
 
 
 def public_features(state: HandState, seat: int) -> list[float]:
     """Every feature but the equities, whose slots hold NaN (they are filled in batches)."""
     game = state.game
-    if not thesis(game):
-        return _general(state, seat)
     key = (id(game), state.history, seat)
-    row = _THESIS.get(key)
+    row = _ROWS.get(key)
     if row is None:
-        if len(_THESIS) >= THESIS_LIMIT:
+        if len(_ROWS) >= ROWS_LIMIT:
             _forget_bettings()
-        _THESIS_GAMES[id(game)] = game
-        row = _THESIS[key] = tuple(_thesis_features(state, seat))
+        _ROWS_GAMES[id(game)] = game
+        row = _ROWS[key] = tuple(_thesis_features(state, seat) if thesis(game)
+                                 else _general(state, seat))
     return list(row)
 
 
 def _forget_bettings() -> None:
-    _THESIS.clear()
-    _THESIS_GAMES.clear()
+    _ROWS.clear()
+    _ROWS_GAMES.clear()
 
 
 def _thesis_features(state: HandState, seat: int) -> list[float]:

@@ -82,7 +82,7 @@ def open_source(records: Iterator[Any], context: SourceContext, forced: GameDef 
 
     return SourcePlan(schema_for(game, pv), runs(itertools.chain(pending, records), game,
                                                  forced is not None, context.notes),
-                      rows, variant=game.name, unit="hands")
+                      rows, variant=game.name, unit="hands", rows_beside=False)
 
 
 def runs(records: Iterator[Any], game: GameDef, forced: bool,

@@ -239,12 +239,50 @@ def _flush_triples(suit: int, need: int) -> _Triples:
     )
 
 
+_STRENGTHS = 1 << 13  # above every hand strength (at most 7,462)
+
+
+@dataclass(frozen=True)
+class _TurnRanks:
+    """Opponent hands without a flush on the turn, by board ranks: for each of the 1,820
+    rank multisets of four board cards (``board_keys``, their summed rank weights, sorted)
+    and each river rank, the 91 opponent rank pairs sorted by what they make (their ranks
+    ``x`` and ``y``), and those strengths as one sorted array of ``(board * 13 + river) *
+    _STRENGTHS + strength`` (``keys``): where a hand's strength falls in it tells how many
+    pairs are below it. Built in about 0.1 s, 13 MB."""
+
+    board_keys: NDArray[np.int64]
+    x: NDArray[np.int8]  # (1820, 13, 91): the pairs' ranks, each river rank's sorted
+    y: NDArray[np.int8]
+    keys: NDArray[np.int32]  # (1820 * 13 * 91,)
+
+
+@functools.cache
+def _turn_ranks() -> _TurnRanks:
+    t = ev.tables()
+    weights = np.array(ev.RANK_WEIGHTS, dtype=np.int64)
+    boards = np.array(list(itertools.combinations_with_replacement(range(13), 4)),
+                      dtype=np.int64)
+    board_keys = np.sort(weights[boards].sum(axis=1))
+    x, y, xy_keys = _rank_pairs()
+    sums = (board_keys[:, None] + weights)[:, :, None] + xy_keys  # (1820, 13, 91)
+    # Five of a rank cannot be dealt (those pairs count 0): any in-range index will do.
+    strength = t.nonflush7[np.minimum(sums, len(t.nonflush7) - 1)].astype(np.int32)
+    # sorted by strength, ties by pair: each entry's strength above its pair's index
+    ranked = np.sort(strength << 7 | np.arange(91, dtype=np.int32), axis=2)
+    order = ranked & 127
+    group = np.arange(len(board_keys) * 13, dtype=np.int32).reshape(-1, 13, 1)
+    return _TurnRanks(board_keys, x.astype(np.int8)[order], y.astype(np.int8)[order],
+                      (group * _STRENGTHS + (ranked >> 7)).ravel())
+
+
 def _pv_turn(hole: NDArray[np.int64], board: NDArray[np.int64]) -> NDArray[np.float64]:
     """Turn PV by river card and opponent *rank* pair, then flush corrections.
 
     Without a flush the opponent's strength depends only on the ranks of
     the two hole cards, so for each river card 91 rank pairs, weighted by how
-    many card pairs have those ranks, stand in for the 990 opponent hands.
+    many card pairs have those ranks, stand in for the 990 opponent hands; sorted
+    by strength once per process, they are counted by a search for mine.
     Opponent flushes are then patched in hand by hand; they need at least
     two of the flush suit on the turn board, and the sets of three cards
     (river plus opponent pair) that make them are few.
@@ -264,27 +302,40 @@ def _pv_turn(hole: NDArray[np.int64], board: NDArray[np.int64]) -> NDArray[np.fl
     def my_bits(rows: NDArray[np.intp]) -> NDArray[np.int64]:
         return mine_bits[rows // 46] + t.card_suit_bits[unseen.ravel()[rows]]
 
+    mine_river = ev.strengths7(mine_keys, my_bits)  # (n, 46): mine, by river card
     mine_of_card = np.zeros((n, 52), dtype=np.int32)
-    np.put_along_axis(mine_of_card, unseen, ev.strengths7(mine_keys, my_bits), axis=1)
+    np.put_along_axis(mine_of_card, unseen, mine_river, axis=1)
 
     # By river rank (13) and opponent rank pair (91): how many opponent hands
-    # have those ranks once the river is out, and what they make without a flush.
-    x, y, xy_keys = _rank_pairs()
-    rank_eye = np.eye(13, dtype=np.int32)
-    avail = alive.reshape(n, 13, 4).sum(axis=2, dtype=np.int32)
-    lx = avail[:, None, x] - rank_eye[:, x]
-    ly = avail[:, None, y] - rank_eye[:, y]
-    mult = np.where(x == y, lx * (lx - 1) // 2, lx * ly)  # (n, 13, 91)
-    weights = np.array(ev.RANK_WEIGHTS, dtype=np.int64)
-    keys = ((board_keys & ev.RANK_MASK)[:, None] + weights)[:, :, None] + xy_keys
-    # Rank multisets with multiplicity 0 may not exist (five of a rank): any
-    # in-range index will do for them.
-    opp = t.nonflush7[np.minimum(keys, len(t.nonflush7) - 1)].astype(np.int32)
-    mine = mine_of_card.reshape(n, 13, 4, 1)
-    per_river = (mult[:, :, None, :] * (np.sign(mine - opp[:, :, None, :]) + 1)).sum(axis=3)
-    score: NDArray[np.int64] = (per_river * alive.reshape(n, 13, 4)).sum(
-        axis=(1, 2), dtype=np.int64
-    )
+    # have those ranks once the river is out; what they make without a flush
+    # depends on the board's ranks alone, sorted once per process (``_TurnRanks``).
+    table = _turn_ranks()
+    board_at = np.searchsorted(table.board_keys, board_keys & ev.RANK_MASK)
+    # The pairs' ranks in each river rank's order of strength, and how many cards of each
+    # rank are left once the river is out.
+    avail = alive.reshape(n, 13, 4).sum(axis=2, dtype=np.int16)
+    x, y = table.x[board_at], table.y[board_at]  # (n, 13, 91)
+    river = np.arange(13, dtype=np.int8).reshape(1, 13, 1)
+    left = avail.ravel()
+    row = np.arange(0, 13 * n, 13).reshape(n, 1, 1)
+    lx = left[x + row] - (x == river)
+    ly = left[y + row] - (y == river)
+    mult = np.where(x == y, lx * (lx - 1) // 2, lx * ly)  # how many hands have those ranks
+    # counted cumulatively from 0 by strength: how many hands are below a strength
+    counts = np.zeros((n, 13 * 92), dtype=np.int32)
+    np.cumsum(mult, axis=2, out=counts.reshape(n, 13, 92)[:, :, 1:])
+    # The boards of these requests' own rows of the table: a search in them stays in cache.
+    boards, board_row = np.unique(board_at, return_inverse=True)
+    keys_here = table.keys.reshape(len(table.board_keys), 13 * 91)[boards].ravel()
+    river_rank = unseen >> 2
+    group = board_row.reshape(n, 1) * 13 + river_rank  # (n, 46): the board's river rank
+    keys = ((board_at.reshape(n, 1) * 13 + river_rank) * _STRENGTHS + mine_river).astype(np.int32)
+    below = np.searchsorted(keys_here, keys, side="left") - group * 91
+    up_to = np.searchsorted(keys_here, keys, side="right") - group * 91
+    at = np.arange(n).reshape(n, 1) * (13 * 92) + river_rank * 92
+    flat = counts.ravel()
+    # two for each hand beaten, one for each tied: the hands below mine, plus those up to mine
+    score: NDArray[np.int64] = (flat[at + below] + flat[at + up_to]).sum(axis=1, dtype=np.int64)
 
     suit_counts = np.stack([(board & 3) == s for s in range(4)], axis=2).sum(axis=1)
     dead = _dead_masks(seen)

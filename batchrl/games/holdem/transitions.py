@@ -108,15 +108,23 @@ def check_hands(
             len(showdown_hands), game.num_players
         )
         strengths = {i: values[k].tolist() for k, i in enumerate(showdown_hands)}
+    # A hand's payoffs follow from its final state and which seats' cards beat which: the
+    # hands of a chunk that end alike are paid once (the states are shared, ``replay``).
+    paid: dict[tuple[int, tuple[int, ...]], tuple[float, ...]] = {}
     accepted: list[tuple[LoggedHandLike, Replayed]] = []
     for i, (hand, rep) in enumerate(replayed):
+        seen = strengths.get(i)
+        key = (id(rep.final), () if seen is None else tuple([sum([v > w for w in seen])
+                                                              for v in seen]))
         try:
+            result = paid.get(key)
+            if result is None:
+                result = paid[key] = rules_payoffs(rep.final, seen)
             if not hand.payoffs:  # a hand that logs no result: the rules' is its result
                 logged: Any = hand  # a dataclass (`records.LoggedHand`)
-                hand = dataclasses.replace(logged, payoffs=rules_payoffs(rep.final,
-                                                                         strengths.get(i)))
+                hand = dataclasses.replace(logged, payoffs=result)
             else:
-                check_payoffs(rep, hand.payoffs, strengths.get(i))
+                check_payoffs(rep, hand.payoffs, seen, result)
         except ReplayError as exc:
             rejected.append((hand, exc))
             continue
@@ -158,6 +166,7 @@ def template(game: GameDef, betting: str) -> Template:
     moves = [m for sequence in tokens(betting, game) for m in sequence]
     n_actions = len(actions.action_names(game))
     after = [d[0] for d in decisions[1:]] + [final]
+    masks = [actions.action_mask(s) for s, _ in decisions]  # each decision's legal actions
     seat_l: list[int] = []
     step_l: list[int] = []
     action_l: list[int] = []
@@ -185,9 +194,8 @@ def template(game: GameDef, betting: str) -> Template:
             put_in.append(after[k].contributed(seat) - (0 if i == 0 else s.contributed(seat)))
             last_l.append(last)
             next_l.append(-1 if last else first + i + 1)
-            legal_l.append((False,) * n_actions if last
-                           else actions.action_mask(decisions[mine[i + 1]][0]))
-            now_l.append(actions.action_mask(s))
+            legal_l.append((False,) * n_actions if last else masks[mine[i + 1]])
+            now_l.append(masks[k])
             seen.append(game.board_cards_before(s.round))
             spent_l.append(final.contributed(seat))
     n_features = len(features.feature_names(game))

@@ -64,9 +64,44 @@ def test_a_heads_up_limit_bettings_features_are_remembered_per_game():
                         assert np.array_equal(row, fresh, equal_nan=True)
                         asked += 1
                 state = step(state, int(rng.choice(legal_actions(state))))
-        if len(features._THESIS) and asked % 7 == 0:
+        if len(features._ROWS) and asked % 7 == 0:
             features._forget_bettings()
     assert asked > 1000
     same = [features.public_features(deal(g, ((0, 1), (2, 3)), (4, 5, 6, 7, 8)), 1)
             for g in games]
     assert same[0] != same[1]  # the same (empty) betting, other blinds: another pot
+
+
+def test_no_limit_bettings_features_are_remembered_per_game():
+    """The features of no-limit and three-player games (stacks, all-ins, side pots),
+    remembered per (game, betting, seat) as the thesis's are: each state's own, for games
+    whose bettings match but whose stacks or seats differ, with raises of every size."""
+    import dataclasses
+
+    from batchrl.games.holdem import features  # (its memory is emptied below)
+    from batchrl.games.holdem.rules import RAISE, raise_bounds
+
+    rng = np.random.default_rng(5)
+    short = dataclasses.replace(gamedef.HEADS_UP_NOLIMIT, name="short", stack=(900, 900))
+    games = [gamedef.HEADS_UP_NOLIMIT, short, gamedef.THREE_PLAYER_NOLIMIT]
+    asked = 0
+    for hand in range(300):
+        for game in games:
+            state = new_hand(game, rng)
+            while not state.finished:
+                for seat in range(game.num_players):
+                    fresh = features._general(state, seat)
+                    for _ in range(2):  # the second from the memory
+                        assert np.array_equal(features.public_features(state, seat), fresh,
+                                              equal_nan=True)
+                        asked += 1
+                action = int(rng.choice(legal_actions(state)))
+                bounds = raise_bounds(state) if action == RAISE else None
+                size = int(rng.integers(bounds[0], bounds[1] + 1)) if bounds else 0
+                state = step(state, action, size)
+        if hand % 50 == 49:
+            features._forget_bettings()
+    assert asked > 3000
+    opening = [features.public_features(deal(g, ((0, 1), (2, 3)), (4, 5, 6, 7, 8)), 0)
+               for g in games[:2]]
+    assert opening[0] != opening[1]  # the same (empty) betting, other stacks
