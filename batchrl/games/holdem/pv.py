@@ -214,28 +214,43 @@ def _rank_pairs() -> tuple[NDArray[np.int64], NDArray[np.int64], NDArray[np.int6
     return xy[:, 0], xy[:, 1], weights[xy[:, 0]] + weights[xy[:, 1]]
 
 
-@dataclass(frozen=True)
-class _Triples:
-    """Three-card sets, with what a flush correction needs of each."""
+_NONE = 13  # a slot of a flush group that holds no card
 
-    cards: tuple[NDArray[np.int64], NDArray[np.int64], NDArray[np.int64]]
-    masks: NDArray[np.uint64]  # the cards as bits
-    rank_keys: NDArray[np.int64]  # summed rank weights
-    suit_ranks: NDArray[np.int64]  # 13-bit rank mask of the cards of the flush suit
+
+@dataclass(frozen=True)
+class _FlushGroups:
+    """The three cards (the river and an opponent's pair) that make a flush with a turn
+    board holding ``5 - need`` of the flush suit, grouped by what decides the hands: the
+    ranks of the cards of the suit (``suited``, at least ``need`` of them) and the ranks of
+    the others (``plain``), each row padded with ``_NONE``. Every set of cards of a group
+    makes the same flush and the same hand without it, and the river's card plays the same
+    by its rank alone off the suit (no other suit can flush: the board holds at most one
+    of it), so a group stands for as many sets as its plain ranks have cards left."""
+
+    suited: NDArray[np.int64]  # (groups, 3) ranks of the suit's cards
+    plain: NDArray[np.int64]  # (groups, 3) ranks of the other cards, a rank repeated for two
+    suited_bits: NDArray[np.int64]  # the suit's ranks as a 13-bit mask
+    rank_keys: NDArray[np.int64]  # summed rank weights of the three cards
+    pair: NDArray[np.bool_]  # two plain cards of one rank (counted as pairs of its cards)
+    plain_slots: int  # 3 - need: the most plain cards a group holds
 
 
 @functools.cache
-def _flush_triples(suit: int, need: int) -> _Triples:
-    """Three-card sets holding at least ``need`` cards of ``suit``."""
-    cards = np.array(list(itertools.combinations(range(52), 3)), dtype=np.int64)
-    cards = cards[((cards & 3) == suit).sum(axis=1) >= need]
-    weights = np.array(ev.RANK_WEIGHTS, dtype=np.int64)
-    in_suit = (cards & 3) == suit
-    return _Triples(
-        cards=(cards[:, 0], cards[:, 1], cards[:, 2]),
-        masks=_dead_masks(cards),
-        rank_keys=weights[cards >> 2].sum(axis=1),
-        suit_ranks=(in_suit << (cards >> 2)).sum(axis=1),
+def _flush_groups(need: int) -> _FlushGroups:
+    suited, plain = [], []
+    for k in range(need, 4):
+        for ranks in itertools.combinations(range(13), k):
+            for others in itertools.combinations_with_replacement(range(13), 3 - k):
+                suited.append((*ranks, *(_NONE,) * (3 - k)))
+                plain.append((*others, *(_NONE,) * k))
+    s, o = np.array(suited, dtype=np.int64), np.array(plain, dtype=np.int64)
+    weights = np.array((*ev.RANK_WEIGHTS, 0), dtype=np.int64)
+    return _FlushGroups(
+        suited=s, plain=o,
+        suited_bits=np.where(s < _NONE, 1 << np.minimum(s, 12), 0).sum(axis=1),
+        rank_keys=weights[s].sum(axis=1) + weights[o].sum(axis=1),
+        pair=(o[:, 0] == o[:, 1]) & (o[:, 0] < _NONE),
+        plain_slots=3 - need,
     )
 
 
@@ -283,9 +298,10 @@ def _pv_turn(hole: NDArray[np.int64], board: NDArray[np.int64]) -> NDArray[np.fl
     the two hole cards, so for each river card 91 rank pairs, weighted by how
     many card pairs have those ranks, stand in for the 990 opponent hands; sorted
     by strength once per process, they are counted by a search for mine.
-    Opponent flushes are then patched in hand by hand; they need at least
-    two of the flush suit on the turn board, and the sets of three cards
-    (river plus opponent pair) that make them are few.
+    Opponent flushes are then patched in; they need at least two of the flush
+    suit on the turn board, and the sets of three cards (river plus opponent
+    pair) that make them, grouped by their ranks in and off the suit
+    (`_flush_groups`), are few.
     """
     n = len(hole)
     t = ev.tables()
@@ -338,13 +354,12 @@ def _pv_turn(hole: NDArray[np.int64], board: NDArray[np.int64]) -> NDArray[np.fl
     score: NDArray[np.int64] = (flat[at + below] + flat[at + up_to]).sum(axis=1, dtype=np.int64)
 
     suit_counts = np.stack([(board & 3) == s for s in range(4)], axis=2).sum(axis=1)
-    dead = _dead_masks(seen)
     for suit in range(4):
         for have in (2, 3, 4):
             reqs = np.flatnonzero(suit_counts[:, suit] == have)
             if reqs.size:
-                score += _flush_corrections(
-                    reqs, suit, 5 - have, dead, board_keys, board_bits, mine_of_card
+                score[reqs] += _flush_corrections(
+                    reqs, suit, 5 - have, alive, board_keys, board_bits, mine_of_card
                 )
     return score / (2.0 * TURN_OUTCOMES)
 
@@ -353,31 +368,60 @@ def _flush_corrections(
     reqs: NDArray[np.intp],
     suit: int,
     need: int,
-    dead: NDArray[np.uint64],
+    alive: NDArray[np.bool_],
     board_keys: NDArray[np.int64],
     board_bits: NDArray[np.int64],
     mine_of_card: NDArray[np.int32],
 ) -> NDArray[np.int64]:
-    """Score change of each request when opponent flushes replace their ranks-only value.
+    """Score change of each of ``reqs`` when opponent flushes replace their ranks-only value.
 
-    ``reqs`` are the requests whose board holds ``5 - need`` cards of ``suit``.
+    ``reqs`` are the requests whose board holds ``5 - need`` cards of ``suit``; each
+    group of `_flush_groups` is counted once per request, times the sets it stands for.
     """
     t = ev.tables()
-    tri = _flush_triples(suit, need)
-    hit_req, hit = np.nonzero((dead[reqs, None] & tri.masks) == 0)
-    req = reqs[hit_req]
-    # Every hit is a flush in ``suit`` by construction, so the flush table
-    # gives its strength directly.
+    groups = _flush_groups(need)
+    live = alive[reqs]  # (n, 52): the cards neither mine nor the board's
+    in_suit = live[:, suit::4]  # (n, 13)
+    bits = (in_suit.astype(np.int64) << np.arange(13)).sum(axis=1)
+    # cards left off the suit, by rank; the padding rank counts as one
+    left = np.ones((len(reqs), 14), dtype=np.int16)
+    left[:, :13] = live.reshape(-1, 13, 4).sum(axis=2) - in_suit
+    sets = ((groups.suited_bits & ~bits[:, None]) == 0).astype(np.int16)  # the suit's left
+    if groups.plain_slots > 0:
+        first = left[:, groups.plain[:, 0]]
+        sets *= first
+        if groups.plain_slots > 1:
+            second = left[:, groups.plain[:, 1]]
+            sets *= np.where(groups.pair, first - 1, second)
+            sets[:, groups.pair] //= 2  # two cards of one rank: its pairs
+    at, group = np.nonzero(sets)
+    req = reqs[at]
+    # Every group is a flush in ``suit``, so the flush table gives its strength directly.
     board_suit_ranks = (board_bits[req] >> (ev.SUIT_RANKS_SHIFT * suit)) & 0x1FFF
-    true = t.flush[board_suit_ranks | tri.suit_ranks[hit]].astype(np.int32)
-    ranks_only = t.nonflush7[(board_keys[req] & ev.RANK_MASK) + tri.rank_keys[hit]].astype(np.int32)
-    mine_flat = mine_of_card.ravel()
+    true = t.flush[board_suit_ranks | groups.suited_bits[group]].astype(np.int32)
+    ranks_only = t.nonflush7[(board_keys[req] & ev.RANK_MASK)
+                             + groups.rank_keys[group]].astype(np.int32)
+    # Mine with each card as the river: a card of the suit by its rank, another by its
+    # rank alone (any left of that rank); the padding above every hand, so it adds 0.
+    above = np.int32(1 << 14)
+    mine_suited = np.full((len(reqs), 14), above, dtype=np.int32)
+    mine_suited[:, :13] = np.where(in_suit, mine_of_card[reqs, suit::4], above)
+    off = live.reshape(-1, 13, 4).copy()
+    off[:, :, suit] = False
+    mine_plain = np.full((len(reqs), 14), above, dtype=np.int32)
+    mine_plain[:, :13] = np.where(off, mine_of_card[reqs].reshape(-1, 13, 4), -1).max(axis=2)
     delta = np.zeros(len(req), dtype=np.int32)
+    row = at * 14
     # Each of the three cards can be the river, the other two the opponent's.
-    for col in tri.cards:
-        mine = mine_flat[req * 52 + col[hit]]
-        delta += np.sign(mine - true) - np.sign(mine - ranks_only)
-    return np.bincount(req, weights=delta, minlength=len(mine_of_card)).astype(np.int64)
+    for mine_of, ranks, slots in ((mine_suited, groups.suited, 3),
+                                  (mine_plain, groups.plain, groups.plain_slots)):
+        flat = mine_of.ravel()
+        for j in range(slots):
+            mine = flat[row + ranks[group, j]]
+            delta += np.sign(mine - true)
+            delta -= np.sign(mine - ranks_only)
+    return np.bincount(at, weights=delta * sets[at, group],
+                       minlength=len(reqs)).astype(np.int64)
 
 
 # --- Public API --------------------------------------------------------------

@@ -211,6 +211,15 @@ def test_turn_and_river_random_against_enumeration() -> None:
         rest = [int(c) for c in rng.permutation(52) if c not in flush][:6]
         k = int(rng.integers(2, 5))
         reqs.append(((rest[0], rest[1]), tuple(flush[:k] + rest[2 : 6 - k])))
+    for _ in range(30):  # 3 or 4 of a suit on the turn, and mine of it too (my flushes)
+        suit = int(rng.integers(4))
+        ranks = [int(r) for r in rng.choice(13, 6, replace=False)]
+        k = int(rng.integers(3, 5))
+        mine = 2 if rng.random() < 0.5 else 1
+        rest = [int(c) for c in rng.permutation(52) if c & 3 != suit]
+        hole = [r * 4 + suit for r in ranks[:mine]] + rest[: 2 - mine]
+        board = [r * 4 + suit for r in ranks[2 : 2 + k]] + rest[2 : 6 - k]
+        reqs.append(((hole[0], hole[1]), tuple(board)))
     got = pv_many(reqs)
     for (hole, board), value in zip(reqs, got, strict=True):
         unseen = [c for c in range(52) if c not in (*hole, *board)]
