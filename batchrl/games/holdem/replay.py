@@ -103,6 +103,8 @@ def check_deal(game: GameDef, hole: Sequence[Sequence[int]], board: Sequence[Seq
 
 
 _TOKEN = re.compile(r"([fckbrFCKBR])(\d*)")
+_ROUND = re.compile(r"(?:[fckbrFCKBR]\d*)*")
+_ANY_CASE = {**_ACTIONS, **{letter.upper(): action for letter, action in _ACTIONS.items()}}
 
 
 @functools.lru_cache(maxsize=1 << 16)
@@ -114,27 +116,31 @@ def tokens(betting: str, game: GameDef) -> tuple[tuple[tuple[int, int], ...], ..
     rounds: list[tuple[tuple[int, int], ...]] = []
     for r, sequence in enumerate(betting.split("/")):
         moves: list[tuple[int, int]] = []
-        at = 0
-        for match in _TOKEN.finditer(sequence):
-            if match.start() != at:
-                break
-            at = match.end()
-            letter, digits = match.group(1).lower(), match.group(2)
-            action = _ACTIONS[letter]
+        if _ROUND.fullmatch(sequence):  # all actions: each (letter, digits) at once
+            found, at = _TOKEN.findall(sequence), len(sequence)
+        else:  # the actions up to where it goes wrong
+            found, at = [], 0
+            for match in _TOKEN.finditer(sequence):
+                if match.start() != at:
+                    break
+                at = match.end()
+                found.append(match.groups())
+        for letter, digits in found:
+            action = _ANY_CASE[letter]
             if action == RAISE:
                 if game.is_limit and digits:
                     raise ReplayError(f"betting {shown(betting)}, round {r + 1}: "
-                                      f"{match.group(0)!r} names an amount, and {game.name} "
+                                      f"{letter + digits!r} names an amount, and {game.name} "
                                       f"is a limit game")
                 if not game.is_limit and not digits:
                     raise ReplayError(f"betting {shown(betting)}, round {r + 1}: a no-limit raise "
-                                      f"names the total it raises to ({letter}<chips>)")
+                                      f"names the total it raises to ({letter.lower()}<chips>)")
                 if len(digits) > 10:
                     raise ReplayError(f"betting {shown(betting)}, round {r + 1}: a raise to "
                                       f"{len(digits)} digits of chips")
             elif digits:
-                raise ReplayError(f"betting {shown(betting)}, round {r + 1}: {match.group(0)!r}: "
-                                  f"only a raise names an amount")
+                raise ReplayError(f"betting {shown(betting)}, round {r + 1}: "
+                                  f"{letter + digits!r}: only a raise names an amount")
             moves.append((action, int(digits) if digits else 0))
         if at != len(sequence):
             raise ReplayError(f"betting {shown(betting)}, round {r + 1}: {sequence[at:at + 12]!r} "
@@ -150,6 +156,7 @@ def tokens(betting: str, game: GameDef) -> tuple[tuple[tuple[int, int], ...], ..
 _STEPS: dict[tuple[int, tuple[str, ...], int, int], HandState] = {}
 _STEPS_GAMES: dict[int, GameDef] = {}
 STEPS_LIMIT = 1 << 17
+_STARTS: dict[int, HandState] = {}  # each game's first state (it holds its game: its id stays)
 
 
 @functools.lru_cache(maxsize=1 << 16)
@@ -159,7 +166,9 @@ def replay_betting(game: GameDef, betting: str) -> Replayed:
     if len(rounds) > game.num_rounds:
         raise ReplayError(f"betting {shown(betting)} has {len(rounds)} rounds, "
                           f"{game.name} has {game.num_rounds}")
-    state = deal(game, ((),) * game.num_players, ())
+    state = _STARTS.get(id(game))
+    if state is None:
+        state = _STARTS[id(game)] = deal(game, ((),) * game.num_players, ())
     decisions: list[tuple[HandState, int]] = []
     for r, sequence in enumerate(rounds):
         if not sequence and not state.finished and state.round < r:
@@ -186,6 +195,7 @@ def replay_betting(game: GameDef, betting: str) -> Replayed:
                 if len(_STEPS) >= STEPS_LIMIT:
                     _STEPS.clear()
                     _STEPS_GAMES.clear()
+                    _STARTS.clear()
                 _STEPS_GAMES[id(game)] = game
                 _STEPS[key] = after
             state = after

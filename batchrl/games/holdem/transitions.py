@@ -231,16 +231,31 @@ def build_rows(
     pv: bool = True,
 ) -> dict[str, Any]:
     """Store columns for accepted hands (see ``batchrl.store`` for their meaning)."""
-    temps = [template(game_of(hand, game), hand.betting) for hand, _ in hands]
-    counts = np.fromiter((len(t.seat) for t in temps), dtype=np.int64, count=len(temps))
+    # Each distinct template of the chunk once, and each hand's rows taken from them: the
+    # hands of a chunk share their bettings (a few hundred of 2,048 in DeepStack's log).
+    distinct: list[Template] = []
+    which: dict[tuple[str, GameDef | None], int] = {}
+    indices: list[int] = []
+    for hand, _ in hands:
+        key = (hand.betting, hand.game)
+        k = which.get(key)
+        if k is None:
+            k = which[key] = len(distinct)
+            distinct.append(template(game_of(hand, game), hand.betting))
+        indices.append(k)
+    of_hand = np.array(indices, dtype=np.int64)
+    lengths = np.array([len(t.seat) for t in distinct], dtype=np.int64)
+    counts = lengths[of_hand]
     n = int(counts.sum())
     starts = np.cumsum(counts) - counts
-    hand_of_row = np.repeat(np.arange(len(temps)), counts)
+    hand_of_row = np.repeat(np.arange(len(hands)), counts)
+    # a row's place among the distinct templates' rows
+    take = np.repeat((np.cumsum(lengths) - lengths)[of_hand] - starts, counts) + np.arange(n)
 
     def cat(name: str) -> Any:
-        if not temps:
+        if not distinct:
             return getattr(_no_rows(game), name)
-        return np.concatenate([getattr(t, name) for t in temps])
+        return np.concatenate([getattr(t, name) for t in distinct])[take]
 
     seat = cat("seat")
     state = cat("state")
@@ -274,7 +289,7 @@ def build_rows(
     names = np.array([[*hand.names, *[""] * game.num_players][:game.num_players]
                       for hand, _ in hands], dtype=object).reshape(len(hands), game.num_players)
     extra = {} if game.is_limit else {
-        "move": np.array([m for t in temps for m in t.move], dtype=object)}
+        "move": np.array([m for t in distinct for m in t.move], dtype=object)[take]}
     columns_out = {
         "episode": audit["episode"],
         "step": cat("step"),
@@ -307,14 +322,12 @@ def _pvs(
     if not hands:
         return np.zeros((0, kinds), dtype=np.float64)
     n_seats = len(hands[0][0].hole)
-    holes = np.full((len(hands), n_seats, 2), -1, dtype=np.int64)
-    boards = np.full((len(hands), 5), -1, dtype=np.int64)
-    for h, (hand, _) in enumerate(hands):
-        for p, hole in enumerate(hand.hole):
-            if len(hole) == 2:
-                holes[h, p] = hole
-        board = [c for group in hand.board for c in group][:5]
-        boards[h, : len(board)] = board
+    none = (-1, -1)
+    holes = np.array([[hole if len(hole) == 2 else none for hole in hand.hole]
+                      for hand, _ in hands], dtype=np.int64).reshape(len(hands), n_seats, 2)
+    padding = (-1,) * 5
+    boards = np.array([(*(c for group in hand.board for c in group), *padding)[:5]
+                       for hand, _ in hands], dtype=np.int64)
     rows = np.concatenate([holes[hand_of_row, seat], boards[hand_of_row]], axis=1)
     rows[:, 2:][np.arange(5) >= board_seen[:, None]] = -1
     kinds_of = (pv_cards, pv2_cards)[:kinds]
