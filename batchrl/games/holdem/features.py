@@ -66,6 +66,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from batchrl.games.holdem.gamedef import GameDef
+from batchrl.games.holdem.memo import ByBetting
 from batchrl.games.holdem.pv import pv_many
 from batchrl.games.holdem.pv2 import pv2_many
 from batchrl.games.holdem.rules import ACTION_NAMES, HandState
@@ -137,35 +138,25 @@ def history_codes(history: tuple[str, ...]) -> tuple[int, ...]:
     return tuple(betting_code(h) for h in history)
 
 
-# A state's public features come from its game and its betting alone (a state is made by
-# `deal` and `step`, which make its every chip, stack and raise from the game and the
-# betting; only its cards are ever replaced), so each game's (betting, seat) is worked
-# out once: a search asks for the same few bettings in many worlds, and a log's hands
-# share their first actions (DeepStack's 56,381 decisions of distinct bettings are 18,357
-# distinct bettings so far). Keyed by the game's id, the game held beside so that no id
-# is reused while its rows are kept.
-_ROWS: dict[tuple[int, tuple[str, ...], int], tuple[float, ...]] = {}
-_ROWS_GAMES: dict[int, GameDef] = {}
-ROWS_LIMIT = 1 << 16  # (game, betting, seat)s kept in all (heads-up limit has ~10^4)
+# A state's public features come from its game and its betting alone (`memo`): each
+# game's (betting, seat) is worked out once (DeepStack's 56,381 decisions of distinct
+# bettings are 18,357 distinct bettings so far; heads-up limit has ~10^4 in all).
+_ROWS: ByBetting[tuple[float, ...]] = ByBetting(limit=1 << 16)
 
 
 def public_features(state: HandState, seat: int) -> list[float]:
     """Every feature but the equities, whose slots hold NaN (they are filled in batches)."""
     game = state.game
-    key = (id(game), state.history, seat)
-    row = _ROWS.get(key)
+    key = (state.history, seat)
+    row = _ROWS.get(game, key)
     if row is None:
-        if len(_ROWS) >= ROWS_LIMIT:
-            _forget_bettings()
-        _ROWS_GAMES[id(game)] = game
-        row = _ROWS[key] = tuple(_thesis_features(state, seat) if thesis(game)
-                                 else _general(state, seat))
+        row = _ROWS.put(game, key, tuple(_thesis_features(state, seat) if thesis(game)
+                                         else _general(state, seat)))
     return list(row)
 
 
 def _forget_bettings() -> None:
     _ROWS.clear()
-    _ROWS_GAMES.clear()
 
 
 def _thesis_features(state: HandState, seat: int) -> list[float]:

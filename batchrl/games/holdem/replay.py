@@ -15,6 +15,7 @@ from dataclasses import dataclass
 
 from batchrl.games.holdem.cards import cards_str
 from batchrl.games.holdem.gamedef import GameDef
+from batchrl.games.holdem.memo import ByBetting
 from batchrl.games.holdem.rules import (
     CALL,
     FOLD,
@@ -52,6 +53,7 @@ class Replayed:
     decisions: tuple[tuple[HandState, int], ...]  # (state before, action), in order
     final: HandState
     needs_showdown: bool
+    showdown: tuple[int, ...] = ()  # the seats whose cards decide the pot (`showdown_seats`)
 
 
 def replay(
@@ -74,7 +76,7 @@ def replay(
     if len(board) != reached:
         raise ReplayError(f"the hand reached round {reached + 1} but the log shows "
                           f"{len(board)} groups of board cards, not {reached}", CARDS)
-    if replayed.needs_showdown and any(not hole[p] for p in showdown_seats(replayed.final)):
+    if replayed.needs_showdown and any(not hole[p] for p in replayed.showdown):
         raise ReplayError("a showdown seat's hole cards are missing", CARDS)
     return replayed
 
@@ -150,13 +152,9 @@ def tokens(betting: str, game: GameDef) -> tuple[tuple[tuple[int, int], ...], ..
 
 
 # The states of a betting carry no cards, so a log's bettings that begin alike share their
-# first states: each (game, betting so far, action) is stepped once (DeepStack's 6,474
-# distinct bettings take 56,381 actions, from 18,357 distinct states). Keyed by the game's
-# id, the game held beside so that no id is reused while its states are kept.
-_STEPS: dict[tuple[int, tuple[str, ...], int, int], HandState] = {}
-_STEPS_GAMES: dict[int, GameDef] = {}
-STEPS_LIMIT = 1 << 17
-_STARTS: dict[int, HandState] = {}  # each game's first state (it holds its game: its id stays)
+# first states (`memo`): each (game, betting so far, action) is stepped once (DeepStack's
+# 6,474 distinct bettings take 56,381 actions, from 18,357 distinct states).
+_STEPS: ByBetting[HandState] = ByBetting(limit=1 << 17)
 
 
 @functools.lru_cache(maxsize=1 << 16)
@@ -166,9 +164,9 @@ def replay_betting(game: GameDef, betting: str) -> Replayed:
     if len(rounds) > game.num_rounds:
         raise ReplayError(f"betting {shown(betting)} has {len(rounds)} rounds, "
                           f"{game.name} has {game.num_rounds}")
-    state = _STARTS.get(id(game))
-    if state is None:
-        state = _STARTS[id(game)] = deal(game, ((),) * game.num_players, ())
+    state = _STEPS.get(game, ())
+    if state is None:  # the first state: before any action
+        state = _STEPS.put(game, (), deal(game, ((),) * game.num_players, ()))
     decisions: list[tuple[HandState, int]] = []
     for r, sequence in enumerate(rounds):
         if not sequence and not state.finished and state.round < r:
@@ -184,27 +182,22 @@ def replay_betting(game: GameDef, betting: str) -> Replayed:
                                   f"betting {shown(betting)}: round {r + 1} goes on after it "
                                   f"closed")
             decisions.append((state, action))
-            key = (id(game), state.history, action, size)
-            after = _STEPS.get(key)
+            key = (state.history, action, size)
+            after = _STEPS.get(game, key)
             if after is None:
                 try:
-                    after = step(state, action, size)
+                    after = _STEPS.put(game, key, step(state, action, size))
                 except IllegalAction as exc:
                     raise ReplayError(f"betting {shown(betting)}, round {r + 1}, action "
                                       f"{len(decisions)}: {exc}") from None
-                if len(_STEPS) >= STEPS_LIMIT:
-                    _STEPS.clear()
-                    _STEPS_GAMES.clear()
-                    _STARTS.clear()
-                _STEPS_GAMES[id(game)] = game
-                _STEPS[key] = after
             state = after
     if not state.finished:
         raise ReplayError(f"betting {shown(betting)} stops before the hand is over")
     if len(rounds) != state.round + 1:
         raise ReplayError(f"betting {shown(betting)} has {len(rounds)} rounds but the hand "
                           f"ended in round {state.round + 1}")
-    return Replayed(tuple(decisions), state, bool(showdown_seats(state)))
+    seats = showdown_seats(state)
+    return Replayed(tuple(decisions), state, bool(seats), seats)
 
 
 def check_payoffs(

@@ -105,3 +105,29 @@ def test_no_limit_bettings_features_are_remembered_per_game():
     opening = [features.public_features(deal(g, ((0, 1), (2, 3)), (4, 5, 6, 7, 8)), 0)
                for g in games[:2]]
     assert opening[0] != opening[1]  # the same (empty) betting, other stacks
+
+
+def test_what_is_remembered_by_betting_is_each_games_own_and_bounded():
+    """`memo.ByBetting`: per game object (two games alike are two games), the game kept
+    while its values are (its id is not reused), and emptied whole when full."""
+    import dataclasses
+    import gc
+
+    from batchrl.games.holdem.memo import ByBetting
+
+    memory: ByBetting[str] = ByBetting(limit=3)
+    game = gamedef.HEADS_UP_NOLIMIT
+    twin = dataclasses.replace(game)
+    assert twin == game and twin is not game
+    memory.put(game, ("r300",), "a")
+    memory.put(twin, ("r300",), "b")
+    assert (memory.get(game, ("r300",)), memory.get(twin, ("r300",))) == ("a", "b")
+    kept = id(twin)
+    del twin
+    gc.collect()
+    assert any(id(g) == kept for g in memory._games.values())  # held: no new game takes the id
+    memory.put(game, ("c",), "c")
+    assert len(memory) == 3
+    memory.put(game, ("cc",), "d")  # full: emptied, then this one kept
+    assert len(memory) == 1 and memory.get(game, ("r300",)) is None
+    assert memory.get(game, ("cc",)) == "d"
