@@ -323,3 +323,23 @@ def test_turn_and_river_pvs_are_cached_across_calls_and_tables_are_not():
     swapped = turn[:, [1, 0, 2, 3, 4, 5, 6]]
     np.testing.assert_array_equal(pv_module.pv_cards(swapped), first)
     assert len(pv_module._cache) == 1
+
+
+def test_a_river_no_one_can_flush_on_is_counted_by_ranks_as_the_grid_counts_it() -> None:
+    """Boards with at most two cards of a suit: the ranks' count (a search in pairs sorted
+    once) equals every opponent hand evaluated, board pairs, trips and quads among them."""
+    from batchrl.games.holdem import pv as pv_module  # its two river paths, side by side
+
+    rng = np.random.default_rng(12)
+    cards = np.array([rng.choice(52, 7, replace=False) for _ in range(3000)])
+    ranks = rng.choice(13, (500, 4))  # boards of few ranks: pairs, trips, quads
+    paired = [np.unique([r * 4 + s for r in row for s in range(4)]) for row in ranks]
+    paired = [p for p in paired if len(p) >= 7]
+    cards = np.vstack([cards, [rng.permutation(p)[:7] for p in paired]])
+    hole, board = cards[:, :2], cards[:, 2:]
+    plain = np.stack([(board & 3) == s for s in range(4)], axis=2).sum(axis=1).max(axis=1) <= 2
+    assert 1000 < plain.sum() < len(cards)
+    np.testing.assert_array_equal(pv_module._pv_river_ranks(hole[plain], board[plain]),
+                                  pv_module._pv_river_grid(hole[plain], board[plain]))
+    np.testing.assert_array_equal(pv_module._pv_river(hole, board),
+                                  pv_module._pv_river_grid(hole, board))
