@@ -27,7 +27,6 @@ Glassfrog dealer summary (the big blind listed first)::
 
 from __future__ import annotations
 
-import math
 import re
 from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
@@ -165,8 +164,8 @@ def _hand(
         return bad(f"cards {shown(cards)} should start with one '|'-separated hand per "
                    f"player")
     try:
-        hole = tuple(parse_cards(h) for h in holes)
-        board = tuple(parse_cards(g) for g in groups[1:])
+        hole = tuple(map(parse_cards, holes))
+        board = tuple(map(parse_cards, groups[1:]))
     except ValueError as exc:
         return bad(f"cards {shown(cards)}: {exc}")
     seen = [c for h in hole for c in h] + [c for g in board for c in g]
@@ -175,10 +174,10 @@ def _hand(
     values = payoffs.split("|")
     if len(values) != len(hole):
         return bad(f"{len(values)} payoffs {shown(payoffs)} for {len(hole)} players")
-    if not all(_PAYOFF.fullmatch(v) for v in values):
+    if not all(map(_PAYOFF.fullmatch, values)):
         return bad(f"payoffs {shown(payoffs)} are not numbers (digits, a sign, a point)")
-    payoff = tuple(float(v) for v in values)
-    if not all(math.isfinite(v) and abs(v) <= MAX_PAYOFF for v in payoff):
+    payoff = tuple(map(float, values))  # never NaN (digits only); 1e999 is inf: too big
+    if max(map(abs, payoff)) > MAX_PAYOFF:
         return bad(f"payoffs {shown(payoffs)}: want numbers from {-MAX_PAYOFF:g} to "
                    f"{MAX_PAYOFF:g}")
     who = tuple(names.split("|")) if names else ()

@@ -117,8 +117,8 @@ def runs(records: Iterator[Any], game: GameDef, forced: bool,
                                           f"{game.description}: left out (its table's "
                                           "hands store as a source of their own)")
                 continue
-            if hidden := sum(1 for h in record.hole if not h):
-                hidden_seats += hidden
+            if not all(record.hole):
+                hidden_seats += sum(1 for h in record.hole if not h)
                 hidden_hands += 1
         yield record
     _promised(header, hands, notes)
