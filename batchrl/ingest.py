@@ -376,8 +376,9 @@ class _Run:
         self.config, self.report, self.process = config, report, process
         self.chunk: list[Any] = []
         # rows made between reads where the game's plan says a thread does not pay
+        threads = beside or client is not None
         self.pool: ThreadPoolExecutor | None = ThreadPoolExecutor(
-            max_workers=1, thread_name_prefix="batchrl-rows") if beside or client else None
+            max_workers=1, thread_name_prefix="batchrl-rows") if threads else None
         # on a cluster, chunks are tasks: a few per worker in flight
         self.client = client
         self.in_flight = 1 if client is None else 2 * workers(client)

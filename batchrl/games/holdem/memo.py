@@ -4,8 +4,10 @@ every chip, stack and raise from them; only the cards are ever replaced), so a s
 asks for the same few bettings in many worlds, and a log whose hands share their first
 actions, work each out once.
 
-Kept by the game's id, the game held beside, so that no id is reused while its values are
-kept; emptied whole when full (the values are cheap to work out again).
+Kept by the game's id, each value beside its game: the game is held while its values are
+(so its id is not reused meanwhile), and a value is given back only to that same game
+(so no other game ever gets it, whatever threads do between a lookup and a store).
+Emptied whole when full: the values are cheap to work out again.
 """
 
 from __future__ import annotations
@@ -24,22 +26,20 @@ class ByBetting(Generic[V]):
 
     def __init__(self, limit: int) -> None:
         self.limit = limit
-        self._values: dict[tuple[int, Hashable], V] = {}
-        self._games: dict[int, GameDef] = {}
+        self._values: dict[tuple[int, Hashable], tuple[GameDef, V]] = {}
 
     def get(self, game: GameDef, key: Hashable) -> V | None:
-        return self._values.get((id(game), key))
+        entry = self._values.get((id(game), key))
+        return entry[1] if entry is not None and entry[0] is game else None
 
     def put(self, game: GameDef, key: Hashable, value: V) -> V:
         if len(self._values) >= self.limit:
-            self.clear()
-        self._games[id(game)] = game
-        self._values[(id(game), key)] = value
+            self._values.clear()
+        self._values[(id(game), key)] = (game, value)
         return value
 
     def clear(self) -> None:
         self._values.clear()
-        self._games.clear()
 
     def __len__(self) -> int:
         return len(self._values)

@@ -8,7 +8,9 @@ equally likely, and PV is exact up to float64 rounding.
 * pre-flop: a 169-class table shipped in ``data/pv_preflop.npy``;
 * flop: a table over the 1,755 flops distinct up to suit relabelling,
   ``data/pv_flop.npz``;
-* turn and river: exact enumeration at run time.
+* turn and river: exact, counted at run time: opponent hands without a flush as
+  91 rank pairs sorted by strength once per process, flushes in groups of cards
+  alike (a river no one can flush on needs no flush count at all).
 
 Both tables come from ``python -m batchrl.games.holdem.pv_tables``.
 

@@ -53,7 +53,7 @@ class Replayed:
     decisions: tuple[tuple[HandState, int], ...]  # (state before, action), in order
     final: HandState
     needs_showdown: bool
-    showdown: tuple[int, ...] = ()  # the seats whose cards decide the pot (`showdown_seats`)
+    showdown: tuple[int, ...]  # the seats whose cards decide the pot (`showdown_seats`)
 
 
 def replay(

@@ -125,9 +125,46 @@ def test_what_is_remembered_by_betting_is_each_games_own_and_bounded():
     kept = id(twin)
     del twin
     gc.collect()
-    assert any(id(g) == kept for g in memory._games.values())  # held: no new game takes the id
+    assert any(g is not game and id(g) == kept  # held: no new game takes the id meanwhile
+               for g, _ in memory._values.values())
     memory.put(game, ("c",), "c")
     assert len(memory) == 3
     memory.put(game, ("cc",), "d")  # full: emptied, then this one kept
     assert len(memory) == 1 and memory.get(game, ("r300",)) is None
     assert memory.get(game, ("cc",)) == "d"
+
+
+def test_what_is_remembered_by_betting_goes_only_to_its_own_game_across_threads():
+    """Threads that store and empty one memory at once (a small limit: it empties often)
+    never get another game's value, though games come and go and ids are reused."""
+    import dataclasses
+    import sys
+    import threading
+
+    from batchrl.games.holdem.memo import ByBetting
+
+    memory: ByBetting[int] = ByBetting(limit=64)
+    wrong: list[tuple[int, int]] = []
+
+    def work(seed: int) -> None:
+        for i in range(3000):
+            stack = 1000 + (seed * 3000 + i) % 997
+            game = dataclasses.replace(gamedef.HEADS_UP_NOLIMIT, stack=(stack, stack))
+            for _ in range(2):  # as the memories are used: looked up, stored if missing
+                got = memory.get(game, ("c",))
+                if got is None:
+                    memory.put(game, ("c",), stack)
+                elif got != stack:
+                    wrong.append((got, stack))
+
+    threads = [threading.Thread(target=work, args=(seed,)) for seed in range(4)]
+    switch = sys.getswitchinterval()
+    sys.setswitchinterval(1e-6)  # threads take turns between any two steps
+    try:
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+    finally:
+        sys.setswitchinterval(switch)
+    assert not wrong, wrong[:5]
