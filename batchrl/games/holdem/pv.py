@@ -204,11 +204,13 @@ def _pv_river(hole: NDArray[np.int64], board: NDArray[np.int64]) -> NDArray[np.f
 
 @dataclass(frozen=True)
 class _RiverRanks:
-    """Opponent hands by rank on a river board: for each of the 6,188 rank multisets of five
+    """Opponent hands by rank on a full board: for each of the 6,188 rank multisets of five
     board cards (``board_keys``, summed rank weights, sorted), the 91 opponent rank pairs
     sorted by what they make without a flush (their ranks ``x`` and ``y``), and those
-    strengths as one sorted array of ``board * _STRENGTHS + strength`` (``keys``). Built in
-    a few hundredths of a second, 2 MB."""
+    strengths as one sorted array of ``board * _STRENGTHS + strength`` (``keys``): where a
+    hand's strength falls in it tells how many pairs are below it. The turn's count reads
+    it too, a turn board's ranks with each river rank. Built in a few hundredths of a
+    second, 3 MB."""
 
     board_keys: NDArray[np.int64]
     x: NDArray[np.int8]  # (6188, 91)
@@ -333,40 +335,6 @@ def _flush_groups(need: int) -> _FlushGroups:
 _STRENGTHS = 1 << 13  # above every hand strength (at most 7,462)
 
 
-@dataclass(frozen=True)
-class _TurnRanks:
-    """Opponent hands without a flush on the turn, by board ranks: for each of the 1,820
-    rank multisets of four board cards (``board_keys``, their summed rank weights, sorted)
-    and each river rank, the 91 opponent rank pairs sorted by what they make (their ranks
-    ``x`` and ``y``), and those strengths as one sorted array of ``(board * 13 + river) *
-    _STRENGTHS + strength`` (``keys``): where a hand's strength falls in it tells how many
-    pairs are below it. Built in about 0.1 s, 13 MB."""
-
-    board_keys: NDArray[np.int64]
-    x: NDArray[np.int8]  # (1820, 13, 91): the pairs' ranks, each river rank's sorted
-    y: NDArray[np.int8]
-    keys: NDArray[np.int32]  # (1820 * 13 * 91,)
-
-
-@functools.cache
-def _turn_ranks() -> _TurnRanks:
-    t = ev.tables()
-    weights = np.array(ev.RANK_WEIGHTS, dtype=np.int64)
-    boards = np.array(list(itertools.combinations_with_replacement(range(13), 4)),
-                      dtype=np.int64)
-    board_keys = np.sort(weights[boards].sum(axis=1))
-    x, y, xy_keys = _rank_pairs()
-    sums = (board_keys[:, None] + weights)[:, :, None] + xy_keys  # (1820, 13, 91)
-    # Five of a rank cannot be dealt (those pairs count 0): any in-range index will do.
-    strength = t.nonflush7[np.minimum(sums, len(t.nonflush7) - 1)].astype(np.int32)
-    # sorted by strength, ties by pair: each entry's strength above its pair's index
-    ranked = np.sort(strength << 7 | np.arange(91, dtype=np.int32), axis=2)
-    order = ranked & 127
-    group = np.arange(len(board_keys) * 13, dtype=np.int32).reshape(-1, 13, 1)
-    return _TurnRanks(board_keys, x.astype(np.int8)[order], y.astype(np.int8)[order],
-                      (group * _STRENGTHS + (ranked >> 7)).ravel())
-
-
 def _pv_turn(hole: NDArray[np.int64], board: NDArray[np.int64]) -> NDArray[np.float64]:
     """Turn PV by river card and opponent *rank* pair, then flush corrections.
 
@@ -400,9 +368,11 @@ def _pv_turn(hole: NDArray[np.int64], board: NDArray[np.int64]) -> NDArray[np.fl
 
     # By river rank (13) and opponent rank pair (91): how many opponent hands
     # have those ranks once the river is out; what they make without a flush
-    # depends on the board's ranks alone, sorted once per process (``_TurnRanks``).
-    table = _turn_ranks()
-    board_at = np.searchsorted(table.board_keys, board_keys & ev.RANK_MASK)
+    # depends on the five ranks alone, sorted once per process (``_RiverRanks``).
+    table = _river_ranks()
+    weights = np.array(ev.RANK_WEIGHTS, dtype=np.int64)
+    # the full board's ranks with each river rank: its row of the table
+    board_at = np.searchsorted(table.board_keys, (board_keys & ev.RANK_MASK)[:, None] + weights)
     # The pairs' ranks in each river rank's order of strength, and how many cards of each
     # rank are left once the river is out.
     avail = alive.reshape(n, 13, 4).sum(axis=2, dtype=np.int16)
@@ -416,14 +386,16 @@ def _pv_turn(hole: NDArray[np.int64], board: NDArray[np.int64]) -> NDArray[np.fl
     # counted cumulatively from 0 by strength: how many hands are below a strength
     counts = np.zeros((n, 13 * 92), dtype=np.int32)
     np.cumsum(mult, axis=2, out=counts.reshape(n, 13, 92)[:, :, 1:])
-    # The boards of these requests' own rows of the table: a search in them stays in cache.
+    # The rows of the table these requests read: a search in them stays in cache.
     boards, board_row = np.unique(board_at, return_inverse=True)
-    keys_here = table.keys.reshape(len(table.board_keys), 13 * 91)[boards].ravel()
+    keys_here = table.keys.reshape(len(table.board_keys), 91)[boards].ravel()
     river_rank = unseen >> 2
-    group = board_row.reshape(n, 1) * 13 + river_rank  # (n, 46): the board's river rank
-    keys = ((board_at.reshape(n, 1) * 13 + river_rank) * _STRENGTHS + mine_river).astype(np.int32)
-    below = np.searchsorted(keys_here, keys, side="left") - group * 91
-    up_to = np.searchsorted(keys_here, keys, side="right") - group * 91
+    # (n, 46): each river card's row, among those read and in the table
+    here = np.take_along_axis(board_row.reshape(n, 13), river_rank, axis=1)
+    keys = (np.take_along_axis(board_at, river_rank, axis=1) * _STRENGTHS
+            + mine_river).astype(np.int32)
+    below = np.searchsorted(keys_here, keys, side="left") - here * 91
+    up_to = np.searchsorted(keys_here, keys, side="right") - here * 91
     at = np.arange(n).reshape(n, 1) * (13 * 92) + river_rank * 92
     flat = counts.ravel()
     # two for each hand beaten, one for each tied: the hands below mine, plus those up to mine
