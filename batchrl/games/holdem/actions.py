@@ -40,6 +40,7 @@ from __future__ import annotations
 from typing import Final
 
 from batchrl.games.holdem.gamedef import GameDef
+from batchrl.games.holdem.memo import ByBetting
 from batchrl.games.holdem.rules import (
     ACTION_NAMES,
     CALL,
@@ -108,9 +109,21 @@ def may_raise(state: HandState) -> bool:
     return raise_bounds(state) is not None
 
 
+# A state's legal actions come from its game and its betting alone (`memo`): bettings
+# that begin alike share them.
+_MASKS: ByBetting[tuple[bool, ...]] = ByBetting(limit=1 << 16)
+
+
 def action_mask(state: HandState) -> tuple[bool, ...]:
     """The learner's legal actions: fold when owing chips, call, and every raise bin when a
     raise is allowed (several bins may then play the same total)."""
+    mask = _MASKS.get(state.game, state.history)
+    if mask is None:
+        mask = _MASKS.put(state.game, state.history, _mask(state))
+    return mask
+
+
+def _mask(state: HandState) -> tuple[bool, ...]:
     if state.finished:
         return (False,) * len(action_names(state.game))
     raises = 1 if state.game.is_limit else len(NOLIMIT_NAMES) - FIRST_RAISE

@@ -248,20 +248,35 @@ def _pv_river_ranks(hole: NDArray[np.int64], board: NDArray[np.int64]) -> NDArra
     board_at = np.searchsorted(table.board_keys, board_keys & ev.RANK_MASK)
     seen = np.hstack([hole, board]) >> 2
     left = 4 - (seen[:, :, None] == np.arange(13)).sum(axis=1, dtype=np.int16)  # (n, 13)
-    x, y = table.x[board_at], table.y[board_at]  # (n, 91)
-    row = np.arange(0, 13 * n, 13).reshape(n, 1)
+    score = _counted_by_ranks(board_at, left, np.arange(n), mine)
+    return score / (2.0 * RIVER_OUTCOMES)
+
+
+def _counted_by_ranks(board_at: NDArray[np.intp], left: NDArray[np.int16],
+                      group: NDArray[np.intp], mine: NDArray[np.int32]) -> NDArray[np.int64]:
+    """Opponent hands without a flush counted against mine, as 91 rank pairs: two for each
+    hand below mine, one for each tied. ``board_at`` (m,) are rows of `_river_ranks` (the
+    five ranks on the board), ``left`` (m, 13) how many cards of each rank an opponent may
+    hold there; each query names its row (``group``) and my strength (``mine``)."""
+    m = len(board_at)
+    table = _river_ranks()
+    x, y = table.x[board_at], table.y[board_at]  # (m, 91): the pairs, weakest first
+    row = np.arange(0, 13 * m, 13).reshape(m, 1)
     lx, ly = left.ravel()[x + row], left.ravel()[y + row]
-    counts = np.zeros((n, 92), dtype=np.int32)
+    # counted cumulatively from 0 by strength: how many hands are below a strength
+    counts = np.zeros((m, 92), dtype=np.int32)
     np.cumsum(np.where(x == y, lx * (lx - 1) // 2, lx * ly), axis=1, out=counts[:, 1:])
+    # The rows of the table these queries read: a search in them stays in cache.
     boards, board_row = np.unique(board_at, return_inverse=True)
     keys_here = table.keys.reshape(len(table.board_keys), 91)[boards].ravel()
-    keys = (board_at * _STRENGTHS + mine).astype(np.int32)
-    below = np.searchsorted(keys_here, keys, side="left") - board_row * 91
-    up_to = np.searchsorted(keys_here, keys, side="right") - board_row * 91
-    rows = np.arange(n)
-    # two for each hand beaten, one for each tied: the hands below mine, plus those up to mine
-    score: NDArray[np.int64] = counts[rows, below].astype(np.int64) + counts[rows, up_to]
-    return score / (2.0 * RIVER_OUTCOMES)
+    keys = (board_at[group] * _STRENGTHS + mine).astype(np.int32)
+    here = board_row[group] * 91
+    below = np.searchsorted(keys_here, keys, side="left") - here
+    up_to = np.searchsorted(keys_here, keys, side="right") - here
+    flat = counts.ravel()
+    at = group * 92
+    # the hands below mine, plus those up to mine
+    return flat[at + below].astype(np.int64) + flat[at + up_to]
 
 
 def _pv_river_grid(hole: NDArray[np.int64], board: NDArray[np.int64]) -> NDArray[np.float64]:
@@ -373,33 +388,13 @@ def _pv_turn(hole: NDArray[np.int64], board: NDArray[np.int64]) -> NDArray[np.fl
     weights = np.array(ev.RANK_WEIGHTS, dtype=np.int64)
     # the full board's ranks with each river rank: its row of the table
     board_at = np.searchsorted(table.board_keys, (board_keys & ev.RANK_MASK)[:, None] + weights)
-    # The pairs' ranks in each river rank's order of strength, and how many cards of each
-    # rank are left once the river is out.
+    # how many cards of each rank are left once a river of each rank is out: (n, 13, 13)
     avail = alive.reshape(n, 13, 4).sum(axis=2, dtype=np.int16)
-    x, y = table.x[board_at], table.y[board_at]  # (n, 13, 91)
-    river = np.arange(13, dtype=np.int8).reshape(1, 13, 1)
-    left = avail.ravel()
-    row = np.arange(0, 13 * n, 13).reshape(n, 1, 1)
-    lx = left[x + row] - (x == river)
-    ly = left[y + row] - (y == river)
-    mult = np.where(x == y, lx * (lx - 1) // 2, lx * ly)  # how many hands have those ranks
-    # counted cumulatively from 0 by strength: how many hands are below a strength
-    counts = np.zeros((n, 13 * 92), dtype=np.int32)
-    np.cumsum(mult, axis=2, out=counts.reshape(n, 13, 92)[:, :, 1:])
-    # The rows of the table these requests read: a search in them stays in cache.
-    boards, board_row = np.unique(board_at, return_inverse=True)
-    keys_here = table.keys.reshape(len(table.board_keys), 91)[boards].ravel()
-    river_rank = unseen >> 2
-    # (n, 46): each river card's row, among those read and in the table
-    here = np.take_along_axis(board_row.reshape(n, 13), river_rank, axis=1)
-    keys = (np.take_along_axis(board_at, river_rank, axis=1) * _STRENGTHS
-            + mine_river).astype(np.int32)
-    below = np.searchsorted(keys_here, keys, side="left") - here * 91
-    up_to = np.searchsorted(keys_here, keys, side="right") - here * 91
-    at = np.arange(n).reshape(n, 1) * (13 * 92) + river_rank * 92
-    flat = counts.ravel()
-    # two for each hand beaten, one for each tied: the hands below mine, plus those up to mine
-    score: NDArray[np.int64] = (flat[at + below] + flat[at + up_to]).sum(axis=1, dtype=np.int64)
+    left = avail[:, None, :] - np.eye(13, dtype=np.int16)
+    group = np.arange(0, 13 * n, 13).reshape(n, 1) + (unseen >> 2)  # (n, 46): by river card
+    counted = _counted_by_ranks(board_at.ravel(), left.reshape(13 * n, 13), group.ravel(),
+                                mine_river.ravel())
+    score: NDArray[np.int64] = counted.reshape(n, 46).sum(axis=1)
 
     suit_counts = np.stack([(board & 3) == s for s in range(4)], axis=2).sum(axis=1)
     for suit in range(4):

@@ -52,8 +52,11 @@ class Replayed:
 
     decisions: tuple[tuple[HandState, int], ...]  # (state before, action), in order
     final: HandState
-    needs_showdown: bool
     showdown: tuple[int, ...]  # the seats whose cards decide the pot (`showdown_seats`)
+
+    @property
+    def needs_showdown(self) -> bool:
+        return bool(self.showdown)
 
 
 def replay(
@@ -196,8 +199,7 @@ def replay_betting(game: GameDef, betting: str) -> Replayed:
     if len(rounds) != state.round + 1:
         raise ReplayError(f"betting {shown(betting)} has {len(rounds)} rounds but the hand "
                           f"ended in round {state.round + 1}")
-    seats = showdown_seats(state)
-    return Replayed(tuple(decisions), state, bool(seats), seats)
+    return Replayed(tuple(decisions), state, showdown_seats(state))
 
 
 def check_payoffs(

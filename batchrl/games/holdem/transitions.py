@@ -26,7 +26,6 @@ from numpy.typing import NDArray
 from batchrl.games.holdem import actions, features
 from batchrl.games.holdem.evaluator import evaluate7
 from batchrl.games.holdem.gamedef import GameDef
-from batchrl.games.holdem.memo import ByBetting
 from batchrl.games.holdem.pv import pv_cards
 from batchrl.games.holdem.pv2 import pv2_cards
 from batchrl.games.holdem.replay import (
@@ -37,7 +36,7 @@ from batchrl.games.holdem.replay import (
     replay_betting,
     tokens,
 )
-from batchrl.games.holdem.rules import ACTION_CHARS, HandState
+from batchrl.games.holdem.rules import ACTION_CHARS
 from batchrl.games.holdem.rules import payoffs as rules_payoffs
 from batchrl.store import Rows, RowsBatch
 
@@ -158,17 +157,6 @@ class Template:
     move: tuple[str, ...]  # the move as logged ("f", "c", "r300")
 
 
-# The learner's legal actions of a state, from its betting (`memo`): bettings share them.
-_MASKS: ByBetting[tuple[bool, ...]] = ByBetting(limit=1 << 16)
-
-
-def _legal_mask(state: HandState) -> tuple[bool, ...]:
-    mask = _MASKS.get(state.game, state.history)
-    if mask is None:
-        mask = _MASKS.put(state.game, state.history, actions.action_mask(state))
-    return mask
-
-
 @functools.lru_cache(maxsize=1 << 16)
 def template(game: GameDef, betting: str) -> Template:
     """The rows of ``betting``; raises ``ReplayError`` if the rules refuse it."""
@@ -178,7 +166,7 @@ def template(game: GameDef, betting: str) -> Template:
     moves = [m for sequence in tokens(betting, game) for m in sequence]
     n_actions = len(actions.action_names(game))
     after = [d[0] for d in decisions[1:]] + [final]
-    masks = [_legal_mask(s) for s, _ in decisions]  # each decision's legal actions
+    masks = [actions.action_mask(s) for s, _ in decisions]  # each decision's legal actions
     seat_l: list[int] = []
     step_l: list[int] = []
     action_l: list[int] = []
