@@ -6,9 +6,13 @@ scalars — and its trees are node arrays: for model ``i``, ``model{i}.nodes``
 (scikit-learn's node records of every tree, end to end: children, feature, threshold,
 …), ``model{i}.values`` (each node's value) and ``model{i}.node_count`` (each tree's
 size). Read back, the nodes are checked — every child inside its tree and after its
-parent, every node reached once, every split on an input the model has — and become
-scikit-learn's own ``Tree``: a loaded model predicts exactly what the original did, at
-the same speed.
+parent, every node reached once, every split on an input the model has — and the model
+is a `StoredRegressor`, which predicts exactly what the original did, bit for bit. A few
+rows it walks with numpy, every tree at once, so a short run of a model needs no
+scikit-learn (2–3 s to import: most of a short evaluation's time); many rows, a long run,
+and anything else asked of it (its trees, ``feature_importances_``, a checkpoint's
+refits) go to the scikit-learn regressor it builds, with scikit-learn's own ``Tree``
+objects, the first time one is needed (`StoredRegressor.fitted`).
 
 The regressors a file holds are those FQI fits: scikit-learn's ``ExtraTreesRegressor``
 (FQI's), ``RandomForestRegressor``, ``ExtraTreeRegressor``, ``DecisionTreeRegressor``
@@ -26,8 +30,10 @@ file is written.
 >>> _ = write(path, "example", {"models": specs}, arrays)
 >>> header, stored = read(path, "example")
 >>> back = decode_models(header["models"], stored, path)
->>> bool((back[0].predict(x) == forest.predict(x)).all()), back[1]
+>>> bool((back[0].predict(x.astype(np.float32)) == forest.predict(x)).all()), back[1]
 (True, None)
+>>> type(back[0].fitted()).__name__
+'ExtraTreesRegressor'
 """
 
 from __future__ import annotations
@@ -35,6 +41,8 @@ from __future__ import annotations
 import contextlib
 import functools
 import os
+import sys
+import threading
 from collections.abc import Iterator, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -75,6 +83,8 @@ def encode_models(models: Sequence[Any], where: str = "the model"
         if model is None:
             specs.append(None)
             continue
+        if isinstance(model, StoredRegressor):
+            model = model.fitted()
         here = f"{where}'s regressor {i}"
         name = type(model).__name__
         if name not in classes or type(model) is not classes[name][1]:
@@ -114,14 +124,35 @@ def _tree_array(trees: Sequence[Any], key: str) -> NDArray[Any]:
     return np.concatenate([t.tree_.__getstate__()[key] for t in trees])
 
 
-def decode_models(specs: Any, arrays: Mapping[str, NDArray[Any]], path: str | Path
-                  ) -> list[Any]:
-    """The regressors `encode_models` described, checked and rebuilt; `ModelError` (naming
-    ``path``) for anything that is not a well-formed regressor of the classes it holds."""
+# A regressor's class -> (what it is, its trees' class), known without scikit-learn
+KINDS: dict[str, tuple[str, str | None]] = {
+    "ExtraTreesRegressor": ("forest", "ExtraTreeRegressor"),
+    "RandomForestRegressor": ("forest", "DecisionTreeRegressor"),
+    "ExtraTreeRegressor": ("tree", None),
+    "DecisionTreeRegressor": ("tree", None),
+    "DummyRegressor": ("constant", None)}
+# the fields of scikit-learn's node records (``sklearn.tree._tree.NODE_DTYPE``): a file's
+# nodes must hold them all (checked again against scikit-learn's own when it builds trees)
+NODE_FIELDS = ("left_child", "right_child", "feature", "threshold", "impurity",
+               "n_node_samples", "weighted_n_node_samples", "missing_go_to_left")
+# a stored forest walks its trees with numpy (`StoredRegressor`) up to this many rows times
+# trees at a call, and this many in all: scikit-learn's walk is several times faster, so a
+# long run is better off importing it (2–3 s) than walking on (this is a second or so)
+WALK_WORK = 16_384
+WALK_BUDGET = 1_000_000
+
+
+def decode_models(specs: Any, arrays: Mapping[str, NDArray[Any]], path: str | Path,
+                  scikit_learn: bool = False) -> list[Any]:
+    """The regressors `encode_models` described, checked, as `StoredRegressor`s (or, with
+    ``scikit_learn``, as the scikit-learn regressors they build: what a run that refits or
+    changes them takes); `ModelError` (naming ``path``) for anything that is not a
+    well-formed regressor of the classes it holds."""
     if not isinstance(specs, list):
         raise ModelError(f"{path}: its regressors are not a list")
-    return [None if spec is None else _decode(spec, arrays, f"model{i}", f"{path}: model {i}")
-            for i, spec in enumerate(specs)]
+    out = [None if spec is None else _decode(spec, arrays, f"model{i}", f"{path}: model {i}")
+           for i, spec in enumerate(specs)]
+    return [m.fitted() if scikit_learn and m is not None else m for m in out]
 
 
 def _count(spec: Mapping[str, Any], key: str, where: str) -> int:
@@ -131,65 +162,91 @@ def _count(spec: Mapping[str, Any], key: str, where: str) -> int:
     return value
 
 
+def _object(given: Any, where: str) -> dict[str, Any]:
+    if not isinstance(given, dict):
+        raise ModelError(f"{where}: its parameters are not a JSON object")
+    return given
+
+
 def _params(cls: Any, given: Any, where: str) -> dict[str, Any]:
     """The constructor parameters ``cls`` knows among ``given`` (JSON values): a parameter
     of another scikit-learn version is left out (it changes no prediction)."""
-    if not isinstance(given, dict):
-        raise ModelError(f"{where}: its parameters are not a JSON object")
     known = cls().get_params(deep=False)
-    return {k: v for k, v in given.items() if k in known}
+    return {k: v for k, v in _object(given, where).items() if k in known}
 
 
-def _decode(spec: Any, arrays: Mapping[str, NDArray[Any]], prefix: str, where: str) -> Any:
-    classes = _classes()
-    if not isinstance(spec, dict) or spec.get("class") not in classes:
+def _decode(spec: Any, arrays: Mapping[str, NDArray[Any]], prefix: str, where: str
+            ) -> StoredRegressor:
+    """A regressor's description and arrays, checked without scikit-learn."""
+    if not isinstance(spec, dict) or spec.get("class") not in KINDS:
         name = spec.get("class") if isinstance(spec, dict) else spec
         raise ModelError(f"{where} is a {name!r}, not a regressor batchrl reads "
-                         f"({', '.join(classes)})")
-    what, cls, tree_cls = classes[spec["class"]]
+                         f"({', '.join(KINDS)})")
+    what, tree_class = KINDS[spec["class"]]
     n_features = _count(spec, "n_features_in_", where)
     n_outputs = _count(spec, "n_outputs_", where)
-    params = _params(cls, spec.get("params"), where)
-    if not isinstance(params.get("n_jobs"), int | None) or \
-            isinstance(params.get("n_jobs"), bool) or params.get("n_jobs") == 0:
-        raise ModelError(f"{where}: n_jobs is {params['n_jobs']!r}, not a count")
-    model = _checked(cls(**params), where)
-    model.n_features_in_, model.n_outputs_ = n_features, n_outputs
+    params = _object(spec.get("params"), where)
+    jobs = params.get("n_jobs") if what == "forest" else None
+    if not isinstance(jobs, int | None) or isinstance(jobs, bool) or jobs == 0:
+        raise ModelError(f"{where}: n_jobs is {jobs!r}, not a count")
+    stored = StoredRegressor(spec, where, n_features, n_outputs, jobs)
     if what == "constant":
         constant = _array(arrays, f"{prefix}.constant", where)
         if constant.dtype.kind not in "fiu" or constant.shape != (1, n_outputs):
             raise ModelError(f"{where}: its constant is {constant.dtype} {constant.shape}, "
                              f"not (1, {n_outputs}) numbers")
-        model.constant_ = constant.astype(np.float64)
-        return model
-    max_features = _count(spec, "max_features_", where)
-    if what == "tree":
-        tree_cls, tree_params, seeds = cls, _params(cls, spec.get("params"), where), None
-    else:
+        stored.constant = constant.astype(np.float64)
+        return stored
+    _count(spec, "max_features_", where)
+    seeds: list[Any] = []
+    if what == "forest":
         about = spec.get("trees")
-        if not isinstance(about, dict) or about.get("class") != tree_cls.__name__:
+        if not isinstance(about, dict) or about.get("class") != tree_class:
             raise ModelError(f"{where}: a {spec['class']} whose trees are not "
-                             f"{tree_cls.__name__}s")
-        tree_params = _params(tree_cls, about.get("params"), where)
-        tree_params.pop("random_state", None)
-        seeds = about.get("random_state")
-        if not isinstance(seeds, list) or not all(
-                s is None or (isinstance(s, int) and not isinstance(s, bool)) for s in seeds):
+                             f"{tree_class}s")
+        _object(about.get("params"), where)
+        given = about.get("random_state")
+        if not isinstance(given, list) or not all(
+                s is None or (isinstance(s, int) and not isinstance(s, bool)) for s in given):
             raise ModelError(f"{where}: its trees' random states are not integers")
-    trees = _trees(arrays, prefix, n_features, n_outputs, where)
-    if seeds is not None and len(seeds) != len(trees):
-        raise ModelError(f"{where}: {len(seeds)} random states for {len(trees)} trees")
+        seeds = given
+    stored.nodes, stored.values, stored.counts, stored.depths = _nodes(
+        arrays, prefix, n_features, n_outputs, where)
+    trees = len(stored.counts)
+    if what == "forest" and len(seeds) != trees:
+        raise ModelError(f"{where}: {len(seeds)} random states for {trees} trees")
+    if what == "tree" and trees != 1:
+        raise ModelError(f"{where}: a single tree stored as {trees}")
+    return stored
+
+
+def _scikit_learn(stored: StoredRegressor) -> Any:
+    """The scikit-learn regressor ``stored`` describes, its parameters checked by
+    scikit-learn and its trees scikit-learn's own."""
+    spec, where = stored.spec, stored.where
+    what, cls, tree_cls = _classes()[spec["class"]]
+    params = _params(cls, spec.get("params"), where)
+    model = _checked(cls(**params), where)
+    model.n_features_in_, model.n_outputs_ = stored.n_features_in_, stored.n_outputs_
+    if what == "constant":
+        model.constant_ = stored.constant
+        return model
+    seeds: list[int | None] | None = None
+    if what == "tree":
+        tree_cls, tree_params = cls, params
+    else:
+        tree_params = _params(tree_cls, spec["trees"].get("params"), where)
+        tree_params.pop("random_state", None)
+        seeds = spec["trees"]["random_state"]
     built = []
-    for t, tree_ in enumerate(trees):
+    for t, tree_ in enumerate(_trees(stored, where)):
         tree = _checked(tree_cls(**tree_params) if seeds is None else
                         tree_cls(**tree_params, random_state=seeds[t]), where)
-        tree.n_features_in_, tree.n_outputs_ = n_features, n_outputs
-        tree.max_features_ = max_features
+        tree.n_features_in_, tree.n_outputs_ = stored.n_features_in_, stored.n_outputs_
+        tree.max_features_ = spec["max_features_"]
         tree.tree_ = tree_
         built.append(tree)
     if what == "tree":
-        if len(built) != 1:
-            raise ModelError(f"{where}: a single tree stored as {len(built)}")
         return built[0]
     model.estimators_ = built
     return model
@@ -211,26 +268,20 @@ def _array(arrays: Mapping[str, NDArray[Any]], name: str, where: str) -> NDArray
     return arrays[name]
 
 
-def _trees(arrays: Mapping[str, NDArray[Any]], prefix: str, n_features: int, n_outputs: int,
-           where: str) -> list[Any]:
-    """scikit-learn ``Tree`` objects from the node arrays, once they are checked."""
-    from sklearn.tree._tree import NODE_DTYPE, Tree  # scikit-learn (1 s): only to rebuild trees
-
-    saved = _array(arrays, f"{prefix}.nodes", where)
+def _nodes(arrays: Mapping[str, NDArray[Any]], prefix: str, n_features: int, n_outputs: int,
+           where: str) -> tuple[NDArray[Any], NDArray[np.float64], NDArray[np.int64],
+                                NDArray[np.int64]]:
+    """A model's node records, node values, tree sizes and tree depths, once they are
+    checked to be trees."""
+    nodes = _array(arrays, f"{prefix}.nodes", where)
     values = _array(arrays, f"{prefix}.values", where)
     counts = _array(arrays, f"{prefix}.node_count", where)
-    if saved.ndim != 1 or saved.dtype.names is None:
+    if nodes.ndim != 1 or nodes.dtype.names is None:
         raise ModelError(f"{where}: its tree nodes are not records")
-    missing = [n for n in NODE_DTYPE.names if n not in saved.dtype.names]
+    missing = [n for n in NODE_FIELDS if n not in nodes.dtype.names]
     if missing:
         raise ModelError(f"{where}: its tree nodes lack {', '.join(missing)} (written with "
                          "another scikit-learn): retrain it with batchrl fqi")
-    if saved.dtype == NODE_DTYPE:
-        nodes = np.ascontiguousarray(saved)
-    else:  # another byte order or bitness: field by field
-        nodes = np.zeros(len(saved), dtype=NODE_DTYPE)
-        for name in NODE_DTYPE.names:
-            nodes[name] = saved[name]
     if counts.ndim != 1 or counts.dtype.kind not in "iu" or not len(counts) or \
             counts.min() < 1 or counts.max() > len(nodes) or int(counts.sum()) != len(nodes):
         raise ModelError(f"{where}: its tree sizes do not add up to its {len(nodes)} nodes")
@@ -243,17 +294,174 @@ def _trees(arrays: Mapping[str, NDArray[Any]], prefix: str, n_features: int, n_o
         raise ModelError(f"{where}: a tree holds a threshold or a value that is not a "
                          "finite number")
     depths = _check_structure(nodes, counts, n_features, where)
-    values = np.ascontiguousarray(values, dtype=np.float64)
+    return nodes, np.ascontiguousarray(values, dtype=np.float64), counts, depths
+
+
+def _trees(stored: StoredRegressor, where: str) -> list[Any]:
+    """scikit-learn ``Tree`` objects of ``stored``'s checked nodes."""
+    from sklearn.tree._tree import NODE_DTYPE, Tree  # scikit-learn (1 s): only to rebuild trees
+
+    saved = stored.nodes
+    missing = [n for n in NODE_DTYPE.names if n not in (saved.dtype.names or ())]
+    if missing:
+        raise ModelError(f"{where}: its tree nodes lack {', '.join(missing)} (written with "
+                         "another scikit-learn): retrain it with batchrl fqi")
+    if saved.dtype == NODE_DTYPE:
+        nodes = np.ascontiguousarray(saved)
+    else:  # another byte order or bitness: field by field
+        nodes = np.zeros(len(saved), dtype=NODE_DTYPE)
+        for name in NODE_DTYPE.names:
+            nodes[name] = saved[name]
+    n_features, n_outputs = stored.n_features_in_, stored.n_outputs_
     out = []
     start = 0
-    for count, depth in zip(counts.tolist(), depths.tolist(), strict=True):
+    for count, depth in zip(stored.counts.tolist(), stored.depths.tolist(), strict=True):
         tree = Tree(n_features, np.ones(n_outputs, dtype=np.intp), n_outputs)
         tree.__setstate__({"max_depth": depth, "node_count": count,
                            "nodes": nodes[start : start + count],
-                           "values": values[start : start + count]})
+                           "values": stored.values[start : start + count]})
         out.append(tree)
         start += count
     return out
+
+
+class StoredRegressor:
+    """A regressor read from a model file (`decode_models`): its class's ``n_features_in_``,
+    ``n_outputs_`` and ``n_jobs``, and its ``predict``, exactly scikit-learn's (a forest's
+    trees summed in their order, as `predict` sums them). Until scikit-learn is needed,
+    a few rows at a time (`WALK_WORK` rows times trees, `WALK_BUDGET` in all) walk every
+    tree at once in numpy; the rest go to the scikit-learn regressor (`fitted`), built the
+    first time anything needs it, which also answers every other attribute
+    (``estimators_``, ``feature_importances_``, …)."""
+
+    def __init__(self, spec: dict[str, Any], where: str, n_features: int, n_outputs: int,
+                 jobs: int | None) -> None:
+        self.spec, self.where = spec, where
+        self.kind = KINDS[spec["class"]][0]
+        self.n_features_in_, self.n_outputs_, self.n_jobs = n_features, n_outputs, jobs
+        self.constant: NDArray[np.float64] | None = None
+        self.nodes: NDArray[Any] = np.zeros(0)
+        self.values: NDArray[np.float64] = np.zeros((0, n_outputs, 1))
+        self.counts: NDArray[np.int64] = np.zeros(0, np.int64)
+        self.depths: NDArray[np.int64] = np.zeros(0, np.int64)
+        self._fitted: Any = None
+        self._walk: _Walk | None = None
+        self._walked = 0  # rows times trees walked with numpy
+        self._lock = threading.Lock()
+
+    def __repr__(self) -> str:
+        return f"StoredRegressor({self.spec['class']}, {len(self.counts)} trees, {self.where})"
+
+    def fitted(self) -> Any:
+        """The scikit-learn regressor (made once; the first call imports scikit-learn).
+        `ModelError`, naming the file, where scikit-learn refuses its parameters or
+        nodes."""
+        with self._lock:
+            if self._fitted is None:
+                self._fitted = _scikit_learn(self)
+                # its trees hold their own copies, and walk from now on
+                self.nodes, self._walk = np.zeros(0, self.nodes.dtype), None
+            return self._fitted
+
+    def __getattr__(self, name: str) -> Any:
+        # only for what the instance does not hold: the scikit-learn regressor's own
+        if name.startswith("_"):
+            raise AttributeError(name)
+        return getattr(self.fitted(), name)
+
+    def walks(self, x: Any) -> bool:
+        """Whether numpy walks ``x``: float32 rows, while no scikit-learn tree is loaded
+        (the walk is there to spare importing it), `WALK_WORK` rows times trees at most,
+        and no more than `WALK_BUDGET` in all."""
+        if self.kind == "constant" or not _ready(x) or x.ndim != 2 or \
+                x.shape[1] != self.n_features_in_ or self._fitted is not None or \
+                _trees_loaded():
+            return False
+        work = len(x) * len(self.counts)
+        return work <= WALK_WORK and self._walked + work <= WALK_BUDGET
+
+    def predict(self, x: Any) -> NDArray[np.float64]:
+        if self.kind == "constant":
+            assert self.constant is not None
+            out = np.full((len(x), self.n_outputs_), self.constant)
+            return out.ravel() if self.n_outputs_ == 1 else out
+        if _ready(x) and x.ndim == 2 and not len(x):  # (scikit-learn refuses no rows)
+            return np.zeros((0, self.n_outputs_)[: 1 + (self.n_outputs_ > 1)])
+        leaves = self.leaf_values(x)  # (trees, rows, outputs)
+        if leaves is None:
+            fitted = self.fitted()
+            if self.kind == "tree" and _ready(x):  # its own walk, as a forest's trees
+                return np.asarray(_walker(fitted, x)(fitted), dtype=np.float64)
+            return predict(fitted, x)
+        if self.kind == "tree":
+            tree: NDArray[np.float64] = leaves[0, :, 0] if self.n_outputs_ == 1 else leaves[0]
+            return tree
+        total = leaves[0] + 0.0  # from 0, as scikit-learn sums: -0.0 from every tree is 0.0
+        for part in leaves[1:]:
+            total += part
+        total /= len(leaves)
+        mean: NDArray[np.float64] = total[:, 0] if self.n_outputs_ == 1 else total
+        return mean
+
+    def leaf_values(self, x: NDArray[np.float32]) -> NDArray[np.float64] | None:
+        """Each tree's value for each row of ``x`` (trees, rows, outputs), where numpy
+        walks them (`walks`); else None."""
+        with self._lock:  # (`fitted` lets the nodes go under it)
+            if not self.walks(x):
+                return None
+            if self._walk is None:
+                self._walk = _Walk(self.nodes, self.counts)
+            walk = self._walk
+            self._walked += len(x) * len(self.counts)
+        leaves = walk.leaves(x)
+        return self.values[leaves, :, 0].reshape(len(self.counts), len(x), self.n_outputs_)
+
+
+def _trees_loaded() -> bool:
+    """Whether scikit-learn's trees are imported (then a stored model's are cheap to
+    build, and faster)."""
+    return "sklearn.tree._tree" in sys.modules
+
+
+class _Walk:
+    """A model's trees, end to end, as arrays a batch of rows walks every tree of at
+    once, level by level: each node's children (a leaf its own), input and threshold."""
+
+    def __init__(self, nodes: NDArray[Any], counts: NDArray[np.int64]) -> None:
+        starts = np.cumsum(counts) - counts
+        base = np.repeat(starts, counts)
+        here = np.arange(len(nodes))
+        self.leaf = nodes["left_child"] == TREE_LEAF
+        self.left = np.where(self.leaf, here, nodes["left_child"] + base)
+        self.right = np.where(self.leaf, here, nodes["right_child"] + base)
+        self.feature = np.where(self.leaf, 0, nodes["feature"]).astype(np.intp)
+        self.threshold = nodes["threshold"].astype(np.float64)
+        self.missing_left = nodes["missing_go_to_left"].astype(bool)
+        self.roots = starts.astype(np.intp)
+
+    def leaves(self, x: NDArray[np.float32]) -> NDArray[np.intp]:
+        """The leaf each row of ``x`` (rows, inputs) reaches in each tree, tree by tree:
+        scikit-learn's walk (``x <= threshold`` goes left, in doubles; a missing input
+        where the split sends missing inputs)."""
+        m, inputs = x.shape
+        flat = np.ascontiguousarray(x).reshape(-1)
+        out = np.repeat(self.roots, m)
+        offset = np.tile(np.arange(m, dtype=np.intp) * inputs, len(self.roots))
+        going = np.flatnonzero(~self.leaf[out])
+        node, offset = out[going], offset[going]
+        missing = bool(np.isnan(flat).any())
+        while len(going):
+            value = flat[offset + self.feature[node]]
+            left = value <= self.threshold[node]
+            if missing:
+                left |= np.isnan(value) & self.missing_left[node]
+            node = np.where(left, self.left[node], self.right[node])
+            done = self.leaf[node]
+            if done.any():
+                out[going[done]] = node[done]
+                kept = ~done
+                going, node, offset = going[kept], node[kept], offset[kept]
+        return out
 
 
 def _check_structure(nodes: NDArray[Any], counts: NDArray[np.int64], n_features: int,
@@ -308,16 +516,22 @@ def lower_bound(model: Any, x: NDArray[np.float32], kappa: float) -> NDArray[np.
     if not _forest(model):
         raise ValueError(f"a lower bound on Q takes a scikit-learn forest of regression "
                          f"trees, not {type(model).__name__}")
-    trees = model.estimators_
+    parts: Iterator[NDArray[Any]]
+    leaves = model.leaf_values(x) if isinstance(model, StoredRegressor) else None
+    if leaves is not None:
+        trees, parts = len(leaves), iter(leaves)
+    else:
+        forest = model.fitted() if isinstance(model, StoredRegressor) else model
+        walk = _walker(forest.estimators_[0], x)
+        trees, parts = len(forest.estimators_), (walk(t) for t in forest.estimators_)
     total = np.zeros(len(x))
     squares = np.zeros(len(x))
-    walk = _walker(trees[0], x)
-    for tree in trees:
-        part = walk(tree).astype(np.float64).reshape(len(x))
+    for tree in parts:
+        part = tree.astype(np.float64).reshape(len(x))
         total += part
         squares += part * part
-    mean = total / len(trees)
-    sd = np.sqrt(np.maximum(squares / len(trees) - mean * mean, 0.0))
+    mean = total / trees
+    sd = np.sqrt(np.maximum(squares / trees - mean * mean, 0.0))
     out: NDArray[np.float64] = mean - kappa * sd
     return out
 
@@ -328,6 +542,8 @@ def predict(model: Any, x: NDArray[np.float32]) -> NDArray[np.float64]:
     later split, would change from run to run. On one thread the sum is scikit-learn's, bit
     for bit, without its checks and hand-offs for each tree (about 0.2 ms a tree: what a
     search's or an evaluation's one state at a time mostly cost)."""
+    if isinstance(model, StoredRegressor):
+        return model.predict(x)
     trees = getattr(model, "estimators_", None)
     jobs: int = getattr(model, "n_jobs", None) or 1
     alone = jobs == 1
@@ -405,6 +621,8 @@ def fit(model: Any, x: NDArray[Any], y: NDArray[Any], **given: Any) -> Any:
 def _forest(model: Any) -> bool:
     """A scikit-learn forest of regression trees (what the learners grow): its prediction
     is the mean of its trees', each on every input."""
+    if isinstance(model, StoredRegressor):
+        return model.kind == "forest"
     # loaded: a fitted forest is at hand
     from sklearn.ensemble import ExtraTreesRegressor, RandomForestRegressor
 

@@ -470,7 +470,8 @@ class FQI:
                 raise KeyError(name)
             else:
                 trees, arrays = modelfile.read(root / name, "fqi-models")
-                models = modeltrees.decode_models(trees.get("models"), arrays, root / name)
+                models = modeltrees.decode_models(trees.get("models"), arrays, root / name,
+                                                  scikit_learn=True)
             history = [IterationStats(**h) for h in state["history"]]
             done, n_values = int(state["done"]), state["values"]
             saved = None if n_values is None else [
@@ -503,7 +504,8 @@ class _Aside:
 
     def load(self) -> Any:
         header, arrays = modelfile.read(self.path, "fqi-models")
-        return modeltrees.decode_models(header.get("models"), arrays, self.path)[0]
+        return modeltrees.decode_models(header.get("models"), arrays, self.path,
+                                        scikit_learn=True)[0]
 
 
 def _raise_to(best: NDArray[np.float64], rows: NDArray[np.intp],
