@@ -206,7 +206,7 @@ def test_a_parameter_scikit_learn_refuses_is_one_line_naming_the_file_when_it_is
 def test_the_node_fields_are_scikit_learn_s() -> None:
     from sklearn.tree._tree import NODE_DTYPE
 
-    assert modeltrees.NODE_FIELDS == NODE_DTYPE.names
+    assert NODE_DTYPE.names == modeltrees.NODE_FIELDS
 
 
 PLAY = """

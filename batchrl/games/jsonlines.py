@@ -9,6 +9,8 @@ import re
 from collections.abc import Callable, Sequence
 from typing import Any
 
+import numpy as np
+
 from batchrl.records import MAX_LINE
 
 
@@ -44,7 +46,8 @@ MAX_DEPTH = 100  # a game's line or export nests a few levels
 # possessive, its closing quote optional: each string is read once, even a line of
 # unclosed ones (a backtracking match from each quote would take quadratic time)
 _STRING = re.compile(r'"(?:[^"\\]++|\\.)*+"?', re.S)
-_BRACKET = re.compile(r"[\[\]{}]")
+_STEP = np.zeros(256, np.int64)  # a byte's change to the depth
+_STEP[[ord("["), ord("{")]], _STEP[[ord("]"), ord("}")]] = 1, -1
 _DEEP = "not JSON (nested too deep: a game line nests a few levels)"
 
 
@@ -63,11 +66,10 @@ def nesting(text: str) -> int:
     """
     if text.count("[") + text.count("{") <= MAX_DEPTH:
         return 0
-    depth = most = 0
-    for m in _BRACKET.finditer(_STRING.sub('""', text)):
-        depth += 1 if m.group() in "[{" else -1
-        most = max(most, depth)
-    return most
+    # the depth after each character, as a running sum (a bracket is one byte in UTF-8,
+    # and no other character's bytes are one)
+    outside = _STRING.sub('""', text).encode("utf-8", "surrogatepass")
+    return int(np.cumsum(_STEP[np.frombuffer(outside, np.uint8)]).max(initial=0))
 
 
 _UNREAD = object()
