@@ -12,7 +12,7 @@ rows it walks with numpy, every tree at once, so a short run of a model needs no
 scikit-learn (2–3 s to import: most of a short evaluation's time); many rows, a long run,
 and anything else asked of it (its trees, ``feature_importances_``, a checkpoint's
 refits) go to the scikit-learn regressor it builds, with scikit-learn's own ``Tree``
-objects, the first time one is needed (`StoredRegressor.fitted`).
+objects, the first time one is needed (`StoredRegressor.scikit_learn`).
 
 The regressors a file holds are those FQI fits: scikit-learn's ``ExtraTreesRegressor``
 (FQI's), ``RandomForestRegressor``, ``ExtraTreeRegressor``, ``DecisionTreeRegressor``
@@ -32,7 +32,7 @@ file is written.
 >>> back = decode_models(header["models"], stored, path)
 >>> bool((back[0].predict(x.astype(np.float32)) == forest.predict(x)).all()), back[1]
 (True, None)
->>> type(back[0].fitted()).__name__
+>>> type(back[0].scikit_learn()).__name__
 'ExtraTreesRegressor'
 """
 
@@ -84,7 +84,7 @@ def encode_models(models: Sequence[Any], where: str = "the model"
             specs.append(None)
             continue
         if isinstance(model, StoredRegressor):
-            model = model.fitted()
+            model = model.scikit_learn()
         here = f"{where}'s regressor {i}"
         name = type(model).__name__
         if name not in classes or type(model) is not classes[name][1]:
@@ -136,7 +136,7 @@ KINDS: dict[str, tuple[str, str | None]] = {
 NODE_FIELDS = ("left_child", "right_child", "feature", "threshold", "impurity",
                "n_node_samples", "weighted_n_node_samples", "missing_go_to_left")
 # a stored forest walks its trees with numpy (`StoredRegressor`) up to this many rows times
-# trees at a call, and this many in all: scikit-learn's walk is several times faster, so a
+# trees at a call, and this many in all: scikit-learn's walk is up to 3 times faster, so a
 # long run is better off importing it (2–3 s) than walking on (this is a second or so)
 WALK_WORK = 16_384
 WALK_BUDGET = 1_000_000
@@ -152,7 +152,7 @@ def decode_models(specs: Any, arrays: Mapping[str, NDArray[Any]], path: str | Pa
         raise ModelError(f"{path}: its regressors are not a list")
     out = [None if spec is None else _decode(spec, arrays, f"model{i}", f"{path}: model {i}")
            for i, spec in enumerate(specs)]
-    return [m.fitted() if scikit_learn and m is not None else m for m in out]
+    return [m.scikit_learn() if scikit_learn and m is not None else m for m in out]
 
 
 def _count(spec: Mapping[str, Any], key: str, where: str) -> int:
@@ -189,14 +189,13 @@ def _decode(spec: Any, arrays: Mapping[str, NDArray[Any]], prefix: str, where: s
     jobs = params.get("n_jobs") if what == "forest" else None
     if not isinstance(jobs, int | None) or isinstance(jobs, bool) or jobs == 0:
         raise ModelError(f"{where}: n_jobs is {jobs!r}, not a count")
-    stored = StoredRegressor(spec, where, n_features, n_outputs, jobs)
+    shape = spec, where, n_features, n_outputs, jobs
     if what == "constant":
         constant = _array(arrays, f"{prefix}.constant", where)
         if constant.dtype.kind not in "fiu" or constant.shape != (1, n_outputs):
             raise ModelError(f"{where}: its constant is {constant.dtype} {constant.shape}, "
                              f"not (1, {n_outputs}) numbers")
-        stored.constant = constant.astype(np.float64)
-        return stored
+        return StoredRegressor(*shape, constant=constant.astype(np.float64))
     _count(spec, "max_features_", where)
     seeds: list[Any] = []
     if what == "forest":
@@ -210,14 +209,12 @@ def _decode(spec: Any, arrays: Mapping[str, NDArray[Any]], prefix: str, where: s
                 s is None or (isinstance(s, int) and not isinstance(s, bool)) for s in given):
             raise ModelError(f"{where}: its trees' random states are not integers")
         seeds = given
-    stored.nodes, stored.values, stored.counts, stored.depths = _nodes(
-        arrays, prefix, n_features, n_outputs, where)
-    trees = len(stored.counts)
-    if what == "forest" and len(seeds) != trees:
-        raise ModelError(f"{where}: {len(seeds)} random states for {trees} trees")
-    if what == "tree" and trees != 1:
-        raise ModelError(f"{where}: a single tree stored as {trees}")
-    return stored
+    nodes, values, counts, depths = _nodes(arrays, prefix, n_features, n_outputs, where)
+    if what == "forest" and len(seeds) != len(counts):
+        raise ModelError(f"{where}: {len(seeds)} random states for {len(counts)} trees")
+    if what == "tree" and len(counts) != 1:
+        raise ModelError(f"{where}: a single tree stored as {len(counts)}")
+    return StoredRegressor(*shape, trees=(nodes, values, counts, depths))
 
 
 def _scikit_learn(stored: StoredRegressor) -> Any:
@@ -282,6 +279,13 @@ def _nodes(arrays: Mapping[str, NDArray[Any]], prefix: str, n_features: int, n_o
     if missing:
         raise ModelError(f"{where}: its tree nodes lack {', '.join(missing)} (written with "
                          "another scikit-learn): retrain it with batchrl fqi")
+    # scikit-learn's own kinds: a float child or a half-true flag would be cast one way
+    # for its trees and could be read another way by the numpy walk
+    kinds = {name: nodes.dtype[name].kind for name in NODE_FIELDS}
+    if any(kinds[n] != "i" for n in ("left_child", "right_child", "feature")) or \
+            kinds["missing_go_to_left"] not in "iub" or kinds["threshold"] != "f":
+        raise ModelError(f"{where}: its tree nodes' children, inputs or missing-value "
+                         "sides are not whole numbers, or its thresholds not numbers")
     if counts.ndim != 1 or counts.dtype.kind not in "iu" or not len(counts) or \
             counts.min() < 1 or counts.max() > len(nodes) or int(counts.sum()) != len(nodes):
         raise ModelError(f"{where}: its tree sizes do not add up to its {len(nodes)} nodes")
@@ -330,91 +334,121 @@ class StoredRegressor:
     ``n_outputs_`` and ``n_jobs``, and its ``predict``, exactly scikit-learn's (a forest's
     trees summed in their order, as `predict` sums them). Until scikit-learn is needed,
     a few rows at a time (`WALK_WORK` rows times trees, `WALK_BUDGET` in all) walk every
-    tree at once in numpy; the rest go to the scikit-learn regressor (`fitted`), built the
-    first time anything needs it, which also answers every other attribute
-    (``estimators_``, ``feature_importances_``, …)."""
+    tree at once in numpy; the rest go to the scikit-learn regressor
+    (`StoredRegressor.scikit_learn`), built the first time anything needs it, which also
+    answers every other attribute (``estimators_``, ``feature_importances_``, …): a
+    parameter scikit-learn refuses is refused then, with one error naming the file."""
 
     def __init__(self, spec: dict[str, Any], where: str, n_features: int, n_outputs: int,
-                 jobs: int | None) -> None:
+                 jobs: int | None, constant: NDArray[np.float64] | None = None,
+                 trees: tuple[NDArray[Any], NDArray[np.float64], NDArray[np.int64],
+                              NDArray[np.int64]] | None = None) -> None:
+        """``constant`` for a constant; else ``trees``: `_nodes`'s checked node records,
+        node values, tree sizes and tree depths."""
         self.spec, self.where = spec, where
         self.kind = KINDS[spec["class"]][0]
-        self.n_features_in_, self.n_outputs_, self.n_jobs = n_features, n_outputs, jobs
-        self.constant: NDArray[np.float64] | None = None
-        self.nodes: NDArray[Any] = np.zeros(0)
-        self.values: NDArray[np.float64] = np.zeros((0, n_outputs, 1))
-        self.counts: NDArray[np.int64] = np.zeros(0, np.int64)
-        self.depths: NDArray[np.int64] = np.zeros(0, np.int64)
-        self._fitted: Any = None
+        self._shape = n_features, n_outputs, jobs
+        self.constant = constant
+        none = np.zeros(0, np.int64)
+        self.nodes: NDArray[Any]
+        self.values: NDArray[np.float64]
+        self.counts: NDArray[np.int64]
+        self.depths: NDArray[np.int64]
+        self.nodes, self.values, self.counts, self.depths = trees or (
+            none, np.zeros((0, n_outputs, 1)), none, none)
+        self._built: Any = None
         self._walk: _Walk | None = None
         self._walked = 0  # rows times trees walked with numpy
         self._lock = threading.Lock()
 
+    # the built regressor's, once it is built (a refit may change them)
+    @property
+    def n_features_in_(self) -> int:
+        return int(self._built.n_features_in_) if self._built is not None else self._shape[0]
+
+    @property
+    def n_outputs_(self) -> int:
+        return int(self._built.n_outputs_) if self._built is not None else self._shape[1]
+
+    @property
+    def n_jobs(self) -> int | None:
+        return getattr(self._built, "n_jobs", None) if self._built is not None \
+            else self._shape[2]
+
     def __repr__(self) -> str:
         return f"StoredRegressor({self.spec['class']}, {len(self.counts)} trees, {self.where})"
 
-    def fitted(self) -> Any:
-        """The scikit-learn regressor (made once; the first call imports scikit-learn).
+    def scikit_learn(self) -> Any:
+        """The scikit-learn regressor (built once; the first call imports scikit-learn).
         `ModelError`, naming the file, where scikit-learn refuses its parameters or
         nodes."""
         with self._lock:
-            if self._fitted is None:
-                self._fitted = _scikit_learn(self)
+            if self._built is None:
+                self._built = _scikit_learn(self)
                 # its trees hold their own copies, and walk from now on
-                self.nodes, self._walk = np.zeros(0, self.nodes.dtype), None
-            return self._fitted
+                self.nodes, self.values, self._walk = \
+                    self.nodes[:0].copy(), self.values[:0].copy(), None
+            return self._built
 
     def __getattr__(self, name: str) -> Any:
         # only for what the instance does not hold: the scikit-learn regressor's own
         if name.startswith("_"):
             raise AttributeError(name)
-        return getattr(self.fitted(), name)
+        return getattr(self.scikit_learn(), name)
 
     def walks(self, x: Any) -> bool:
         """Whether numpy walks ``x``: float32 rows, while no scikit-learn tree is loaded
         (the walk is there to spare importing it), `WALK_WORK` rows times trees at most,
         and no more than `WALK_BUDGET` in all."""
         if self.kind == "constant" or not _ready(x) or x.ndim != 2 or \
-                x.shape[1] != self.n_features_in_ or self._fitted is not None or \
-                _trees_loaded():
+                x.shape[1] != self._shape[0] or self._built is not None or _trees_loaded():
             return False
         work = len(x) * len(self.counts)
         return work <= WALK_WORK and self._walked + work <= WALK_BUDGET
 
     def predict(self, x: Any) -> NDArray[np.float64]:
+        """The prediction for each row of ``x``: (rows,) for one output, else (rows,
+        outputs). float32 rows go through the trees unchecked but for their width (as
+        `batchrl.modeltrees.predict` walks a forest's trees); others through
+        scikit-learn's ``predict``, which checks and converts them."""
+        outputs = self.n_outputs_
         if self.kind == "constant":
             assert self.constant is not None
-            out = np.full((len(x), self.n_outputs_), self.constant)
-            return out.ravel() if self.n_outputs_ == 1 else out
-        if _ready(x) and x.ndim == 2 and not len(x):  # (scikit-learn refuses no rows)
-            return np.zeros((0, self.n_outputs_)[: 1 + (self.n_outputs_ > 1)])
+            out = np.full((len(x), outputs), self.constant)
+            return out.ravel() if outputs == 1 else out
+        if _ready(x) and (x.ndim != 2 or x.shape[1] != self.n_features_in_):
+            raise ValueError(f"the model takes rows of {self.n_features_in_} inputs, not an "
+                             f"array of shape {x.shape}")
+        if _ready(x) and not len(x):  # (scikit-learn's checks refuse no rows)
+            return np.zeros((0,) if outputs == 1 else (0, outputs))
         leaves = self.leaf_values(x)  # (trees, rows, outputs)
         if leaves is None:
-            fitted = self.fitted()
+            built = self.scikit_learn()
             if self.kind == "tree" and _ready(x):  # its own walk, as a forest's trees
-                return np.asarray(_walker(fitted, x)(fitted), dtype=np.float64)
-            return predict(fitted, x)
+                return np.asarray(_walker(built, x)(built), dtype=np.float64)
+            return predict(built, x)
         if self.kind == "tree":
-            tree: NDArray[np.float64] = leaves[0, :, 0] if self.n_outputs_ == 1 else leaves[0]
+            tree: NDArray[np.float64] = leaves[0, :, 0] if outputs == 1 else leaves[0]
             return tree
         total = leaves[0] + 0.0  # from 0, as scikit-learn sums: -0.0 from every tree is 0.0
         for part in leaves[1:]:
             total += part
         total /= len(leaves)
-        mean: NDArray[np.float64] = total[:, 0] if self.n_outputs_ == 1 else total
+        mean: NDArray[np.float64] = total[:, 0] if outputs == 1 else total
         return mean
 
     def leaf_values(self, x: NDArray[np.float32]) -> NDArray[np.float64] | None:
         """Each tree's value for each row of ``x`` (trees, rows, outputs), where numpy
         walks them (`walks`); else None."""
-        with self._lock:  # (`fitted` lets the nodes go under it)
+        with self._lock:  # (`scikit_learn` lets the nodes and values go under it)
             if not self.walks(x):
                 return None
             if self._walk is None:
                 self._walk = _Walk(self.nodes, self.counts)
-            walk = self._walk
+            walk, values = self._walk, self.values
             self._walked += len(x) * len(self.counts)
         leaves = walk.leaves(x)
-        return self.values[leaves, :, 0].reshape(len(self.counts), len(x), self.n_outputs_)
+        return values[leaves, :, 0].reshape(len(self.counts), len(x), self._shape[1])
 
 
 def _trees_loaded() -> bool:
@@ -431,12 +465,14 @@ class _Walk:
         starts = np.cumsum(counts) - counts
         base = np.repeat(starts, counts)
         here = np.arange(len(nodes))
-        self.leaf = nodes["left_child"] == TREE_LEAF
-        self.left = np.where(self.leaf, here, nodes["left_child"] + base)
-        self.right = np.where(self.leaf, here, nodes["right_child"] + base)
-        self.feature = np.where(self.leaf, 0, nodes["feature"]).astype(np.intp)
+        # each field cast as scikit-learn's node records hold it (`_trees`)
+        left, right = nodes["left_child"].astype(np.intp), nodes["right_child"].astype(np.intp)
+        self.leaf = left == TREE_LEAF
+        self.left = np.where(self.leaf, here, left + base)
+        self.right = np.where(self.leaf, here, right + base)
+        self.feature = np.where(self.leaf, 0, nodes["feature"].astype(np.intp))
         self.threshold = nodes["threshold"].astype(np.float64)
-        self.missing_left = nodes["missing_go_to_left"].astype(bool)
+        self.missing_left = nodes["missing_go_to_left"].astype(np.uint8).astype(bool)
         self.roots = starts.astype(np.intp)
 
     def leaves(self, x: NDArray[np.float32]) -> NDArray[np.intp]:
@@ -521,7 +557,7 @@ def lower_bound(model: Any, x: NDArray[np.float32], kappa: float) -> NDArray[np.
     if leaves is not None:
         trees, parts = len(leaves), iter(leaves)
     else:
-        forest = model.fitted() if isinstance(model, StoredRegressor) else model
+        forest = model.scikit_learn() if isinstance(model, StoredRegressor) else model
         walk = _walker(forest.estimators_[0], x)
         trees, parts = len(forest.estimators_), (walk(t) for t in forest.estimators_)
     total = np.zeros(len(x))

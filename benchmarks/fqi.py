@@ -19,7 +19,12 @@
    on the same random-play games and evaluated exactly: expected reward per
    game and optimal-action share.
 
-Prints seconds, ratio to MushroomRL (its time / ours: >1 is faster) and peak MB.
+Prints seconds, ratio to MushroomRL (its time / ours: >1 is faster) and peak MB, and
+the floor beside each: the seconds spent inside scikit-learn's ``fit`` of the forests
+(MushroomRL's regressor's ``fit``; batchrl's `batchrl.modeltrees.fit`), the rest being
+each FQI's own work (targets, predictions, bookkeeping). Like for like, the same forests
+on the same rows, no FQI can be faster than MushroomRL by more than MushroomRL's time
+over that floor. ``--modes per-action --skip-sette`` times that comparison alone.
 """
 
 from __future__ import annotations
@@ -85,11 +90,23 @@ def sette_mezzo_store(games: int, work: Path) -> Path:
 
 def _fit_child(store: str, params: dict[str, Any], out: str, queue: Any) -> None:
     sys.path.insert(0, str(ROOT))
+    from batchrl import modeltrees
     from batchrl.learners.fqi import extra_trees
     from batchrl.learners.fqi.iterations import FQI
     from batchrl.learners.fqi.model import ModelArtifact
     from batchrl.store import Store
 
+    inside = [0.0]  # seconds in the forests' fit
+    grow = modeltrees.fit
+
+    def timed(*args: Any, **kwargs: Any) -> Any:
+        began = time.perf_counter()
+        try:
+            return grow(*args, **kwargs)
+        finally:
+            inside[0] += time.perf_counter() - began
+
+    modeltrees.fit = timed  # FQI calls modeltrees.fit at each refit
     data = Store.open(store).arrays()
     fqi = FQI(extra_trees(params["trees"], params["nmin"], None, params.get("jobs", 1)),
               params["iters"],
@@ -103,10 +120,10 @@ def _fit_child(store: str, params: dict[str, Any], out: str, queue: Any) -> None
                                      "game": Store.open(store).schema.game,
                                      "game_params": dict(Store.open(store).schema.game_params)}
                   ).save(out)
-    queue.put((seconds, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024))
+    queue.put((seconds, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, inside[0]))
 
 
-def fit(store: Path, params: dict[str, Any], out: Path) -> tuple[float, float]:
+def fit(store: Path, params: dict[str, Any], out: Path) -> tuple[float, float, float]:
     ctx = multiprocessing.get_context("spawn")
     queue = ctx.Queue()
     proc = ctx.Process(target=_fit_child, args=(str(store), params, str(out), queue))
@@ -156,28 +173,42 @@ def main() -> None:
     parser.add_argument("--iters", type=int, default=11)
     parser.add_argument("--sette-games", type=int, default=100_000)
     parser.add_argument("--skip-mushroom", action="store_true")
+    parser.add_argument("--skip-sette", action="store_true")
+    parser.add_argument("--modes", default=None,
+                        help="comma-separated: some of " + ", ".join(
+                            m.removeprefix("batchrl ") for m in MODES | ALL_CORES)
+                        + " (default: all; the same actions are then compared with the "
+                          "first)")
     args = parser.parse_args()
     params = {"trees": args.trees, "nmin": args.nmin, "iters": args.iters}
+    every = MODES | ALL_CORES
+    wanted = every if args.modes is None else {
+        f"batchrl {m.strip()}": every[f"batchrl {m.strip()}"] for m in args.modes.split(",")}
     with tempfile.TemporaryDirectory() as tmp:
         work = Path(tmp)
         store = poker_store(args.rows, work)
-        times: dict[str, tuple[float, float]] = {}
-        for name, extra in (MODES | ALL_CORES).items():
+        times: dict[str, tuple[float, float, float]] = {}
+        for name, extra in wanted.items():
             times[name] = fit(store, params | extra, work / f"{name}.npz")
             print(f"  {name}: {times[name][0]:.1f} s")
         base = None if args.skip_mushroom else mushroom(store, args, work)
-        reference = greedy(work / "batchrl default.npz", store)
+        first = next(iter(times))
+        reference = greedy(work / f"{first}.npz", store)
         print(f"\nM={args.trees}, n_min={args.nmin}, {args.iters} iterations, "
               f"{len(reference):,} poker rows")
         print(f"{'fit':<26}{'seconds':>9}{'x MushroomRL':>14}{'peak MB':>9}"
-              f"{'same action as default':>24}")
+              f"{'in fit s':>10}{'the rest s':>11}{f'same action as {first[8:]}':>24}")
         if base is not None:
+            inside = sum(base["iter_fit_s"])
             print(f"{'MushroomRL FQI':<26}{base['total_s']:>9.1f}{1.0:>14.2f}"
-                  f"{base['peak_mb']:>9.0f}{'':>24}")
-        for name, (seconds, peak) in times.items():
+                  f"{base['peak_mb']:>9.0f}{inside:>10.1f}{base['total_s'] - inside:>11.1f}")
+        for name, (seconds, peak, inside) in times.items():
             ratio = f"{base['total_s'] / seconds:.2f}" if base else "-"
             same = float(np.mean(greedy(work / f"{name}.npz", store) == reference))
-            print(f"{name:<26}{seconds:>9.1f}{ratio:>14}{peak:>9.0f}{same:>24.2%}")
+            print(f"{name:<26}{seconds:>9.1f}{ratio:>14}{peak:>9.0f}{inside:>10.1f}"
+                  f"{seconds - inside:>11.1f}{same:>24.2%}")
+        if args.skip_sette:
+            return
         sette = sette_mezzo_store(args.sette_games, work)
         from batchrl.games.sette_mezzo.evaluate import evaluate_model
 
@@ -186,7 +217,7 @@ def main() -> None:
         print(f"{'fit':<26}{'seconds':>9}{'reward/game':>13}{'gap':>9}{'optimal action':>16}")
         for name, extra in MODES.items():
             model = work / f"sette {name}.npz"
-            seconds, _ = fit(sette, params | extra, model)
+            seconds, _, _ = fit(sette, params | extra, model)
             report = evaluate_model(model)
             print(f"{name:<26}{seconds:>9.1f}{report.expected_reward:>+13.4f}"
                   f"{report.regret:>9.4f}{report.agreement:>16.2%}")

@@ -104,11 +104,11 @@ def test_every_regressor_fqi_can_hold_round_trips(tmp_path, regressor):
     modelfile.write(tmp_path / "m.npz", "test", {"models": specs}, arrays)
     document, stored = modelfile.read(tmp_path / "m.npz", "test")
     back = modeltrees.decode_models(document["models"], stored, tmp_path / "m.npz")[0]
-    fitted = back.fitted()
-    assert type(fitted) is type(model) and fitted.get_params() == model.get_params()
+    built = back.scikit_learn()
+    assert type(built) is type(model) and built.get_params() == model.get_params()
     probe = rng.random((1000, 3)).astype(np.float32)
     np.testing.assert_array_equal(back.predict(probe), model.predict(probe))
-    np.testing.assert_array_equal(fitted.predict(probe), model.predict(probe))
+    np.testing.assert_array_equal(built.predict(probe), model.predict(probe))
 
 
 def test_what_a_model_file_cannot_hold_is_refused_when_it_is_written(tmp_path):

@@ -110,14 +110,19 @@ def test_a_stored_model_predicts_scikit_learn_s_numbers_by_numpy_or_by_its_trees
         stored = _stored(model)
         walked = modeltrees.lower_bound(stored, rows[:few], 1.5)
         assert stored.walks(rows[:few])
-        fitted = stored.fitted()
+        built = stored.scikit_learn()
         assert not stored.walks(rows[:few])  # built: its trees from now on
-        assert walked.tobytes() == modeltrees.lower_bound(fitted, rows[:few], 1.5).tobytes()
+        assert walked.tobytes() == modeltrees.lower_bound(built, rows[:few], 1.5).tobytes()
         assert modeltrees.lower_bound(stored, rows[:few], 1.5).tobytes() == walked.tobytes()
     for tree in getattr(model, "estimators_", [model]):  # every leaf -0.0: a forest's sum is 0.0
         tree.tree_.value[:] = -0.0
     zero = _stored(model).predict(rows[:5])
     assert zero.tobytes() == _in_order(model, rows[:5]).tobytes()
+    for stored in (_stored(model), _stored(model)):  # walking, then built
+        for narrow in (rows[:3, :2], rows[:0, :2], rows[0]):
+            with pytest.raises(ValueError, match="takes rows of 5 inputs"):
+                stored.predict(narrow)
+        stored.scikit_learn()
 
 
 def test_a_long_run_goes_over_to_scikit_learn_s_trees(monkeypatch) -> None:
@@ -161,7 +166,7 @@ def test_threads_predicting_while_the_trees_are_built_get_the_same_numbers(
     threads = [threading.Thread(target=play, args=(100 * t,)) for t in range(4)]
     for thread in threads:
         thread.start()
-    stored.fitted()
+    stored.scikit_learn()
     for thread in threads:
         thread.join()
     assert not wrong and stored._walked > 0 and not len(stored.nodes)
@@ -177,7 +182,12 @@ def test_a_constant_is_its_constant_and_the_rest_is_scikit_learn_s() -> None:
     stored = _stored(forest)
     assert np.array_equal(stored.feature_importances_, forest.feature_importances_)
     assert stored.get_params() == forest.get_params() and len(stored.estimators_) == 6
-    assert type(stored.fitted()) is ExtraTreesRegressor and stored.fitted() is stored.fitted()
+    built = stored.scikit_learn()
+    assert type(built) is ExtraTreesRegressor and stored.scikit_learn() is built
+    assert not len(stored.nodes) and not len(stored.values)  # its trees hold them now
+    built.set_params(n_jobs=3)
+    built.fit(X[:, :2], np.column_stack([Y, Y]))
+    assert (stored.n_jobs, stored.n_features_in_, stored.n_outputs_) == (3, 2, 2)
 
 
 def test_a_parameter_scikit_learn_refuses_is_one_line_naming_the_file_when_it_is_built(
@@ -201,6 +211,24 @@ def test_a_parameter_scikit_learn_refuses_is_one_line_naming_the_file_when_it_is
 
     with pytest.raises(ModelError, match="n_jobs is 0, not a count"):
         _stored(forest, idle)
+
+
+@pytest.mark.parametrize("field,dtype", [("left_child", np.float64), ("right_child", np.uint64),
+                                         ("missing_go_to_left", np.float64),
+                                         ("feature", np.float32), ("threshold", np.int64)])
+def test_node_fields_of_another_kind_are_refused(field, dtype) -> None:
+    """A float or unsigned child, or a half-true flag, would be cast one way for
+    scikit-learn's trees and could be read another way by the numpy walk: none is what
+    scikit-learn writes."""
+    forest = ExtraTreesRegressor(3, min_samples_split=4, random_state=0).fit(X, Y)
+
+    def retyped(specs, arrays) -> None:
+        nodes = arrays["model0.nodes"]
+        kinds = [(n, dtype if n == field else nodes.dtype[n]) for n in nodes.dtype.names]
+        arrays["model0.nodes"] = nodes.astype(np.dtype(kinds))
+
+    with pytest.raises(ModelError, match="not whole numbers, or its thresholds not numbers"):
+        _stored(forest, retyped)
 
 
 def test_the_node_fields_are_scikit_learn_s() -> None:
