@@ -552,6 +552,9 @@ def lower_bound(model: Any, x: NDArray[np.float32], kappa: float) -> NDArray[np.
     if not _forest(model):
         raise ValueError(f"a lower bound on Q takes a scikit-learn forest of regression "
                          f"trees, not {type(model).__name__}")
+    if _ready(x) and (x.ndim != 2 or x.shape[1] != model.n_features_in_):  # walked unchecked
+        raise ValueError(f"the model takes rows of {model.n_features_in_} inputs, not an "
+                         f"array of shape {x.shape}")
     parts: Iterator[NDArray[Any]]
     leaves = model.leaf_values(x) if isinstance(model, StoredRegressor) else None
     if leaves is not None:

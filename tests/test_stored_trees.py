@@ -122,6 +122,10 @@ def test_a_stored_model_predicts_scikit_learn_s_numbers_by_numpy_or_by_its_trees
         for narrow in (rows[:3, :2], rows[:0, :2], rows[0]):
             with pytest.raises(ValueError, match="takes rows of 5 inputs"):
                 stored.predict(narrow)
+            if outputs == 1 and trees > 1:  # a bound's trees are walked unchecked too
+                for forest in (stored, model):
+                    with pytest.raises(ValueError, match="takes rows of 5 inputs"):
+                        modeltrees.lower_bound(forest, narrow, 1.0)
         stored.scikit_learn()
 
 
