@@ -21,7 +21,7 @@
 
 Prints seconds, ratio to MushroomRL (its time / ours: >1 is faster) and peak MB, and
 the floor beside each: the seconds spent inside scikit-learn's ``fit`` of the forests
-(MushroomRL's regressor's ``fit``; batchrl's `batchrl.modeltrees.fit`), the rest being
+(MushroomRL's regressor's ``fit``; batchrl's `batchrl.forests.fit`), the rest being
 each FQI's own work (targets, predictions, bookkeeping). Like for like, the same forests
 on the same rows, no FQI can be faster than MushroomRL by more than MushroomRL's time
 over that floor. ``--modes per-action --skip-sette`` times that comparison alone.
@@ -90,14 +90,14 @@ def sette_mezzo_store(games: int, work: Path) -> Path:
 
 def _fit_child(store: str, params: dict[str, Any], out: str, queue: Any) -> None:
     sys.path.insert(0, str(ROOT))
-    from batchrl import modeltrees
+    from batchrl import forests
     from batchrl.learners.fqi import extra_trees
     from batchrl.learners.fqi.iterations import FQI
     from batchrl.learners.fqi.model import ModelArtifact
     from batchrl.store import Store
 
     inside = [0.0]  # seconds in the forests' fit
-    grow = modeltrees.fit
+    grow = forests.fit
 
     def timed(*args: Any, **kwargs: Any) -> Any:
         began = time.perf_counter()
@@ -106,7 +106,7 @@ def _fit_child(store: str, params: dict[str, Any], out: str, queue: Any) -> None
         finally:
             inside[0] += time.perf_counter() - began
 
-    modeltrees.fit = timed  # FQI calls modeltrees.fit at each refit
+    forests.fit = timed  # FQI calls forests.fit at each refit
     data = Store.open(store).arrays()
     fqi = FQI(extra_trees(params["trees"], params["nmin"], None, params.get("jobs", 1)),
               params["iters"],

@@ -1,4 +1,4 @@
-"""A forest's prediction on one thread: batchrl's (`batchrl.modeltrees.predict`, each
+"""A forest's prediction on one thread: batchrl's (`batchrl.forests.predict`, each
 tree's own walk summed in order) against scikit-learn's ``forest.predict`` (the baseline,
 the same sum with its input checks and a joblib hand-off for each tree), in one run.
 
@@ -36,8 +36,9 @@ import _args
 import numpy as np
 from sklearn.ensemble import ExtraTreesRegressor
 
-from batchrl import modeltrees
-from batchrl.modeltrees import decode_models, encode_models, predict
+from batchrl import forests
+from batchrl.forests import predict
+from batchrl.modeltrees import decode_models, encode_models
 
 TREES = (10, 50, 100)
 ROWS = (1, 8, 64, 512)
@@ -64,9 +65,9 @@ def in_process(runs: int) -> None:
     print(f"{'trees':>5} {'rows':>5} {'forest.predict ms':>18} {'batchrl ms':>11} "
           f"{'x faster':>9} {'numpy walk ms':>14} {'x faster':>9}")
     # a fresh process's walk, with no scikit-learn imported and no budget spent, on any
-    # number of rows (a stored forest walks at most modeltrees.WALK_WORK rows times trees)
-    modeltrees._trees_loaded = lambda: False
-    modeltrees.WALK_WORK = modeltrees.WALK_BUDGET = 1 << 62
+    # number of rows (a stored forest walks at most forests.WALK_WORK rows times trees)
+    forests._trees_loaded = lambda: False
+    forests.WALK_WORK = forests.WALK_BUDGET = 1 << 62
     for trees in TREES:
         forest = ExtraTreesRegressor(n_estimators=trees, min_samples_split=20, n_jobs=1,
                                      random_state=0).fit(x, y)

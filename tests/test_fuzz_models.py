@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from model_fuzzing import MUTATIONS, mutate, run_case, seed_models
 
-from batchrl import modeltrees
+from batchrl import forests
 from batchrl.store import StoreError
 
 CASES_PER_KIND = 28  # two of each mutation; the benchmark runs 1,000
@@ -34,13 +34,13 @@ def test_crafted_model_files_are_refused_in_one_line_or_play(seeds, kind: str, w
                                                              tmp_path: Path,
                                                              monkeypatch) -> None:
     """Played by scikit-learn's trees (this process has it loaded) or, as in a fresh
-    process, a few states by the numpy walk (`batchrl.modeltrees.StoredRegressor`)."""
+    process, a few states by the numpy walk (`batchrl.forests.StoredRegressor`)."""
     models, play = seeds
     if kind not in models:
         pytest.skip("the network needs torch to train its seed (the test extra)")
     if walked and kind == "network":
         pytest.skip("a network has no trees")
-    monkeypatch.setattr(modeltrees, "_trees_loaded", lambda: not walked)
+    monkeypatch.setattr(forests, "_trees_loaded", lambda: not walked)
     rng = random.Random(f"{kind}-ci")
     escapes, refused = [], 0
     for i in range(CASES_PER_KIND):

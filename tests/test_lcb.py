@@ -11,10 +11,10 @@ import numpy as np
 import pytest
 from test_support import one_decision
 
+from batchrl.forests import lower_bound
 from batchrl.learners import get_learner
 from batchrl.learners.fqi.leaves import leaves_of, lower_values
 from batchrl.modelfile import ModelError
-from batchrl.modeltrees import lower_bound
 from batchrl.policy import load_policy
 from batchrl.store import Transitions
 

@@ -1,4 +1,4 @@
-"""A regressor read from a model file (`batchrl.modeltrees.StoredRegressor`): a few rows
+"""A regressor read from a model file (`batchrl.forests.StoredRegressor`): a few rows
 walked with numpy, every tree at once, with no scikit-learn; more rows, or anything else,
 through the scikit-learn regressor it builds; the same numbers, bit for bit, either way."""
 
@@ -13,9 +13,10 @@ from sklearn.dummy import DummyRegressor
 from sklearn.ensemble import ExtraTreesRegressor, RandomForestRegressor
 from sklearn.tree import DecisionTreeRegressor, ExtraTreeRegressor
 
-from batchrl import modeltrees
+from batchrl import forests, modeltrees
+from batchrl.forests import WALK_WORK, StoredRegressor
 from batchrl.modelfile import ModelError
-from batchrl.modeltrees import WALK_WORK, StoredRegressor, decode_models, encode_models
+from batchrl.modeltrees import decode_models, encode_models
 
 RNG = np.random.default_rng(0)
 X = RNG.normal(size=(600, 5)).astype(np.float32)
@@ -90,7 +91,7 @@ def _on_float32_thresholds(model):
 @pytest.mark.parametrize("outputs", [1, 3])
 def test_a_stored_model_predicts_scikit_learn_s_numbers_by_numpy_or_by_its_trees(
         model, outputs, monkeypatch) -> None:
-    monkeypatch.setattr(modeltrees, "_trees_loaded", lambda: False)  # as in a fresh process
+    monkeypatch.setattr(forests, "_trees_loaded", lambda: False)  # as in a fresh process
     y = Y if outputs == 1 else np.column_stack([Y, -X[:, 2], np.cos(X[:, 3])])
     model = _on_float32_thresholds(model.fit(X, y))
     stored = _stored(model)
@@ -104,16 +105,16 @@ def test_a_stored_model_predicts_scikit_learn_s_numbers_by_numpy_or_by_its_trees
         got = stored.predict(part)
         assert got.dtype == np.float64 and got.shape == expected[: len(part)].shape
         assert got.tobytes() == expected[: len(part)].tobytes()
-        assert modeltrees.predict(stored, part).tobytes() == got.tobytes()
+        assert forests.predict(stored, part).tobytes() == got.tobytes()
     assert stored.predict(rows[:0]).shape == expected[:0].shape
     if outputs == 1 and trees > 1:
         stored = _stored(model)
-        walked = modeltrees.lower_bound(stored, rows[:few], 1.5)
+        walked = forests.lower_bound(stored, rows[:few], 1.5)
         assert stored.walks(rows[:few])
         built = stored.scikit_learn()
         assert not stored.walks(rows[:few])  # built: its trees from now on
-        assert walked.tobytes() == modeltrees.lower_bound(built, rows[:few], 1.5).tobytes()
-        assert modeltrees.lower_bound(stored, rows[:few], 1.5).tobytes() == walked.tobytes()
+        assert walked.tobytes() == forests.lower_bound(built, rows[:few], 1.5).tobytes()
+        assert forests.lower_bound(stored, rows[:few], 1.5).tobytes() == walked.tobytes()
     for tree in getattr(model, "estimators_", [model]):  # every leaf -0.0: a forest's sum is 0.0
         tree.tree_.value[:] = -0.0
     zero = _stored(model).predict(rows[:5])
@@ -125,7 +126,7 @@ def test_a_stored_model_predicts_scikit_learn_s_numbers_by_numpy_or_by_its_trees
             if outputs == 1 and trees > 1:  # a bound's trees are walked unchecked too
                 for forest in (stored, model):
                     with pytest.raises(ValueError, match="takes rows of 5 inputs"):
-                        modeltrees.lower_bound(forest, narrow, 1.0)
+                        forests.lower_bound(forest, narrow, 1.0)
         stored.scikit_learn()
 
 
@@ -133,8 +134,8 @@ def test_a_long_run_goes_over_to_scikit_learn_s_trees(monkeypatch) -> None:
     """Past `WALK_BUDGET` rows times trees, or once scikit-learn's trees are loaded, a
     stored forest predicts with them (faster): the same numbers."""
     loaded = False
-    monkeypatch.setattr(modeltrees, "_trees_loaded", lambda: loaded)
-    monkeypatch.setattr(modeltrees, "WALK_BUDGET", 10 * 60)
+    monkeypatch.setattr(forests, "_trees_loaded", lambda: loaded)
+    monkeypatch.setattr(forests, "WALK_BUDGET", 10 * 60)
     forest = ExtraTreesRegressor(10, min_samples_split=4, random_state=0).fit(X, Y)
     stored = _stored(forest)
     expected = _in_order(forest, X[:60])
@@ -154,7 +155,7 @@ def test_a_long_run_goes_over_to_scikit_learn_s_trees(monkeypatch) -> None:
 def test_threads_predicting_while_the_trees_are_built_get_the_same_numbers(
         monkeypatch) -> None:
     """`fitted` lets the numpy walk's nodes go: a thread walking meanwhile keeps its own."""
-    monkeypatch.setattr(modeltrees, "_trees_loaded", lambda: False)
+    monkeypatch.setattr(forests, "_trees_loaded", lambda: False)
     forest = ExtraTreesRegressor(20, min_samples_split=4, random_state=0).fit(X, Y)
     stored = _stored(forest)
     expected = _in_order(forest, X)
@@ -205,7 +206,7 @@ def test_a_parameter_scikit_learn_refuses_is_one_line_naming_the_file_when_it_is
 
     stored = _stored(forest, loud)
     with monkeypatch.context() as fresh:
-        fresh.setattr(modeltrees, "_trees_loaded", lambda: False)
+        fresh.setattr(forests, "_trees_loaded", lambda: False)
         assert stored.predict(X[:3]).tobytes() == _in_order(forest, X[:3]).tobytes()
     with pytest.raises(ModelError, match=r"^m\.npz: model 0: .*verbose"):
         stored.predict(np.repeat(X, 30, axis=0))

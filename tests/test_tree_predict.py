@@ -8,10 +8,10 @@ import numpy as np
 import pytest
 from sklearn.ensemble import ExtraTreesRegressor
 
+from batchrl.forests import FEW_ROWS, SMALL_WORK, alone_if_small, predict
 from batchrl.learners.fqi import model as fqi_model
 from batchrl.learners.fqi.leaves import leaves_of
 from batchrl.learners.fqi.model import DISTINCT_ROWS, QFunction, distinct_rows
-from batchrl.modeltrees import FEW_ROWS, SMALL_WORK, alone_if_small, predict
 
 
 def _forest() -> tuple[ExtraTreesRegressor, np.ndarray]:
@@ -119,7 +119,7 @@ def test_q_values_of_repeated_rows_are_each_rows_own(one_call, monkeypatch) -> N
 def test_the_trees_walked_in_chunks_are_summed_in_their_order(monkeypatch) -> None:
     """Several outputs, float64 rows (scikit-learn's own predict), and the trees handed
     to the threads one at a time or all at once: the same sum as tree by tree."""
-    import batchrl.modeltrees as modeltrees  # (the module itself: its chunk bound is patched)
+    import batchrl.forests as forests  # (the module itself: its chunk bound is patched)
 
     rng = np.random.default_rng(2)
     x = rng.normal(size=(300, 4)).astype(np.float32)
@@ -131,7 +131,7 @@ def test_the_trees_walked_in_chunks_are_summed_in_their_order(monkeypatch) -> No
             total = total + tree.predict(rows)
         expected = total / len(model.estimators_)
         for limit in (1, 1 << 30):  # a tree a task, or each thread's share in one
-            monkeypatch.setattr(modeltrees, "CHUNK_BYTES", limit)
+            monkeypatch.setattr(forests, "CHUNK_BYTES", limit)
             assert np.array_equal(predict(model, rows), expected)
         assert np.array_equal(predict(model, rows[:5]), expected[:5])
     assert predict(several, x).shape == (300, 3)
@@ -175,7 +175,7 @@ def test_other_ensembles_are_predicted_by_their_own_predict() -> None:
     from sklearn.ensemble import BaggingRegressor, GradientBoostingRegressor  # the others
     from sklearn.tree import DecisionTreeRegressor
 
-    from batchrl.modeltrees import lower_bound
+    from batchrl.forests import lower_bound
 
     _, x = _forest()
     y = x[:, 0] * 3 + np.sin(x[:, 1])

@@ -27,9 +27,9 @@ import numpy as np
 from numpy.typing import NDArray
 
 from batchrl import modelfile, modeltrees
+from batchrl.forests import fit, predict
 from batchrl.learners.base import Learner, LearnerError, ScoredPolicy
 from batchrl.modelfile import ModelError
-from batchrl.modeltrees import fit, predict
 from batchrl.store import Transitions
 
 if TYPE_CHECKING:

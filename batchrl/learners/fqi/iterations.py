@@ -36,8 +36,9 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from batchrl import modelfile, modeltrees
+from batchrl import forests, modelfile, modeltrees
 from batchrl.cluster import workers
+from batchrl.forests import lower_bound, predict
 from batchrl.learners.fqi.checkpoint_data import data_key, what_changed
 from batchrl.learners.fqi.checkpoints import (
     ASIDE,
@@ -57,7 +58,6 @@ from batchrl.learners.fqi.leaves import (
     mean_values,
 )
 from batchrl.learners.fqi.model import QFunction
-from batchrl.modeltrees import lower_bound, predict
 from batchrl.store import Transitions
 
 
@@ -271,7 +271,7 @@ class FQI:
         model = clone(self._base())
         if "random_state" in model.get_params():
             model.set_params(random_state=(seed + m) % 2**32)
-        return modeltrees.fit(model, inputs.x(m), target[rows])
+        return forests.fit(model, inputs.x(m), target[rows])
 
     def _fit_models(self, inputs: Inputs, target: NDArray[np.float64], seed: int) -> list[Any]:
         models: list[Any] = []

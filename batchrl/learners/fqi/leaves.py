@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from batchrl.modeltrees import alone_if_small
+from batchrl.forests import alone_if_small
 
 # Rows per block when finding leaves and averaging them: bounds fast mode's memory.
 CHUNK_ROWS = 16_384
@@ -81,7 +81,7 @@ def leaf_means(leaves: NDArray[np.integer[Any]], offsets: NDArray[np.int64],
 def lower_values(values: NDArray[np.float64], leaves: NDArray[np.integer[Any]],
                  offsets: NDArray[np.int64], kappa: float) -> NDArray[np.float64]:
     """The forest's prediction less ``kappa`` times the standard deviation of its trees'
-    leaf values (`batchrl.modeltrees.lower_bound` from frozen leaves), in chunks."""
+    leaf values (`batchrl.forests.lower_bound` from frozen leaves), in chunks."""
     out = np.empty(len(leaves))
     trees = leaves.shape[1]
     for lo in range(0, len(leaves), CHUNK_ROWS):

@@ -30,9 +30,9 @@ import numpy as np
 from numpy.typing import NDArray
 
 from batchrl import modelfile, modeltrees
+from batchrl.forests import lower_bound, predict
 from batchrl.learners.fqi.support import supported
 from batchrl.modelfile import ModelError
-from batchrl.modeltrees import lower_bound, predict
 
 # 2: arrays and JSON (batchrl.modelfile); 1 was a joblib pickle, no longer read.
 ARTIFACT_VERSION = 2

@@ -25,9 +25,9 @@ import numpy as np
 from numpy.typing import NDArray
 
 from batchrl.episodes import grouping
+from batchrl.forests import fit
 from batchrl.learners.fqi.inputs import return_to_go
 from batchrl.learners.fqi.leaves import leaf_means, leaves_of, mean_values
-from batchrl.modeltrees import fit
 from batchrl.store import Transitions
 
 if TYPE_CHECKING:

@@ -24,8 +24,8 @@ import numpy as np
 from numpy.typing import NDArray
 from sklearn.ensemble import ExtraTreesRegressor
 
+from batchrl.forests import fit
 from batchrl.learners.fqi.inputs import return_to_go
-from batchrl.modeltrees import fit
 from batchrl.play.ope.steps import SeatSteps
 
 MAX_ITERATIONS = 200

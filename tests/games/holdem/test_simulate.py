@@ -182,7 +182,7 @@ def test_a_search_decides_the_same_with_its_speed_ups_undone(hero, monkeypatch):
     the legal masks, the payoffs' shortcut and the one-call prediction are held to their
     one-at-a-time forms by their own tests.)"""
     # the modules whose speed-ups are undone: this test's alone
-    from batchrl import modeltrees
+    from batchrl import forests
     from batchrl.games import PlayFace
     from batchrl.games.holdem import GAME as HOLDEM
     from batchrl.games.holdem import features
@@ -205,7 +205,7 @@ def test_a_search_decides_the_same_with_its_speed_ups_undone(hero, monkeypatch):
     monkeypatch.setattr(type(HOLDEM.play), "returns_batch", PlayFace.returns_batch)
     monkeypatch.setattr(model, "DISTINCT_ROWS", 1 << 40)
     monkeypatch.setattr(features, "public_features", features._thesis_features)
-    monkeypatch.setattr(modeltrees, "CHUNK_BYTES", 1)
+    monkeypatch.setattr(forests, "CHUNK_BYTES", 1)
     slow, slow_returns, slow_player = recorded_search(HOLDEM, spec, params, states, seats)
     assert fast == slow and len(set(fast)) > 1
     assert fast_player.contested == slow_player.contested > 0  # a second round was raced
